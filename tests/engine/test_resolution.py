@@ -1,0 +1,200 @@
+import pytest
+
+from vtt_bridge import (
+    DiceExhausted,
+    IllegalTransition,
+    InvalidRequest,
+    PluginError,
+    PluginValidationError,
+    Token,
+    hookimpl,
+    make_host,
+)
+
+from . import duel
+
+
+def host(*packs):
+    return make_host(plugins=[duel.DuelRules(), *packs], entry_points=False, environ={})
+
+
+def start(h, tokens=None, targets=("b",), declaration=None, **kw):
+    return h.start(
+        "duel",
+        tokens or duel.tokens(),
+        attacker="a",
+        targets=list(targets),
+        declaration=declaration or {},
+        **kw,
+    )
+
+
+def test_defender_is_asked_and_the_answer_is_used():
+    res = start(host(), dice=[5, 6])
+    decision = res.advance()
+    assert decision.key == "defense" and decision.token == "b"
+    assert [o.id for o in decision.options] == ["block", "none"]
+    res.answer("none")
+    assert res.advance() is None
+    assert res.record["outcome"] == {"hit": True}
+    assert res.record["changes"]["b"] == {"before": {"hp": 10, "rerolls": 0}, "after": {"hp": 8, "rerolls": 0}}
+    assert res.record["decisions"][0]["how"] == "answered"
+
+
+def test_unanswered_decision_takes_the_rules_default_and_says_so():
+    res = start(host(), dice=[5, 6])
+    res.advance()
+    res.default("timeout")
+    res.advance()
+    assert res.record["decisions"][0]["answer"] == {"option": "block"}
+    assert res.record["decisions"][0]["how"] == "timeout"
+    assert res.record["changes"]["b"]["after"]["hp"] == 9
+
+
+def test_an_option_not_offered_is_refused_and_changes_nothing():
+    res = start(host(), dice=[5, 6])
+    res.advance()
+    with pytest.raises(InvalidRequest):
+        res.answer("flee")
+    res.answer("none")
+    res.advance()
+    assert res.record["outcome"]["hit"] is True
+
+
+def test_miss_ends_the_cycle_and_changes_no_token():
+    record = start(host(), dice=[1, 2], answers={"defense": "block"}).run()
+    assert record["ended"] == "miss"
+    assert record["changes"] == {}
+    assert [s["step"] for s in record["steps"]] == ["declare", "defend", "roll"]
+    assert record["steps"][-1]["ended"] == "miss"
+
+
+def test_scripted_dice_running_out_is_dice_exhausted():
+    with pytest.raises(DiceExhausted) as err:
+        start(host(), dice=[5], answers={"defense": "none"}).run()
+    assert err.value.code == "dice_exhausted"
+
+
+def test_same_seed_same_everything():
+    a = start(host(), seed=42).run()
+    b = start(host(), seed=42).run()
+    c = start(host(), seed=43, declaration={"bonus": 8}).run()
+    assert a == b
+    assert a != c
+
+
+def test_repeated_decision_and_goto_back():
+    toks = duel.tokens()
+    toks["a"] = Token("a", "Attacker", "duel", {"hp": 10, "rerolls": 2})
+    res = start(host(), toks, dice=[1, 1, 1, 2, 6, 6], answers={"defense": "none"})
+    d = res.advance()
+    assert d.key == "reroll" and [o.id for o in d.options] == ["all", "done"]
+    res.answer("all")  # back to roll: 1,2 -> still nothing
+    d = res.advance()
+    assert d.key == "reroll"
+    res.answer("all")  # 6,6
+    d = res.advance()
+    assert d is None  # no rerolls left: not asked again
+    record = res.record
+    assert record["changes"]["a"]["after"]["rerolls"] == 0
+    assert record["changes"]["b"]["after"]["hp"] == 8
+    rolls = [s["rolls"][0]["terms"][0]["results"] for s in record["steps"] if s["step"] == "roll"]
+    assert [[r["result"] for r in rs] for rs in rolls] == [[1, 1], [1, 2], [6, 6]]
+
+
+def test_each_target_runs_the_sub_steps():
+    record = start(host(), targets=("b", "c"), dice=[6, 6], answers={"defense": "none"}).run()
+    wounds = [s for s in record["steps"] if s["step"] == "wound"]
+    assert [w["item"] for w in wounds] == ["b", "c"]
+    assert record["changes"]["c"]["after"]["hp"] == 3
+
+
+def test_counterattack_is_nested_with_roles_swapped():
+    record = start(
+        host(), dice=[6, 6, 5, 5], answers={"defense": "none", "counterattack/defense": "none"},
+        declaration={"charms": [{"id": "riposte"}]},
+    ).run()
+    counter = record["steps"][-1]["children"][0]
+    assert counter["kind"] == "counterattack" and counter["attacker"] == "b"
+    assert record["changes"]["a"]["after"]["hp"] == 8
+    assert record["changes"]["b"]["after"]["hp"] == 8
+    assert [d["key"] for d in record["decisions"]] == ["defense", "counterattack/defense"]
+
+
+def test_numbers_are_traced_with_the_plugin_that_changed_them():
+    class Bonus:
+        @hookimpl
+        def duel_roll(self, ctx):
+            ctx.pool += 3
+
+    record = start(host(Bonus()), dice=[6] * 5, answers={"defense": "block"}).run()
+    roll = next(s for s in record["steps"] if s["step"] == "roll")
+    assert {"number": "pool", "from": 2, "to": 5, "plugin": "Bonus"} in roll["changes"]
+
+
+def test_wrapper_sees_the_ruleset_result():
+    class Wrap:
+        @hookimpl(wrapper=True)
+        def duel_roll(self, ctx):
+            result = yield
+            ctx.hits += 1
+            return result
+
+    # 2 successes - 1 block = 1 hit; the wrapper adds one after the ruleset's own step
+    record = start(host(Wrap()), dice=[6, 6], answers={"defense": "block"}).run()
+    assert record["changes"]["b"]["after"]["hp"] == 8
+    # an ended cycle reaches the wrapper as an exception, never as a result
+    record = start(host(Wrap()), dice=[1, 1], answers={"defense": "block"}).run()
+    assert record["ended"] == "miss" and record["changes"] == {}
+
+
+def test_plugin_exception_names_plugin_and_hook():
+    class Broken:
+        @hookimpl
+        def duel_roll(self, ctx):
+            raise ZeroDivisionError("oops")
+
+    with pytest.raises(PluginError) as err:
+        start(host(Broken()), dice=[6, 6], answers={"defense": "block"}).run()
+    assert err.value.details["hook"] == "duel_roll"
+    assert err.value.details["plugin"] is not None
+
+
+def test_mutating_a_snapshot_is_caught():
+    class Cheat:
+        @hookimpl
+        def duel_roll(self, ctx):
+            ctx.defender.system["hp"] = 0
+
+    with pytest.raises(PluginError) as err:
+        start(host(Cheat()), dice=[6, 6], answers={"defense": "block"}).run()
+    assert err.value.details["exception"] == "SnapshotMutation"
+
+
+def test_illegal_jump_is_refused():
+    class Jumper:
+        @hookimpl
+        def duel_declare(self, ctx):
+            ctx.goto("counter")
+
+    with pytest.raises(PluginError) as err:
+        start(host(Jumper()), dice=[6, 6], answers={"defense": "block"}).run()
+    assert "may not go to" in err.value.message
+
+
+def test_unknown_hook_is_refused_at_start_up_with_a_suggestion():
+    class Typo:
+        @hookimpl
+        def duel_rol(self, ctx):
+            pass
+
+    with pytest.raises(PluginValidationError) as err:
+        host(Typo())
+    assert err.value.details["hook"] == "duel_rol"
+    assert err.value.details["suggestion"] == "duel_roll"
+
+
+def test_bad_declaration_is_invalid_request_with_field_messages():
+    with pytest.raises(InvalidRequest) as err:
+        start(host(), declaration={"bonus": "lots"}, seed=1)
+    assert err.value.details == {"declaration": {"bonus": ["Not a valid integer."]}}

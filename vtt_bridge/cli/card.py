@@ -1,0 +1,57 @@
+"""A finished resolution as a readable step-by-step chat card (plain text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _die(result: dict[str, Any]) -> str:
+    text = str(result["result"])
+    if result.get("success"):
+        text += "*" * result.get("count", 1)
+    if not result.get("active", True):
+        text = f"({text}{' rerolled' if result.get('rerolled') else ' dropped'})"
+    return text
+
+
+def roll_line(roll: dict[str, Any]) -> str:
+    dice = []
+    for term in roll["terms"]:
+        if term["class"] == "Die":
+            dice.extend(_die(r) for r in term["results"])
+    flavor = roll.get("options", {}).get("flavor", "roll")
+    return f"{flavor}: {roll['formula']} → [{' '.join(dice)}] = {roll['total']}"
+
+
+def render(record: dict[str, Any], *, indent: str = "") -> str:
+    """The chat card of a resolution record, one block per step."""
+    lines = []
+    head = f"{record['ruleset']} {record.get('kind', 'attack')}: {record['attacker']} → {', '.join(record['targets'])}"
+    lines.append(indent + head)
+    decisions = {d["key"]: d for d in record.get("decisions", [])}
+    for step in record["steps"]:
+        title = step["title"] + (f" [{step['item']}]" if step.get("item") else "")
+        lines.append(f"{indent}  {title}")
+        for key in step.get("decisions", []):
+            d = decisions.get(key)
+            if d is not None:
+                lines.append(f"{indent}    ? {d['prompt']} → {d['answer']['option']} ({d['how']})")
+        for roll in step["rolls"]:
+            lines.append(f"{indent}    🎲 {roll_line(roll)}")
+        for change in step["changes"]:
+            by = f" ({change['plugin']})" if change.get("plugin") else ""
+            lines.append(f"{indent}    {change['number']}: {change['from']} → {change['to']}{by}")
+        for note in step["notes"]:
+            by = f" ({note['plugin']})" if note.get("plugin") else ""
+            lines.append(f"{indent}    · {note['text']}{by}")
+        for child in step.get("children", []):
+            lines.append(render(child, indent=indent + "    "))
+        if step.get("ended"):
+            lines.append(f"{indent}    ✗ ended: {step['ended']}")
+    if record.get("outcome"):
+        lines.append(f"{indent}  outcome: " + ", ".join(f"{k}={v}" for k, v in record["outcome"].items()))
+    for token_id, change in record.get("changes", {}).items():
+        before, after = change["before"], change["after"]
+        diffs = [f"{k}: {before.get(k)} → {after[k]}" for k in after if before.get(k) != after[k]]
+        lines.append(f"{indent}  {token_id}: " + "; ".join(diffs))
+    return "\n".join(lines)

@@ -1,0 +1,6 @@
+"""`vtt-bridge table` (being written)."""
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("table", help="(not yet available)")
+    parser.set_defaults(func=lambda args: print("not yet available") or 1)

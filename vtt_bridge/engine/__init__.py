@@ -1,0 +1,1 @@
+"""The sans-I/O attack engine: steps, decisions, context, dice, resolution."""

@@ -1,0 +1,337 @@
+"""The attack context: what every step hook reads and changes.
+
+A context holds read-only token snapshots, the validated declaration, the
+answers given so far, the ruleset's working numbers, the trace, and the
+pending token changes. Each ruleset gets its own slotted subclass whose
+working numbers are traced properties, so ``ctx.attack_pool += 2`` is recorded
+with the plugin that did it and a stray attribute fails loudly.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from ..errors import IllegalTransition, InvalidRequest, NotFound
+from .dice import Dice, Roll
+from .steps import Answer, Ruleset
+from .tokens import FrozenDict, Token, freeze, thaw
+
+__all__ = ["AttackContext", "Changes", "EndCycle", "SkipItem", "StashKey", "TraceEntry"]
+
+T = TypeVar("T")
+
+
+class EndCycle(BaseException):
+    """Raised by ``ctx.end``: the attack cycle is over (a miss, Hardness...).
+
+    A ``BaseException`` on purpose: ``except Exception`` in a plugin cannot swallow it.
+    """
+
+
+class SkipItem(BaseException):
+    """Raised by ``ctx.skip``: the sub-sequence for the current item is over."""
+
+
+class StashKey(Generic[T]):
+    """A typed key for a plugin's per-attack state in ``ctx.stash``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"StashKey({self.name!r})"
+
+
+class TraceEntry:
+    """One executed step: its rolls, the numbers that changed and why, notes, nested attacks."""
+
+    __slots__ = ("step", "title", "item", "rolls", "changes", "notes", "children", "ended", "decisions")
+
+    def __init__(self, step: str, title: str, item: str | None = None) -> None:
+        self.step = step
+        self.title = title
+        self.item = item
+        self.rolls: list[Roll] | tuple[()] = ()
+        self.changes: list[tuple[str, Any, Any, str | None]] = []
+        self.notes: list[tuple[str, str | None]] = []
+        self.children: list[Any] = []
+        self.ended: str | None = None
+        self.decisions: list[str] = []
+
+    def to_dict(self) -> dict[str, Any]:
+        from .foundry import roll_to_foundry
+
+        out: dict[str, Any] = {
+            "step": self.step,
+            "title": self.title,
+            "rolls": [roll_to_foundry(r) for r in self.rolls],
+            "changes": [
+                {"number": n, "from": thaw(a), "to": thaw(b), "plugin": p} for n, a, b, p in self.changes
+            ],
+            "notes": [{"text": t, "plugin": p} for t, p in self.notes],
+        }
+        if self.item is not None:
+            out["item"] = self.item
+        if self.decisions:
+            out["decisions"] = list(self.decisions)
+        if self.children:
+            out["children"] = [c.to_dict() for c in self.children]
+        if self.ended is not None:
+            out["ended"] = self.ended
+        return out
+
+
+class Changes:
+    """Pending token changes of a whole resolution tree (nested attacks share it)."""
+
+    __slots__ = ("tokens", "patches", "reasons")
+
+    def __init__(self, tokens: Mapping[str, Token]) -> None:
+        self.tokens = tokens
+        self.patches: dict[str, dict[str, Any]] = {}
+        self.reasons: list[tuple[str, str, str | None]] = []
+
+    def current(self, token_id: str) -> Mapping[str, Any]:
+        """The token's system data with every pending change applied."""
+        base = self.tokens[token_id].system
+        patch = self.patches.get(token_id)
+        if not patch:
+            return base
+        return FrozenDict({**base, **freeze(patch)})
+
+    def set(self, token_id: str, fields: Mapping[str, Any], plugin: str | None) -> None:
+        if token_id not in self.tokens:
+            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
+        patch = self.patches.setdefault(token_id, {})
+        for key, value in fields.items():
+            patch[key] = thaw(value)
+            self.reasons.append((token_id, key, plugin))
+
+    def diff(self) -> dict[str, dict[str, Any]]:
+        """``{token_id: {"before": system, "after": system}}`` for every changed token."""
+        out = {}
+        for token_id, patch in self.patches.items():
+            before = thaw(self.tokens[token_id].system)
+            after = {**before, **thaw(patch)}
+            if after != before:
+                out[token_id] = {"before": before, "after": after}
+        return out
+
+
+# Which plugin a module belongs to: filled in by the host, read by the context.
+PluginOf = Callable[[str], "str | None"]
+
+
+def _no_plugin(module: str) -> str | None:
+    return None
+
+
+class AttackContext:
+    """State of one attack being resolved. Hooks receive it as ``ctx``.
+
+    Read: ``ruleset``, ``attacker``, ``defender``, ``targets``, ``declaration``,
+    ``item``, ``kind``, ``outcome``, ``stash``, ``dice``; ``ctx.answer(name)``,
+    ``ctx.declared(charm)``, ``ctx.token(id)``, ``ctx.current(id)``.
+    Change: the ruleset's working numbers, ``ctx.outcome``, ``ctx.stash``, and
+    tokens only through ``ctx.update``. Control: ``ctx.end``, ``ctx.skip``,
+    ``ctx.goto``, ``ctx.nest``, ``ctx.note``.
+    """
+
+    __slots__ = (
+        "ruleset",
+        "tokens",
+        "attacker",
+        "targets",
+        "declaration",
+        "dice",
+        "answers",
+        "outcome",
+        "stash",
+        "kind",
+        "parent",
+        "path",
+        "item",
+        "trace",
+        "changes",
+        "ended",
+        "end_reason",
+        "_entry",
+        "_goto",
+        "_step",
+        "_nested",
+        "_plugin_of",
+        "_values",
+    )
+
+    _NUMBERS: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        ruleset: Ruleset,
+        tokens: Mapping[str, Token],
+        attacker: str,
+        targets: list[str],
+        declaration: Mapping[str, Any],
+        dice: Dice,
+        *,
+        answers: Mapping[str, Answer] | None = None,
+        changes: Changes | None = None,
+        kind: str = "attack",
+        parent: AttackContext | None = None,
+        plugin_of: PluginOf = _no_plugin,
+    ) -> None:
+        self.ruleset = ruleset
+        self.tokens = tokens
+        for token_id in (attacker, *targets):
+            if token_id not in tokens:
+                raise NotFound(f"no token {token_id!r}", details={"token": token_id})
+        self.attacker = tokens[attacker]
+        self.targets = tuple(tokens[t] for t in targets)
+        self.declaration = freeze(declaration)
+        self.dice = dice
+        self.answers: dict[str, Answer] = dict(answers or {})
+        self.outcome: dict[str, Any] = {}
+        self.stash: dict[StashKey[Any], Any] = {}
+        self.kind = kind
+        self.parent = parent
+        self.path = (parent.path + (kind,)) if parent is not None else ()
+        self.item: str | None = None
+        self.trace: list[TraceEntry] = []
+        self.changes = changes if changes is not None else Changes(tokens)
+        self.ended = False
+        self.end_reason: str | None = None
+        self._entry: TraceEntry | None = None
+        self._goto: str | None = None
+        self._step: Any = None
+        self._nested: list[dict[str, Any]] = []
+        self._plugin_of = plugin_of
+        self._values = [0] * len(self._NUMBERS)
+
+    # -- reading -------------------------------------------------------------
+
+    @property
+    def defender(self) -> Token:
+        """The first (usually only) target."""
+        return self.targets[0]
+
+    @property
+    def is_counterattack(self) -> bool:
+        return "counterattack" in self.path
+
+    def token(self, token_id: str) -> Token:
+        try:
+            return self.tokens[token_id]
+        except KeyError:
+            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
+
+    def current(self, token_id: str) -> Mapping[str, Any]:
+        """A token's system data with this resolution's pending changes applied."""
+        self.token(token_id)
+        return self.changes.current(token_id)
+
+    def answer(self, name: str) -> Answer | None:
+        """The answer to decision ``name``, or ``None`` when it was not asked."""
+        return self.answers.get(name)
+
+    def declared(self, charm: str) -> Mapping[str, Any] | None:
+        """The declaration's entry for ``charm`` in its ``charms`` list, if declared."""
+        for use in self.declaration.get("charms", ()):
+            if use.get("id") == charm:
+                return use
+        return None
+
+    # -- changing ------------------------------------------------------------
+
+    def _caller(self) -> str | None:
+        return self._plugin_of(sys._getframe(2).f_globals.get("__name__", ""))
+
+    def update(self, token_id: str, **fields: Any) -> None:
+        """Set fields of a token's ``system``; applied atomically when the attack commits."""
+        self.changes.set(token_id, fields, self._caller())
+
+    def note(self, text: str) -> None:
+        """Add a line to the current step's entry on the chat card."""
+        if self._entry is not None:
+            self._entry.notes.append((text, self._caller()))
+
+    def end(self, reason: str) -> None:
+        """End the attack cycle here (a miss, Hardness...). Does not return."""
+        self.ended = True
+        self.end_reason = reason
+        raise EndCycle(reason)
+
+    def skip(self, reason: str) -> None:
+        """End the sub-sequence for the current item only (outside a loop: the cycle)."""
+        if self.item is None:
+            self.end(reason)
+        raise SkipItem(reason)
+
+    def goto(self, step: str) -> None:
+        """Continue at ``step`` after this one; the step must list it in ``goto``."""
+        current = self._step
+        if current is None or step not in current.goto:
+            raise IllegalTransition(
+                f"step {getattr(current, 'name', None)!r} may not go to {step!r}",
+                details={"step": getattr(current, "name", None), "goto": step, "allowed": list(getattr(current, "goto", ()))},
+            )
+        self._goto = step
+
+    def nest(
+        self,
+        *,
+        kind: str,
+        attacker: str,
+        targets: list[str],
+        declaration: Mapping[str, Any],
+        ruleset: str | None = None,
+    ) -> None:
+        """Resolve another attack right after this step (a counterattack).
+
+        It shares dice and pending changes with this one; its record appears
+        in this step's trace entry and in ``ctx.outcome["children"]``.
+        """
+        if kind in self.path and kind == "counterattack":
+            raise InvalidRequest("no counterattack against a counterattack", details={"kind": kind})
+        self._nested.append(
+            {"kind": kind, "attacker": attacker, "targets": list(targets), "declaration": declaration, "ruleset": ruleset}
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.attacker.id} -> {[t.id for t in self.targets]}>"
+
+
+def _number(index: int, name: str) -> property:
+    def get(self: AttackContext) -> Any:
+        return self._values[index]
+
+    def set_(self: AttackContext, value: Any) -> None:
+        values = self._values
+        old = values[index]
+        values[index] = value
+        entry = self._entry
+        if entry is not None and old != value:
+            entry.changes.append((name, old, value, self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))))
+
+    return property(get, set_, doc=f"working number {name!r}, traced on change")
+
+
+_CLASSES: dict[tuple[str, tuple[str, ...]], type[AttackContext]] = {}
+
+
+def context_class(ruleset: Ruleset) -> type[AttackContext]:
+    """The slotted context subclass carrying ``ruleset.numbers`` as traced properties."""
+    key = (ruleset.id, ruleset.numbers)
+    cls = _CLASSES.get(key)
+    if cls is None:
+        namespace: dict[str, Any] = {"__slots__": (), "_NUMBERS": ruleset.numbers}
+        for i, name in enumerate(ruleset.numbers):
+            if hasattr(AttackContext, name):
+                raise ValueError(f"ruleset {ruleset.id!r}: number {name!r} clashes with a context attribute")
+            namespace[name] = _number(i, name)
+        cls = type(f"{ruleset.id.title().replace('_', '')}Context", (AttackContext,), namespace)
+        _CLASSES[key] = cls
+    return cls

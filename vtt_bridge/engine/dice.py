@@ -1,0 +1,209 @@
+"""Dice owned by the engine: seeded or scripted, every roll recorded.
+
+The generator is SplitMix64 written out here, so a seed gives the same faces on
+every platform and Python version, and the engine never imports ``random``.
+Rolls are recorded compactly (faces plus a sparse map of inactive dice); the
+Foundry roll JSON is built only when a resolution is serialized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..errors import DiceExhausted, InvalidRequest
+
+__all__ = ["Dice", "Roll"]
+
+_MASK = (1 << 64) - 1
+
+
+class Roll:
+    """One recorded roll: a pool of dice, all of one size or mixed.
+
+    :ivar label: what the roll is for, as shown on the chat card ("attack", "soak").
+    :ivar sides: the die size for every die, or a tuple of sizes for a mixed pool.
+    :ivar faces: every result in order, including dice later rerolled or discarded.
+    :ivar target: a die showing at least this counts as a success (``None``: a sum roll).
+    :ivar double: a face that counts as two successes (Exalted's non-damage 10).
+    :ivar modifier: a flat number added to a sum roll's total.
+    """
+
+    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step")
+
+    def __init__(
+        self,
+        label: str,
+        sides: int | tuple[int, ...],
+        faces: list[int],
+        *,
+        target: int | None = None,
+        double: int | None = None,
+        modifier: int = 0,
+        step: str = "",
+    ) -> None:
+        self.label = label
+        self.sides = sides
+        self.faces = faces
+        self.target = target
+        self.double = double
+        self.modifier = modifier
+        self.inactive: dict[int, str] | None = None
+        self.step = step
+
+    def die_sides(self, index: int) -> int:
+        sides = self.sides
+        return sides if isinstance(sides, int) else sides[index]
+
+    def is_active(self, index: int) -> bool:
+        return self.inactive is None or index not in self.inactive
+
+    @property
+    def active(self) -> list[int]:
+        """Faces of the dice that still count."""
+        if self.inactive is None:
+            return self.faces
+        return [f for i, f in enumerate(self.faces) if i not in self.inactive]
+
+    @property
+    def successes(self) -> int:
+        """Dice at or over ``target``, a ``double`` face counting twice."""
+        target, double = self.target, self.double
+        if target is None:
+            return 0
+        count = 0
+        for face in self.active:
+            if face >= target:
+                count += 2 if face == double else 1
+        return count
+
+    @property
+    def total(self) -> int:
+        """Successes for a success roll; otherwise the sum of active dice plus modifier."""
+        if self.target is not None:
+            return self.successes
+        return sum(self.active) + self.modifier
+
+    @property
+    def highest(self) -> int:
+        active = self.active
+        return max(active) if active else 0
+
+    def count(self, face: int) -> int:
+        return self.active.count(face)
+
+    def mark(self, index: int, how: str) -> None:
+        """Mark die ``index`` inactive: ``"rerolled"`` or ``"discarded"``."""
+        if not 0 <= index < len(self.faces):
+            raise InvalidRequest(f"roll {self.label!r} has no die {index}", details={"die": index})
+        if self.inactive is None:
+            self.inactive = {}
+        self.inactive[index] = how
+
+    def restore(self, index: int) -> None:
+        """Make a discarded die count again (Warmachine's "add removed dice back")."""
+        if self.inactive is not None:
+            self.inactive.pop(index, None)
+
+    def discard_all(self) -> None:
+        for i in range(len(self.faces)):
+            self.mark(i, "discarded")
+
+    def __repr__(self) -> str:
+        return f"Roll({self.label!r}, d{self.sides}, {self.faces})"
+
+
+class Dice:
+    """Rolls dice for one resolution, from a seed or a scripted list of faces.
+
+    Hooks roll only through ``ctx.dice``; every roll lands in :attr:`rolls`.
+    """
+
+    __slots__ = ("seed", "_state", "_script", "_used", "rolls", "step")
+
+    def __init__(self, seed: int | None = None, script: Sequence[int] | None = None) -> None:
+        if seed is None and script is None:
+            raise ValueError("dice need a seed or a script")
+        self.seed = seed
+        self._state = (seed or 0) & _MASK
+        self._script = list(script) if script is not None else None
+        self._used = 0
+        self.rolls: list[Roll] = []
+        self.step = ""
+
+    @property
+    def scripted(self) -> bool:
+        return self._script is not None
+
+    @property
+    def used(self) -> int:
+        """How many faces have been drawn so far."""
+        return self._used
+
+    def _face(self, sides: int) -> int:
+        if self._script is not None:
+            if self._used >= len(self._script):
+                raise DiceExhausted(
+                    f"the scripted dice ran out: {len(self._script)} given, more needed",
+                    details={"given": len(self._script), "step": self.step},
+                )
+            face = self._script[self._used]
+            self._used += 1
+            if not 1 <= face <= sides:
+                raise InvalidRequest(
+                    f"scripted face {face} does not fit a d{sides}",
+                    details={"dice": [f"face {self._used} is {face}, a d{sides} shows 1-{sides}"]},
+                )
+            return face
+        self._used += 1
+        self._state = z = (self._state + 0x9E3779B97F4A7C15) & _MASK
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        z ^= z >> 31
+        return 1 + ((z * sides) >> 64)
+
+    def roll(
+        self,
+        n: int,
+        sides: int,
+        *,
+        label: str,
+        target: int | None = None,
+        double: int | None = None,
+        modifier: int = 0,
+    ) -> Roll:
+        """Roll ``n`` dice of ``sides`` sides (``n`` below 0 rolls none) and record it."""
+        face = self._face
+        faces = [face(sides) for _ in range(n)] if n > 0 else []
+        roll = Roll(label, sides, faces, target=target, double=double, modifier=modifier, step=self.step)
+        self.rolls.append(roll)
+        return roll
+
+    def pool(self, sides: Iterable[int], *, label: str, target: int | None = None) -> Roll:
+        """Roll a mixed pool such as ``[8, 6, 4]`` (one d8, one d6, one d4)."""
+        sizes = tuple(sides)
+        faces = [self._face(s) for s in sizes]
+        roll = Roll(label, sizes, faces, target=target, step=self.step)
+        self.rolls.append(roll)
+        return roll
+
+    def reroll(self, roll: Roll, index: int) -> int:
+        """Reroll one die: the old result is marked rerolled and a new one appended.
+
+        Returns the index of the new result.
+        """
+        sides = roll.die_sides(index)
+        roll.mark(index, "rerolled")
+        roll.faces.append(self._face(sides))
+        if not isinstance(roll.sides, int):
+            roll.sides = roll.sides + (sides,)
+        return len(roll.faces) - 1
+
+    def add(self, roll: Roll, n: int = 1, sides: int | None = None) -> list[int]:
+        """Add ``n`` more dice to a roll already made (GODSGLOOM's critical extra die)."""
+        size = sides if sides is not None else roll.die_sides(0)
+        start = len(roll.faces)
+        for _ in range(n):
+            roll.faces.append(self._face(size))
+            if not isinstance(roll.sides, int):
+                roll.sides = roll.sides + (size,)
+        return list(range(start, len(roll.faces)))

@@ -1,0 +1,534 @@
+"""Resolving an attack: a generator that yields Decisions and is sent answers.
+
+Theory of operation. ``Engine.start`` builds a context and returns a
+:class:`Resolution`, a small sans-I/O driver around a generator. The generator
+walks the ruleset's steps in order. Before a step with an ``Ask`` it collects
+the options (the ruleset's own and every pack's); if there are any and no
+answer was given in advance, it yields a :class:`Decision` and waits. Then it
+calls the step's hook (packs first, the ruleset's ``trylast`` implementation
+last, wrappers around them). After the hook: nested resolutions the step asked
+for run, a requested jump is checked against the step's ``goto`` list, and
+``ctx.end`` stops the cycle. The finished resolution is a plain record; nothing
+here touches a clock, a socket, a database or ``random``. Whoever drives it —
+the socket server, the CLI, a test, the odds engine — supplies the seed or the
+scripted dice and answers the decisions.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Generator, Iterable, Mapping
+from typing import Any
+
+from ..errors import InvalidRequest, PluginError, SnapshotMutation, UnknownRuleset, VTTError
+from .context import AttackContext, Changes, EndCycle, SkipItem, TraceEntry, context_class
+from .dice import Dice
+from .steps import Answer, Ask, Decision, Option, Ruleset, Step
+from .tokens import Token, thaw
+
+__all__ = ["Engine", "Resolution", "Policy", "parse_answer"]
+
+Policy = Callable[[Decision], "Answer | str | None"]
+
+
+def parse_answer(value: Any) -> Answer:
+    """An answer from wire/CLI form: ``"parry"`` or ``{"option": "parry", "params": {...}}``."""
+    if isinstance(value, Answer):
+        return value
+    if isinstance(value, str) and value:
+        return Answer(option=value)
+    if isinstance(value, Mapping) and isinstance(value.get("option"), str):
+        params = value.get("params") or {}
+        if not isinstance(params, Mapping):
+            raise InvalidRequest("answer params must be an object", details={"params": ["Not a valid mapping."]})
+        return Answer(option=value["option"], params=dict(params))
+    raise InvalidRequest(
+        "an answer is an option id or {option, params}", details={"answer": ["Not a valid answer."]}
+    )
+
+
+class _Compiled:
+    """A step with its hook callers looked up once per ruleset."""
+
+    __slots__ = ("step", "hook_name", "call", "options_call", "children", "index")
+
+    def __init__(self, step: Step, hook_name: str, call, options_call, children: tuple[_Compiled, ...]):
+        self.step = step
+        self.hook_name = hook_name
+        self.call = call
+        self.options_call = options_call
+        self.children = children
+        self.index = {c.step.name: i for i, c in enumerate(children)}
+
+
+class _Plan:
+    __slots__ = ("ruleset", "steps", "index", "context_class")
+
+    def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
+        self.ruleset = ruleset
+        self.steps = steps
+        self.index = {c.step.name: i for i, c in enumerate(steps)}
+        self.context_class = context_class(ruleset)
+
+
+class Engine:
+    """Resolves attacks for the rulesets a plugin manager knows.
+
+    :param hook: the plugin manager's hook relay (``pm.hook``).
+    :param rulesets: ruleset id → :class:`Ruleset`.
+    :param plugin_of: module name → plugin name, for tracing who changed what.
+    """
+
+    def __init__(
+        self,
+        hook: Any,
+        rulesets: Mapping[str, Ruleset],
+        plugin_of: Callable[[str], str | None] = lambda m: None,
+        *,
+        fast: bool = True,
+    ) -> None:
+        self.hook = hook
+        self.fast = fast
+        self.rulesets = dict(rulesets)
+        self.plugin_of = plugin_of
+        self._plans: dict[str, _Plan] = {}
+
+    def ruleset(self, ruleset_id: str) -> Ruleset:
+        try:
+            return self.rulesets[ruleset_id]
+        except KeyError:
+            raise UnknownRuleset(
+                f"no ruleset {ruleset_id!r} is installed",
+                details={"ruleset": ruleset_id, "installed": sorted(self.rulesets)},
+            ) from None
+
+    def plan(self, ruleset_id: str) -> _Plan:
+        plan = self._plans.get(ruleset_id)
+        if plan is None:
+            ruleset = self.ruleset(ruleset_id)
+            plan = self._plans[ruleset_id] = _Plan(ruleset, self._compile(ruleset, ruleset.steps))
+        return plan
+
+    def _compile(self, ruleset: Ruleset, steps: Iterable[Step]) -> tuple[_Compiled, ...]:
+        out = []
+        for step in steps:
+            name = f"{ruleset.id}_{step.name}"
+            options = self._caller(f"{ruleset.id}_{step.ask.name}_options") if step.ask else None
+            out.append(_Compiled(step, name, self._caller(name), options, self._compile(ruleset, step.steps)))
+        return tuple(out)
+
+    def _caller(self, name: str) -> Callable[[AttackContext], Any]:
+        """A callable running a hook's implementations as pluggy would, built once.
+
+        With no wrappers and no call monitoring, the implementations are called
+        directly in pluggy's order (saving its per-call bookkeeping on the hot
+        path); otherwise pluggy runs them.
+        """
+        caller = getattr(self.hook, name)
+        impls = caller.get_hookimpls()
+        if not self.fast or any(i.wrapper or i.hookwrapper for i in impls):
+            return lambda ctx: caller(ctx=ctx)
+        calls = [(i.function, bool(i.argnames)) for i in reversed(impls)]
+        if len(calls) == 1 and calls[0][1]:
+            only = calls[0][0]
+            return lambda ctx: [r] if (r := only(ctx)) is not None else []
+
+        def call(ctx: AttackContext) -> list[Any]:
+            results = []
+            for function, takes_ctx in calls:
+                r = function(ctx) if takes_ctx else function()
+                if r is not None:
+                    results.append(r)
+            return results
+
+        return call
+
+    def start(
+        self,
+        ruleset_id: str,
+        tokens: Mapping[str, Token],
+        *,
+        attacker: str,
+        targets: list[str],
+        declaration: Mapping[str, Any],
+        seed: int | None = None,
+        dice: list[int] | None = None,
+        answers: Mapping[str, Any] | None = None,
+    ) -> Resolution:
+        """Begin resolving an attack. ``declaration`` must already be validated.
+
+        Give ``seed`` or scripted ``dice``; ``answers`` maps decision keys (or
+        names) to pre-given answers, a list for a decision asked repeatedly.
+        """
+        plan = self.plan(ruleset_id)
+        ruleset = plan.ruleset
+        n = len(targets)
+        if not ruleset.min_targets <= n <= ruleset.max_targets:
+            raise InvalidRequest(
+                f"{ruleset.id} attacks take {ruleset.min_targets}-{ruleset.max_targets} targets, got {n}",
+                details={"targets": [f"Expected {ruleset.min_targets}-{ruleset.max_targets} targets."]},
+            )
+        if attacker in targets:
+            raise InvalidRequest("a token cannot attack itself", details={"targets": ["Contains the attacker."]})
+        given: dict[str, list[Answer]] = {}
+        for key, value in (answers or {}).items():
+            values = value if isinstance(value, list) else [value]
+            given[key] = [parse_answer(v) for v in values]
+        return Resolution(self, plan, tokens, attacker, list(targets), declaration, Dice(seed, dice), given)
+
+
+class Resolution:
+    """Drives one resolution: ``advance()`` until it returns ``None``, answering decisions.
+
+    >>> res = engine.start("exalted2e", tokens, attacker="a", targets=["b"], declaration={}, seed=1)
+    >>> while (decision := res.advance()) is not None:
+    ...     res.answer("parry")          # or res.default("timeout")
+    >>> res.record["outcome"]
+    """
+
+    def __init__(self, engine, plan, tokens, attacker, targets, declaration, dice, given):
+        self.engine = engine
+        self.plan = plan
+        self.tokens = tokens
+        self.dice = dice
+        self.given = given
+        self.decisions: list[tuple[Decision, Answer, str]] = []
+        ctx_cls = plan.context_class
+        self.ctx: AttackContext = ctx_cls(
+            plan.ruleset, tokens, attacker, targets, declaration, dice, plugin_of=engine.plugin_of
+        )
+        self.pending: Decision | None = None
+        self.result: Record | None = None
+        self._gen = self._resolve(plan, self.ctx)
+        self._send: tuple[Answer, str] | None = None
+
+    # -- driver API ----------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+    @property
+    def record(self) -> dict[str, Any] | None:
+        """The finished resolution in wire form (built on first access)."""
+        return self.result.to_dict() if self.result is not None else None
+
+    def advance(self) -> Decision | None:
+        """Run until the next decision (returned) or the end (``None``; see :attr:`record`)."""
+        if self.result is not None:
+            return None
+        if self.pending is not None and self._send is None:
+            return self.pending
+        try:
+            if self._send is None:
+                self.pending = next(self._gen)
+            else:
+                sent, self._send = self._send, None
+                self.pending = self._gen.send(sent)
+        except StopIteration as stop:
+            self.pending = None
+            self.result = stop.value
+        return self.pending
+
+    def answer(self, option: Any, params: Mapping[str, Any] | None = None, *, how: str = "answered") -> None:
+        """Answer the pending decision. An option not offered is refused and changes nothing."""
+        decision = self._require_pending()
+        answer = parse_answer(option) if params is None else Answer(option=str(option), params=dict(params))
+        if decision.option(answer.option) is None:
+            raise InvalidRequest(
+                f"{answer.option!r} is not an option of {decision.key!r}",
+                details={"answer": [f"Must be one of: {', '.join(o.id for o in decision.options)}."]},
+            )
+        self._send = (answer, how)
+
+    def default(self, reason: str = "default") -> None:
+        """Take the rules' default for the pending decision (timeout, disconnect...)."""
+        decision = self._require_pending()
+        self._send = (Answer(option=decision.default), reason)
+
+    def run(self, policy: Policy | None = None) -> Record:
+        """Drive to the end synchronously: ``policy(decision)`` answers, ``None`` → default."""
+        while (decision := self.advance()) is not None:
+            choice = policy(decision) if policy is not None else None
+            if choice is None:
+                self.default("default")
+            else:
+                self.answer(choice)
+        assert self.result is not None
+        return self.result
+
+    def _require_pending(self) -> Decision:
+        if self.pending is None or self._send is not None:
+            raise InvalidRequest("no decision is waiting for an answer", details={})
+        return self.pending
+
+    # -- the generator -------------------------------------------------------
+
+    def _resolve(self, plan: _Plan, ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], Record]:
+        ruleset = plan.ruleset
+        if ruleset.setup is not None:
+            self._guard(ruleset.setup, ctx, f"{ruleset.id} setup", "setup")
+        try:
+            yield from self._run(plan.steps, ctx)
+        except EndCycle:
+            pass
+        return self._record(ctx, top=ctx.parent is None)
+
+    def _run(self, steps: tuple[_Compiled, ...], ctx: AttackContext):
+        dice = self.dice
+        rolls = dice.rolls
+        trace = ctx.trace
+        i, count, jumps = 0, len(steps), 0
+        while i < count:
+            compiled = steps[i]
+            step = compiled.step
+            ask = step.ask
+            repeats = 0
+            while True:
+                entry = TraceEntry(step.name, step.title, ctx.item)
+                trace.append(entry)
+                ctx._entry = entry
+                answer = None
+                if ask is not None:
+                    answer = yield from self._ask(compiled, ctx, entry)
+                dice.step = step.name
+                ctx._step = step
+                first = len(rolls)
+                try:
+                    compiled.call(ctx)
+                except (EndCycle, SkipItem) as end:
+                    entry.ended = str(end)
+                    entry.rolls = rolls[first:]
+                    raise
+                except Exception as exc:
+                    raise self._fault(exc, compiled.hook_name, step.name) from exc
+                if len(rolls) != first:
+                    entry.rolls = rolls[first:]
+                if ctx._nested:
+                    yield from self._children(ctx, entry)
+                if compiled.children:
+                    yield from self._loop(compiled, ctx)
+                if (
+                    answer is None
+                    or not ask.repeat
+                    or ctx._goto is not None
+                    or (ask.decline is not None and answer.option == ask.decline.id)
+                    or repeats + 1 >= ask.max_repeats
+                ):
+                    break
+                repeats += 1
+            target = ctx._goto
+            if target is None:
+                i += 1
+                continue
+            ctx._goto = None
+            jumps += 1
+            if jumps > 100:
+                raise InvalidRequest("too many jumps back in one sequence", details={"step": step.name})
+            i = next(j for j, c in enumerate(steps) if c.step.name == target)
+
+    def _children(self, ctx: AttackContext, entry: TraceEntry):
+        nested, ctx._nested = ctx._nested, []
+        for request in nested:
+            child = yield from self._child(ctx, request)
+            entry.children.append(child)
+            ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
+
+    def _loop(self, compiled: _Compiled, ctx: AttackContext):
+        step = compiled.step
+        items = step.each(ctx) if step.each is not None else [None]
+        outer = ctx.item
+        for item in items:
+            ctx.item = item
+            try:
+                yield from self._run(compiled.children, ctx)
+            except SkipItem:
+                pass  # that item's sub-sequence is over; the next one starts
+        ctx.item = outer
+
+    def _ask(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry):
+        ask: Ask = compiled.step.ask
+        offered = self._guard(compiled.options_call, ctx, f"{ctx.ruleset.id}_{ask.name}_options", compiled.step.name)
+        options: list[Option] = [o for batch in offered if batch for o in batch]
+        if not options:
+            ctx.answers.pop(ask.name, None)
+            return None
+        decider = self._who(ask, ctx)
+        groups: dict[str | None, list[Option]] = {}
+        for option in options:
+            groups.setdefault(option.token if option.token is not None else decider, []).append(option)
+        answer: Answer | None = None
+        for token, group in groups.items():
+            if ask.decline is not None and all(o.id != ask.decline.id for o in group):
+                group.append(ask.decline)
+            opts = tuple(group)
+            default = ask.default(ctx, opts) if callable(ask.default) else ask.default
+            if not default:
+                default = ask.decline.id if ask.decline is not None else opts[0].id
+            key = self._key(ctx, ask.name)
+            decision = Decision(
+                key=key,
+                name=ask.name,
+                step=compiled.step.name,
+                prompt=ask.prompt,
+                token=token,
+                options=opts,
+                default=default,
+                timeout=ask.timeout,
+            )
+            given = self._given(key, ask.name)
+            if given is not None:
+                if decision.option(given.option) is None:
+                    raise InvalidRequest(
+                        f"the given answer {given.option!r} is not an option of {key!r}",
+                        details={"answers": {key: [f"Must be one of: {', '.join(o.id for o in opts)}."]}},
+                    )
+                answer, how = given, "given"
+            else:
+                answer, how = yield decision
+            self.decisions.append((decision, answer, how))
+            entry.decisions.append(key)
+            if len(groups) == 1 or ask.decline is None or answer.option != ask.decline.id:
+                break
+        ctx.answers[ask.name] = answer
+        return answer
+
+    def _who(self, ask: Ask, ctx: AttackContext) -> str | None:
+        who = ask.who
+        if callable(who):
+            return who(ctx)
+        if who == "attacker":
+            return ctx.attacker.id
+        if who == "defender":
+            return ctx.defender.id
+        if who == "item":
+            return ctx.item
+        return None
+
+    def _key(self, ctx: AttackContext, name: str) -> str:
+        key = "/".join((*ctx.path, name))
+        if ctx.item is not None:
+            key += f"[{ctx.item}]"
+        return key
+
+    def _given(self, key: str, name: str) -> Answer | None:
+        for k in (key, name):
+            queue = self.given.get(k)
+            if queue:
+                return queue.pop(0)
+        return None
+
+    def _child(self, parent: AttackContext, request: dict[str, Any]):
+        ruleset_id = request["ruleset"] or parent.ruleset.id
+        plan = self.engine.plan(ruleset_id)
+        child = plan.context_class(
+            plan.ruleset,
+            parent.tokens,
+            request["attacker"],
+            request["targets"],
+            request["declaration"],
+            self.dice,
+            changes=parent.changes,
+            kind=request["kind"],
+            parent=parent,
+            plugin_of=parent._plugin_of,
+        )
+        saved_step = self.dice.step
+        record = yield from self._resolve(plan, child)
+        self.dice.step = saved_step
+        return record
+
+    def _guard(self, call: Callable[..., Any], ctx: AttackContext, hook: str, step: str) -> Any:
+        """Call a hook; a plugin's exception becomes a ``plugin_error`` naming plugin and hook."""
+        try:
+            return call(ctx)
+        except (EndCycle, SkipItem):
+            raise
+        except Exception as exc:
+            raise self._fault(exc, hook, step) from exc
+
+    def _fault(self, exc: Exception, hook: str, step: str) -> Exception:
+        """What a hook's exception becomes: client faults stay, plugin bugs become ``plugin_error``."""
+        if isinstance(exc, VTTError) and not (
+            isinstance(exc, SnapshotMutation) or exc.code in ("illegal_transition", "internal")
+        ):
+            exc.details.setdefault("hook", hook)
+            exc.details.setdefault("step", step)
+            return exc
+        return self._plugin_error(exc, hook, step)
+
+    def _plugin_error(self, exc: BaseException, hook: str, step: str) -> PluginError:
+        plugin = None
+        for frame, _ in traceback.walk_tb(exc.__traceback__):
+            name = self.engine.plugin_of(frame.f_globals.get("__name__", ""))
+            if name is not None:
+                plugin = name
+        return PluginError(
+            f"plugin {plugin or '?'} failed in hook {hook}: {type(exc).__name__}: {exc}",
+            details={"plugin": plugin, "hook": hook, "step": step, "exception": type(exc).__name__},
+        )
+
+    def _record(self, ctx: AttackContext, *, top: bool) -> Record:
+        return Record(ctx, self if top else None)
+
+
+class Record:
+    """A finished resolution. Cheap to make; :meth:`to_dict` builds the wire form.
+
+    :ivar outcome: what the ruleset reported (``hit``, damage...).
+    :ivar ended: why the cycle ended early, or ``None``.
+    """
+
+    __slots__ = ("ctx", "resolution", "_dict")
+
+    def __init__(self, ctx: AttackContext, resolution: Resolution | None) -> None:
+        self.ctx = ctx
+        self.resolution = resolution
+        self._dict: dict[str, Any] | None = None
+
+    @property
+    def outcome(self) -> dict[str, Any]:
+        return self.ctx.outcome
+
+    @property
+    def ended(self) -> str | None:
+        return self.ctx.end_reason
+
+    @property
+    def changes(self) -> dict[str, dict[str, Any]]:
+        """``{token_id: {"before": system, "after": system}}`` for every changed token."""
+        return self.ctx.changes.diff()
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Record):
+            return self.to_dict() == other.to_dict()
+        return self.to_dict() == other
+
+    def to_dict(self) -> dict[str, Any]:
+        if self._dict is not None:
+            return self._dict
+        ctx = self.ctx
+        out: dict[str, Any] = {
+            "ruleset": ctx.ruleset.id,
+            "kind": ctx.kind,
+            "attacker": ctx.attacker.id,
+            "targets": [t.id for t in ctx.targets],
+            "declaration": thaw(ctx.declaration),
+            "steps": [e.to_dict() for e in ctx.trace],
+            "outcome": thaw({k: v for k, v in ctx.outcome.items() if k != "children"}),
+            "ended": ctx.end_reason,
+        }
+        res = self.resolution
+        if res is not None:
+            out["seed"] = res.dice.seed
+            out["dice"] = "scripted" if res.dice.scripted else "seeded"
+            out["dice_used"] = res.dice.used
+            out["decisions"] = [
+                {**d.to_dict(), "answer": a.to_dict(), "how": how} for d, a, how in res.decisions
+            ]
+            out["changes"] = ctx.changes.diff()
+        self._dict = out
+        return out

@@ -1,0 +1,118 @@
+"""Typed errors with stable codes, and the one wire envelope that carries them.
+
+Client faults (bad input, permissions, stale versions) and plugin faults are
+``VTTError`` subclasses with a stable ``code``; anything else is an internal
+bug and is reported as ``internal`` without leaking its text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "VTTError",
+    "InvalidRequest",
+    "Forbidden",
+    "NotFound",
+    "UnknownRuleset",
+    "Conflict",
+    "PluginError",
+    "PluginValidationError",
+    "DiceExhausted",
+    "IllegalTransition",
+    "SnapshotMutation",
+    "InternalError",
+    "error_envelope",
+    "ok_envelope",
+]
+
+
+class VTTError(Exception):
+    """Base of every error with a stable wire code."""
+
+    code = "internal"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class InvalidRequest(VTTError):
+    """The request is malformed; ``details`` holds marshmallow's field messages."""
+
+    code = "invalid_request"
+
+
+class Forbidden(VTTError):
+    code = "forbidden"
+
+
+class NotFound(VTTError):
+    code = "not_found"
+
+
+class UnknownRuleset(VTTError):
+    code = "unknown_ruleset"
+
+
+class Conflict(VTTError):
+    """A version check failed or the state changed under the request."""
+
+    code = "conflict"
+
+
+class DiceExhausted(VTTError):
+    """Scripted dice ran out before the resolution finished."""
+
+    code = "dice_exhausted"
+
+
+class PluginError(VTTError):
+    """A plugin raised inside a hook; ``details`` names plugin, hook and step."""
+
+    code = "plugin_error"
+
+
+class PluginValidationError(VTTError):
+    """A plugin cannot be loaded (e.g. it implements a hook no ruleset declares)."""
+
+    code = "plugin_invalid"
+
+
+class IllegalTransition(VTTError):
+    """A step asked to jump somewhere its ruleset does not allow."""
+
+    code = "illegal_transition"
+
+
+class SnapshotMutation(VTTError, TypeError):
+    """Code tried to change a read-only token snapshot instead of using the context."""
+
+    code = "snapshot_mutation"
+
+
+class InternalError(VTTError):
+    code = "internal"
+
+
+def ok_envelope(**payload: Any) -> dict[str, Any]:
+    """The acknowledgement of a request that succeeded."""
+    return {"ok": True, **payload}
+
+
+def error_envelope(exc: BaseException) -> dict[str, Any]:
+    """The acknowledgement of a request that failed, for any exception.
+
+    Only ``VTTError`` text reaches the client; other exceptions are bugs and
+    become a generic ``internal`` error.
+    """
+    if isinstance(exc, VTTError):
+        return {"ok": False, "error": exc.to_dict()}
+    return {
+        "ok": False,
+        "error": {"code": "internal", "message": "internal server error", "details": {}},
+    }
