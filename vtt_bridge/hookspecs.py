@@ -15,6 +15,7 @@ import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine.steps import Ruleset
+    from .odds.model import ExactOdds, OddsRequest
 
 hookspec = pluggy.HookspecMarker("vtt_bridge")
 hookimpl = pluggy.HookimplMarker("vtt_bridge")
@@ -34,4 +35,34 @@ def vtt_bridge_rulesets() -> list[Ruleset]:
 
     :return: a list of :class:`~vtt_bridge.Ruleset`; ``None`` or ``[]`` for none.
         Two plugins providing the same ruleset id is a start-up error.
+    """
+
+
+# -------------------------------------------------------------------------
+# Odds before the roll
+# -------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | None:
+    """Called when someone asks for the odds of an attack (``attack.odds``,
+    ``vtt-bridge odds``). Return the exact distribution of its outcomes.
+
+    A ruleset's plugin answers for its own ruleset: the distribution of
+    ``AttackOutcome(hit, damage, conditions)`` that the ruleset's steps
+    produce with the rules' default for every decision not answered in
+    ``request.answers``. The host uses it only when every other plugin that
+    implements one of the ruleset's hooks is named in the answer's
+    ``accounts_for``; otherwise it resolves the attack N times through the
+    real pipeline (Monte Carlo). See :mod:`vtt_bridge.odds.method`.
+
+    :param ruleset: the ruleset id of the attack.
+    :param request: the validated request (:class:`~vtt_bridge.odds.OddsRequest`):
+        tokens, attacker, targets, declaration, answers.
+    :return: an :class:`~vtt_bridge.odds.ExactOdds`, or ``None`` when this plugin
+        has no exact model for that ruleset or that request (an unknown
+        declaration, an answer it does not model): the odds then use Monte
+        Carlo.
+
+    Stops at first non-None result.
     """

@@ -14,6 +14,7 @@ import difflib
 import importlib
 import logging
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -129,6 +130,19 @@ class Host:
     def ruleset(self, ruleset_id: str) -> Ruleset:
         return self.engine.ruleset(ruleset_id)
 
+    def monitor(self, before: Any, after: Any) -> Any:
+        """Watch every hook call from now on (tracing, ``vtt_bridge.testing.HookRecorder``).
+
+        ``before(hook_name, hook_impls, kwargs)`` and ``after(outcome, hook_name,
+        hook_impls, kwargs)`` as in pluggy's ``add_hookcall_monitoring``. The
+        engine's direct-call fast path is switched off so no call is missed.
+        Returns a function that stops watching.
+        """
+        undo = self.pm.add_hookcall_monitoring(before, after)
+        self.engine.fast = False
+        self.engine._plans.clear()
+        return undo
+
     # -- validation ----------------------------------------------------------
 
     def _schema(self, ruleset_id: str, which: str) -> Schema:
@@ -198,22 +212,53 @@ class Host:
         )
 
 
+def _traced(kwargs: Mapping[str, Any]) -> str:
+    """Hook arguments for the trace log; a context shows its item and working numbers."""
+    parts = []
+    for key, value in kwargs.items():
+        numbers = getattr(value, "_NUMBERS", None)
+        if numbers is not None:
+            shown = " ".join(f"{n}={getattr(value, n)!r}" for n in numbers)
+            item = f" item={value.item!r}" if value.item is not None else ""
+            parts.append(f"{key}={value!r}{item} {shown}".rstrip())
+        else:
+            parts.append(f"{key}={value!r}")
+    return ", ".join(parts)
+
+
 def _trace_calls(pm: pluggy.PluginManager) -> None:
     trace_log = logging.getLogger("vtt_bridge.hooks")
 
     def before(hook_name, hook_impls, kwargs):
         trace_log.info(
-            "call %s plugins=%s args=%r", hook_name, [i.plugin_name for i in reversed(hook_impls)], kwargs
+            "call %s plugins=%s args: %s", hook_name, [i.plugin_name for i in reversed(hook_impls)], _traced(kwargs)
         )
 
     def after(outcome, hook_name, hook_impls, kwargs):
         exc = outcome.exception
         if exc is not None:
-            trace_log.info("done %s raised %r", hook_name, exc)
+            trace_log.info("done %s raised %r; args: %s", hook_name, exc, _traced(kwargs))
         else:
-            trace_log.info("done %s result=%r", hook_name, outcome.get_result())
+            trace_log.info("done %s result=%r; args: %s", hook_name, outcome.get_result(), _traced(kwargs))
 
     pm.add_hookcall_monitoring(before, after)
+
+
+def _import_plugin(name: str) -> ModuleType:
+    """Import a plugin by module path; like ``python -m``, also from the current directory."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        top = name.partition(".")[0]
+        if exc.name != top or here in sys.path or "" in sys.path:
+            raise
+        sys.path.insert(0, here)
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            sys.path.remove(here)
+            raise
 
 
 def make_host(
@@ -249,11 +294,13 @@ def make_host(
             if pm.is_blocked(name) or pm.has_plugin(name):
                 continue
             try:
-                module = importlib.import_module(name)
+                module = _import_plugin(name)
             except ImportError as exc:
                 raise PluginValidationError(
                     f"cannot import plugin {name!r}: {exc}", details={"plugin": name}
                 ) from exc
+            if pm.is_registered(module):
+                continue  # installed and also named for development: load it once
             pm.register(module, name=name)
         else:
             pm.register(plugin, name=getattr(plugin, "__name__", None) or type(plugin).__name__)

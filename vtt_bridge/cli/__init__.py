@@ -10,7 +10,7 @@ import sys
 from ..errors import VTTError
 
 # Each module defines ``register(subparsers)`` adding its parser with ``func`` set.
-COMMANDS = ("resolve", "plugins", "serve", "table", "odds")
+COMMANDS = ("resolve", "plugins", "serve", "table", "odds", "docs")
 
 
 def build_parser() -> argparse.ArgumentParser:

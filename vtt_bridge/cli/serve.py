@@ -1,6 +1,86 @@
-"""`vtt-bridge serve` (being written)."""
+"""``vtt-bridge serve``: run the socket.io bridge server.
+
+``--demo`` creates (or reuses) a table holding every installed ruleset's
+sample tokens and prints the URL, the table id and fresh keys — the quickest
+way to connect a client and resolve an attack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from ..plugins import make_host
+from ..server import BridgeServer, ServerConfig, serve_forever
+from ..server.demo import demo_table
+from ..server.logs import configure
 
 
 def register(sub) -> None:
-    parser = sub.add_parser("serve", help="(not yet available)")
-    parser.set_defaults(func=lambda args: print("not yet available") or 1)
+    parser = sub.add_parser("serve", help="run the socket.io bridge server")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
+    parser.add_argument("--db", default="vtt_bridge.sqlite", help="SQLite file (default: ./vtt_bridge.sqlite)")
+    parser.add_argument("--redis", metavar="URL", help="use Redis as the store and the bus between processes")
+    parser.add_argument("--demo", action="store_true", help="create or reuse a demo table and print its keys")
+    parser.add_argument(
+        "--decision-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a player has to answer a decision, unless the table sets its own (default: 30)",
+    )
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="browser origin allowed to connect (repeatable; default: any — keys guard the tables)",
+    )
+    parser.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as key=value or JSON")
+    parser.add_argument("--log-level", default=None, help="debug, info (default), warning, error")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    level = (args.log_level or ("debug" if args.verbose else "info")).upper()
+    configure(as_json=args.log_format == "json", level=getattr(logging, level, logging.INFO))
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        db=args.db,
+        redis=args.redis,
+        decision_timeout=args.decision_timeout,
+        plugins=tuple(args.plugin),
+        cors_origins=tuple(args.cors_origin) if args.cors_origin else "*",
+    )
+    host = make_host(plugins=args.plugin)
+
+    async def ready(server: BridgeServer) -> None:
+        print(f"vtt-bridge listening on {server.url}", flush=True)
+        if args.demo:
+            assert server.store is not None and server.bridge is not None
+            demo = await demo_table(host, server.store)
+            print(_demo_text(server.url, demo), flush=True)
+
+    asyncio.run(serve_forever(config, host=host, ready=ready))
+    return 0
+
+
+def _demo_text(url: str, demo) -> str:
+    lines = [f"demo table {demo.table.id!r} ({demo.table.name})"]
+    for user, key in demo.keys.items():
+        lines.append(f"  key for {user + ':':8s} {key}")
+    for ruleset_id, tokens in demo.tokens.items():
+        names = ", ".join(
+            f"{t.id} ({', '.join(u for u, lvl in t.ownership.items() if lvl >= 3) or 'GM'})" for t in tokens
+        )
+        lines.append(f"  {ruleset_id} tokens: {names}")
+    if demo.skipped:
+        lines.append(f"  (no sample tokens from: {', '.join(demo.skipped)})")
+    if not demo.tokens:
+        lines.append("  no installed ruleset provides sample tokens yet")
+    auth = json.dumps({"table": demo.table.id, "key": demo.keys["gm"]})
+    lines.append("connect from JavaScript:")
+    lines.append(f'  const socket = io("{url}", {{ auth: {auth} }});')
+    return "\n".join(lines)

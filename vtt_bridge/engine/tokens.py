@@ -37,22 +37,31 @@ class FrozenDict(dict):
         return (FrozenDict, (dict(self),))
 
 
+# Scalars are returned as they are; checking their type first keeps freeze/thaw
+# off the (slow) ABC ``isinstance(value, Mapping)`` path for every leaf.
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
     """Deep-freeze JSON-like data: dicts to :class:`FrozenDict`, lists to tuples."""
-    if isinstance(value, FrozenDict):
+    kind = type(value)
+    if kind in _ATOMS or kind is FrozenDict:
         return value
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return FrozenDict({k: freeze(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
+    if kind is list or kind is tuple or isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return value
 
 
 def thaw(value: Any) -> Any:
     """The mutable copy of frozen (or any JSON-like) data."""
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is FrozenDict or kind is dict or isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if kind is tuple or kind is list or isinstance(value, (list, tuple)):
         return [thaw(v) for v in value]
     return value
 

@@ -1,0 +1,153 @@
+"""Exalted 2e individual combat: exact odds by convolving the attack's d10 pools.
+
+What is random in an attack with the rules' defaults is three pools of d10:
+the attack roll (7+, a 10 counts twice), the defender's stunt dice if any
+(the same, their successes add to DV) and the damage roll (7+, a 10 counts
+once). Everything else is bookkeeping the ruleset does before the first roll —
+weapon, pool, wound penalties, Dodge or Parry DV and the default choice
+between them, cover, height, onslaught, range — so the model **probes** the
+real pipeline up to the attack roll and reads those working numbers rather
+than repeating them. From there, with ``rules.py``'s own functions:
+
+- steps 3–4: successes (plus automatic successes); none → miss (no reroll
+  effect is offered by the ruleset itself, so the default is "keep");
+- step 5: net = successes − external penalties − max(DV + stunt dice successes, 0);
+  0 or less → miss;
+- step 7: raw damage = weapon damage (+ Strength) + net;
+- step 8: Hardness ≥ raw → a hit for no damage; otherwise the damage pool
+  after soak, raised to the minimum but never above raw, rolled;
+- step 10: the levels go on the defender's track; the conditions it newly shows
+  (incapacitated, unconscious, dying, dead) are reported.
+
+Because the probe runs every plugin's hooks up to the attack roll, a pack's
+effects there are included as they really happen; the Excellencies pack is
+accounted for on that ground (see :data:`EXCELLENCIES`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vtt_bridge import hookimpl
+from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest, dice, outcome_from
+
+from . import rules
+from .rules import HealthTrack
+from .ruleset import FIST
+
+__all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
+
+#: Decisions whose default the model assumes, and the answers that mean "the default".
+DECLINES = {"attack_reroll": "keep", "defense_reroll": "keep", "counterattack": "no"}
+
+#: The Excellencies pack (by module, however it is loaded). Everything it does
+#: before the attack roll — First and Second Excellency dice, automatic
+#: successes, DV dice and points — is in the working numbers the probe reads;
+#: after it, it only offers options (Essence Resurgent, Solar Counterattack)
+#: whose defaults ("keep", "no") change nothing. Answering one of those is
+#: not modelled (see :func:`_defaults_only`).
+EXCELLENCIES = "vtt_excellencies"
+
+
+def _weapon(system: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    for weapon in system["weapons"] or (FIST,):
+        if weapon["name"] == name:
+            return weapon
+    return FIST
+
+
+def _miss() -> AttackOutcome:
+    return AttackOutcome.miss()
+
+
+def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
+    """The outcome distribution, or ``None`` if the pipeline does something the model does not know."""
+    probe = request.probe()
+    if not probe.exhausted:  # decided before any die: automatic defense, an empty pool
+        return Distribution.certain(outcome_from(probe.ctx.outcome))
+    if probe.step != "attack_roll":
+        return None
+    ctx = probe.ctx
+    me = request.tokens[request.attacker].system
+    foe_id = request.targets[0]
+    foe = request.tokens[foe_id].system
+    weapon = _weapon(me, ctx.outcome["weapon"])
+    kind = weapon["damage_type"]
+
+    # Steps 3-5: net successes past the DV.
+    attack = dice.success_pool(ctx.attack_pool, 10, 7, 10)
+    defense = dice.success_pool(ctx.defense_dice, 10, 7, 10)
+    auto, external, dv = ctx.auto_successes, ctx.external_penalty, ctx.dv
+
+    def net(pair: tuple[int, int]) -> int:
+        successes = pair[0] + auto
+        if successes <= 0:
+            return 0
+        final_dv = dv + pair[1]
+        return successes - external - (final_dv if final_dv > 0 else 0)
+
+    nets = attack.joint(defense).map(net)
+
+    # Steps 7-8: raw damage, Hardness, soak, minimum: a damage pool per net.
+    base = weapon["damage"] + (me["attributes"]["strength"] if weapon["strength"] else 0)
+    armor = foe["armor"]
+    hardness = max(ctx.hardness, foe["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
+    soak = ctx.soak + rules.total_soak(
+        foe["attributes"]["stamina"],
+        kind,
+        divine=foe["divine"],
+        armor_bashing=armor["bashing"] if armor else 0,
+        armor_lethal=armor["lethal"] if armor else 0,
+        piercing=weapon["piercing"],
+    )
+    minimum = rules.minimum_damage(weapon["minimum"], me["essence"])
+
+    def damage_pool(n: int) -> int | None:
+        """``None``: a miss; -1: Hardness stops it; else the dice rolled for damage."""
+        if n <= 0:
+            return None
+        raw = base + n
+        if rules.hardness_stops(raw, hardness):
+            return -1
+        return rules.damage_pool(raw, soak, minimum=minimum).final
+
+    pools = nets.map(damage_pool)
+
+    # Step 10: levels onto the track.
+    track = HealthTrack.from_json(foe["health"])
+
+    def landed(levels: int) -> AttackOutcome:
+        if levels <= 0:
+            return AttackOutcome(hit=True, damage=0)
+        gained = rules.new_conditions(track, rules.apply_damage(track, levels, kind))
+        return AttackOutcome(hit=True, damage=levels, conditions=frozenset((foe_id, c) for c in gained))
+
+    def rolled(pool: int | None) -> Distribution[AttackOutcome]:
+        if pool is None:
+            return Distribution.certain(_miss())
+        if pool < 0:
+            return Distribution.certain(AttackOutcome(hit=True, damage=0))
+        return dice.success_pool(pool, 10, 7, None).map(landed)
+
+    return pools.bind(rolled)
+
+
+def _defaults_only(request: OddsRequest) -> bool:
+    for key in request.answers:
+        if key == "defense":
+            continue  # any defense: the probe applies it exactly as the pipeline does
+        if DECLINES.get(key) is None or request.answer(key) != DECLINES[key]:
+            return False
+    return True
+
+
+@hookimpl
+def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | None:
+    """The exact model for ``exalted2e``; ``None`` when a reroll or counterattack is answered."""
+    if ruleset != "exalted2e" or not _defaults_only(request):
+        return None
+    outcomes = exalted2e_outcomes(request)
+    if outcomes is None:
+        return None
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({EXCELLENCIES}), unit="health levels")

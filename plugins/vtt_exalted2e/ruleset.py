@@ -1,0 +1,646 @@
+"""Exalted 2nd edition, individual combat: the ten Order of Attack Events (seed 002).
+
+Reads like the rulebook page: the steps in order, each ``trylast``
+implementation short and named after its step; the rules themselves live in
+:mod:`.rules`. Token data is read straight from the snapshots (no schema work
+on the hot path) and what the steps share is kept in one slotted
+:class:`_Attack` under a stash key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtt_bridge import Ask, InvalidRequest, Option, Ruleset, StashKey, Step, hookimpl
+
+from . import hookspecs, rules
+from .rules import HealthTrack
+from .schemas import ATTACK_TYPES, Declaration, TokenSystem
+
+__all__ = ["RULESET", "STEPS", "FIST", "sample_tokens"]
+
+FIST: dict[str, Any] = {
+    # A bare hand, when a token lists no weapons: Accuracy +1, damage +0B, Defense +2.
+    "name": "fist", "ability": "martial_arts", "accuracy": 1, "damage": 0, "damage_type": "B",
+    "strength": True, "defense": 2, "minimum": 1, "piercing": False, "reach": False,
+    "range": None, "two_handed": False, "unarmed": True,
+}  # fmt: skip
+_TYPE_OF_ABILITY = {ability: kind for kind, ability in ATTACK_TYPES.items()}
+_BANDS = {"within": 0, "double": 1, "triple": 2}
+
+DODGE = Option(id="dodge", label="Dodge", params={"stunt": "defensive stunt dice (0-3), rolled at step 5"})
+PARRY = Option(id="parry", label="Parry", params={"stunt": "defensive stunt dice (0-3), rolled at step 5"})
+NOTHING = Option(id="nothing", label="Do nothing and accept the attack")
+KEEP = Option(id="keep", label="Keep the roll")
+NO_COUNTER = Option(id="no", label="No counterattack")
+
+
+class _Attack:
+    """What the steps of one attack share (kept under :data:`ATTACK` in ``ctx.stash``)."""
+
+    __slots__ = (
+        "me", "foe", "weapon", "ranged", "damage_type", "roll", "mark",
+        "dodge_base", "parry_base", "parry_stunted", "dodge_ability", "parry_ability",
+        "bonus", "penalty", "dodge_penalty", "counter", "defended",
+    )  # fmt: skip
+
+    def __init__(self, me, foe, weapon, ranged: bool, counter: bool) -> None:
+        self.me = me  # attacker's system data as the attack began
+        self.foe = foe  # defender's
+        self.weapon = weapon
+        self.ranged = ranged
+        self.damage_type = weapon["damage_type"]
+        self.roll = None
+        self.mark = 0
+        self.counter = counter
+        self.defended = False  # the defender's DVs are worked out (once, on first need)
+
+
+ATTACK: StashKey[_Attack] = StashKey("exalted2e.attack")
+
+
+def _state(ctx) -> _Attack:
+    return ctx.stash[ATTACK]
+
+
+def _wound(system) -> int:
+    return rules.wound_penalty_json(system["health"])
+
+
+def setup(ctx) -> None:
+    """Settle what the declaration names before step 1: weapon, Ability, damage type."""
+    decl = ctx.declaration
+    me = ctx.current(ctx.attacker.id)
+    foe = ctx.current(ctx.defender.id)
+    name = decl.get("weapon")
+    weapons = me["weapons"]
+    if name is None:
+        weapon = weapons[0] if weapons else FIST
+    else:
+        weapon = next((w for w in weapons or (FIST,) if w["name"] == name), None)
+        if weapon is None:
+            raise InvalidRequest(
+                f"{ctx.attacker.name} has no weapon {name!r}",
+                details={"declaration": {"weapon": [f"Must be one of: {', '.join(w['name'] for w in weapons or (FIST,))}."]}},
+            )
+    ability = weapon["ability"]
+    kind = decl.get("type")
+    if kind is not None and ATTACK_TYPES[kind] != ability:
+        raise InvalidRequest(
+            f"the {weapon['name']} is wielded with {ability}, not a {kind} attack",
+            details={"declaration": {"type": [f"The {weapon['name']} makes {_TYPE_OF_ABILITY[ability]} attacks."]}},
+        )
+    ranged = ability == "archery" or ability == "thrown"
+    ctx.stash[ATTACK] = _Attack(me, foe, weapon, ranged, ctx.is_counterattack)
+    outcome = ctx.outcome
+    outcome["hit"] = False
+    outcome["damage"] = 0
+    outcome["conditions"] = {}
+    outcome["weapon"] = weapon["name"]
+    outcome["ability"] = ability
+    outcome["attack_type"] = kind or _TYPE_OF_ABILITY[ability]
+    outcome["damage_type"] = weapon["damage_type"]
+
+
+def _miss(ctx, reason: str) -> None:
+    """The attack misses: the attempt still costs DV and counts for onslaught; the cycle ends."""
+    outcome = ctx.outcome
+    outcome["hit"] = False
+    outcome["damage"] = 0
+    _record_actions(ctx)
+    ctx.end(reason)
+
+
+def _record_actions(ctx) -> None:
+    """The attacker's action DV penalty (−1, −2 more on a botch) and the defender's onslaught.
+
+    A counterattack is reflexive: it costs no action DV penalty and is no part
+    of a flurry, so it adds no onslaught ([decision]); its botch still costs −2.
+    With ``new_action`` the attacker's own DV has refreshed and its flurry
+    against this defender restarts (seed 002, "DV Penalties").
+    """
+    st = _state(ctx)
+    attacker, defender = ctx.attacker.id, ctx.defender.id
+    new_action = ctx.declaration.get("new_action", False)
+    added = (0 if st.counter else 1) + (2 if ctx.outcome.get("botch") else 0)
+    if added or new_action:
+        before = 0 if new_action else ctx.current(attacker).get("dv_penalty", 0)
+        if new_action:
+            ctx.update(attacker, dv_penalty=before + added, onslaught={})
+        else:
+            ctx.update(attacker, dv_penalty=before + added)
+    if not st.counter:
+        onslaught = dict(ctx.current(defender).get("onslaught", {}))
+        onslaught[attacker] = (0 if new_action else onslaught.get(attacker, 0)) + 1
+        ctx.update(defender, onslaught=onslaught)
+
+
+# ---------------------------------------------------------------------------
+# 1. Declaration of attack
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_declare_attack(ctx) -> None:
+    st = _state(ctx)
+    decl = ctx.declaration
+    me, weapon = st.me, st.weapon
+    ability = weapon["ability"]
+    pool = me["attributes"]["dexterity"] + me["abilities"][ability] + weapon["accuracy"]
+    stunt = decl.get("stunt", 0)
+    pool += stunt + _wound(me)
+    if decl.get("off_hand") and not weapon["unarmed"]:
+        pool -= 1  # "This does not apply to unarmed fighting maneuvers" (seed 002, Off Hand)
+    ctx.attack_pool = pool if pool > 0 else 0
+    ctx.note(
+        f"{ctx.attacker.name} attacks {ctx.defender.name} with the {weapon['name']} "
+        f"({ability.replace('_', ' ')}, Accuracy {weapon['accuracy']:+d}, damage {weapon['damage']:+d}{weapon['damage_type']})"
+    )
+    if st.ranged:
+        ctx.external_penalty += _range_penalty(ctx, decl, weapon)
+    if decl.get("undodgeable"):
+        ctx.note("undodgeable: Dodge DV is 0")
+    if decl.get("unblockable"):
+        ctx.note("unblockable: Parry DV is 0")
+
+
+def _range_penalty(ctx, decl, weapon) -> int:
+    band = decl.get("range_band")
+    if band is not None:
+        return _BANDS[band]
+    distance, reach = decl.get("distance"), weapon["range"]
+    if distance is None or reach is None:
+        return 0
+    penalty = rules.range_penalty(distance, reach)
+    if penalty is None:
+        raise InvalidRequest(
+            f"{ctx.defender.name} is {distance} yards away, beyond three times the {weapon['name']}'s range of {reach}",
+            details={"declaration": {"distance": [f"Must be at most {3 * reach} for the {weapon['name']}."]}},
+        )
+    return penalty
+
+
+# ---------------------------------------------------------------------------
+# 2. Defender declares response
+# ---------------------------------------------------------------------------
+
+
+def _defense_values(ctx, st: _Attack) -> None:
+    """Base DVs, whether they apply, bonuses and penalties — once per attack."""
+    st.defended = True
+    foe, decl = st.foe, ctx.declaration
+    attrs, abilities = foe["attributes"], foe["abilities"]
+    dex, divine = attrs["dexterity"], foe["divine"]
+    st.dodge_ability = abilities["dodge"]
+    dodge = rules.dodge_dv(dex, st.dodge_ability, foe["essence"], divine=divine)
+    # Even the Exalted cannot parry lethal, aggravated or ranged attacks unarmed;
+    # natural armor is exempt (seed 002, "Inapplicable Defense").
+    limited = (st.damage_type != "B" or st.ranged) and not foe["natural_armor"]
+    parry = stunted = None
+    parry_ability = stunted_ability = 0
+    for w in foe["weapons"] or (FIST,):
+        defense = w["defense"]
+        if defense is None:
+            continue
+        rating = abilities[w["ability"]]
+        value = rules.parry_dv(dex, rating, defense, divine=divine)
+        if stunted is None or value > stunted:
+            stunted, stunted_ability = value, rating
+        if not (limited and w["unarmed"]) and (parry is None or value > parry):
+            parry, parry_ability = value, rating
+    if decl.get("undodgeable"):
+        dodge = None
+    if decl.get("unblockable"):
+        parry = stunted = None
+    st.dodge_base = dodge
+    st.parry_base, st.parry_ability = parry, parry_ability
+    st.parry_stunted = stunted if parry is None else parry
+    if parry is None and stunted is not None:
+        st.parry_ability = stunted_ability
+    ranged = st.ranged
+    st.bonus = rules.cover_bonus(foe["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
+        decl.get("height", 0), close=not ranged, reach=st.weapon["reach"]
+    )
+    onslaught = 0 if decl.get("new_action") else foe["onslaught"].get(ctx.attacker.id, 0)
+    st.penalty = foe["dv_penalty"] - _wound(foe) + onslaught
+    armor = foe["armor"]
+    st.dodge_penalty = (armor["mobility"] if armor else 0) + decl.get("terrain", 0)
+
+
+def _dvs(st: _Attack, choice: str, stunt: int) -> tuple[int, int]:
+    """(Dodge DV, Parry DV): inapplicable ones are 0 *before* bonuses and penalties."""
+    if choice == "nothing":
+        dodge = parry = 0
+    else:
+        dodge = st.dodge_base or 0
+        # A stunt may circumvent a mundane inapplicability (seed 002, "DV Penalties").
+        parry = (st.parry_stunted if stunt and choice == "parry" else st.parry_base) or 0
+    common = st.bonus - st.penalty
+    return dodge + common - st.dodge_penalty, parry + common
+
+
+def _default_defense(ctx, options) -> str:
+    st = _state(ctx)
+    if not st.defended:
+        _defense_values(ctx, st)
+    dodge, parry = _dvs(st, "dodge", 0)
+    return rules.better_defense(dodge, parry)
+
+
+@hookimpl(trylast=True)
+def exalted2e_defense_options(ctx) -> list[Option]:
+    return [DODGE, PARRY, NOTHING]
+
+
+@hookimpl(wrapper=True, specname="exalted2e_defense_options")
+def exalted2e_merge_defense_options(ctx):
+    """A pack's option with a ruleset option's id adds its params to it."""
+    batches = yield
+    if len(batches) < 2:
+        return batches
+    own: dict[str, Option] = {o.id: o for o in (DODGE, PARRY, NOTHING)}
+    extra: list[Option] = []
+    for batch in batches:
+        for option in batch:
+            mine = own.get(option.id)
+            if mine is None:
+                extra.append(option)
+            elif option is not mine and option.params:
+                own[option.id] = Option(id=mine.id, label=mine.label, params={**mine.params, **option.params})
+    return [[*own.values(), *extra]]
+
+
+def _stunt(answer) -> int:
+    stunt = answer.params.get("stunt", 0) if answer is not None else 0
+    if type(stunt) is not int or not 0 <= stunt <= 3:
+        raise InvalidRequest(
+            "a defensive stunt is worth 0 to 3 dice", details={"answer": {"stunt": ["Must be an integer 0-3."]}}
+        )
+    return stunt
+
+
+@hookimpl(trylast=True)
+def exalted2e_declare_defense(ctx) -> None:
+    st = _state(ctx)
+    if not st.defended:
+        _defense_values(ctx, st)
+    answer = ctx.answer("defense")
+    choice = answer.option if answer is not None else _default_defense(ctx, ())
+    stunt = _stunt(answer)
+    dodge, parry = _dvs(st, choice, stunt)
+    ctx.dodge_dv, ctx.parry_dv = dodge, parry
+    if choice == "dodge":
+        dv, ctx.defense_ability = dodge, st.dodge_ability
+    elif choice == "parry":
+        dv, ctx.defense_ability = parry, st.parry_ability
+    else:  # "nothing", or a pack's own option: the better of the two
+        dv = dodge if dodge > parry else parry
+    ctx.dv = dv + ctx.dv_bonus
+    if stunt:
+        ctx.defense_dice += stunt
+    ctx.outcome["defense"] = choice
+
+
+# ---------------------------------------------------------------------------
+# 3. Attack roll
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_attack_roll(ctx) -> None:
+    st = _state(ctx)
+    pool = ctx.attack_pool
+    if st.me["extra"] and rules.automatic_defense(ctx.dv, pool, extra=True):
+        ctx.note(f"automatic defense: DV {ctx.dv} is greater than the extra's {pool} dice")
+        _miss(ctx, "automatic defense")
+    dice = ctx.dice
+    st.roll = roll = rules.roll_pool(dice, pool, label="attack")
+    st.mark = len(dice.rolls)
+    ctx.attack_successes = roll.successes + ctx.auto_successes
+
+
+# ---------------------------------------------------------------------------
+# 4. Attack reroll
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_attack_reroll_options(ctx) -> list[Option]:
+    return []
+
+
+@hookimpl(trylast=True)
+def exalted2e_attack_reroll(ctx) -> None:
+    st = _state(ctx)
+    best = st.roll
+    rerolls = ctx.dice.rolls[st.mark :]
+    if rerolls:
+        # No die is rerolled twice and the better result is final (seed 002, step 4).
+        for roll in rerolls:
+            if roll.successes > best.successes:
+                best = roll
+        for roll in (st.roll, *rerolls):
+            if roll is not best:
+                roll.discard_all()
+        st.roll = best
+    successes = best.successes + ctx.auto_successes
+    ctx.attack_successes = successes
+    outcome = ctx.outcome
+    outcome["successes"] = successes
+    botch = outcome["botch"] = rules.is_botch(best.active, successes)
+    if successes <= 0:
+        _miss(ctx, "botch" if botch else "miss")
+
+
+# ---------------------------------------------------------------------------
+# 5. Subtract external penalties, apply special defenses
+# ---------------------------------------------------------------------------
+
+
+def _net(ctx) -> int:
+    dv = ctx.dv
+    return ctx.attack_successes - ctx.external_penalty - (dv if dv > 0 else 0)
+
+
+@hookimpl(trylast=True)
+def exalted2e_apply_defense(ctx) -> None:
+    n = ctx.defense_dice
+    if n > 0:
+        ctx.dv += rules.roll_pool(ctx.dice, n, label="defense dice").successes
+    net = ctx.net_successes = _net(ctx)
+    ctx.outcome["dv"] = ctx.dv
+    if net <= 0:
+        _miss(ctx, "miss")
+    ctx.outcome["hit"] = True
+
+
+# ---------------------------------------------------------------------------
+# 6. Defense reroll
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_defense_reroll_options(ctx) -> list[Option]:
+    return []
+
+
+@hookimpl(trylast=True)
+def exalted2e_defense_reroll(ctx) -> None:
+    if ctx.answer("defense_reroll") is None:
+        return
+    net = ctx.net_successes = _net(ctx)
+    ctx.outcome["dv"] = ctx.dv
+    if net <= 0:
+        _miss(ctx, "miss")
+
+
+# ---------------------------------------------------------------------------
+# 7. Calculate raw damage
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_raw_damage(ctx) -> None:
+    st = _state(ctx)
+    weapon = st.weapon
+    base = weapon["damage"] + (st.me["attributes"]["strength"] if weapon["strength"] else 0)
+    ctx.raw_damage = base + ctx.net_successes
+
+
+# ---------------------------------------------------------------------------
+# 8. Apply Hardness and soak, roll damage
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_damage(ctx) -> None:
+    st = _state(ctx)
+    foe, kind, raw = st.foe, st.damage_type, ctx.raw_damage
+    outcome = ctx.outcome
+    outcome["raw_damage"] = raw
+    armor = foe["armor"]
+    # Only the highest Hardness against a damage type applies (seed 002, step 8).
+    hardness = max(ctx.hardness, foe["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
+    ctx.hardness = hardness
+    if rules.hardness_stops(raw, hardness):
+        ctx.note(f"Hardness {hardness}{kind} absorbs {raw} raw damage")
+        _record_actions(ctx)
+        ctx.end("hardness")
+    soak = ctx.soak + rules.total_soak(
+        foe["attributes"]["stamina"],
+        kind,
+        divine=foe["divine"],
+        armor_bashing=armor["bashing"] if armor else 0,
+        armor_lethal=armor["lethal"] if armor else 0,
+        piercing=st.weapon["piercing"],
+    )
+    ctx.soak = outcome["soak"] = soak
+    minimum = rules.minimum_damage(st.weapon["minimum"], st.me["essence"])
+    pool = rules.damage_pool(raw, soak, minimum=minimum).final
+    ctx.damage_pool = pool
+    ctx.damage = outcome["damage"] = rules.roll_pool(ctx.dice, pool, label="damage", damage=True).successes
+
+
+# ---------------------------------------------------------------------------
+# 9. Counterattack
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_counterattack_options(ctx) -> list[Option]:
+    return []
+
+
+@hookimpl(wrapper=True, specname="exalted2e_counterattack_options")
+def exalted2e_no_counter_to_counter(ctx):
+    """No counterattack against a counterattack (seed 002, step 9): withdraw every option."""
+    batches = yield
+    return [] if ctx.is_counterattack else batches
+
+
+@hookimpl(trylast=True)
+def exalted2e_counterattack(ctx) -> None:
+    answer = ctx.answer("counterattack")
+    if answer is not None and answer.option == NO_COUNTER.id:
+        ctx.note(f"{ctx.defender.name} does not counterattack")
+
+
+# ---------------------------------------------------------------------------
+# 10. Apply results
+# ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_apply_results(ctx) -> None:
+    levels = ctx.damage
+    if levels <= 0:
+        _record_actions(ctx)
+        return
+    defender = ctx.defender.id
+    before = HealthTrack.from_json(ctx.current(defender)["health"])
+    after = rules.apply_damage(before, levels, _state(ctx).damage_type)
+    _record_actions(ctx)
+    ctx.update(defender, health=after.to_json())
+    gained = rules.new_conditions(before, after)
+    if gained:
+        ctx.outcome["conditions"] = {defender: gained}
+    ctx.note(f"{ctx.defender.name}: [{after.notation()}], wound penalty {rules.wound_penalty(after)}")
+
+
+# ---------------------------------------------------------------------------
+# The ruleset
+# ---------------------------------------------------------------------------
+
+STEPS = (
+    Step(name="declare_attack", title="1. Declaration of attack"),
+    Step(
+        name="declare_defense",
+        title="2. Defender declares response",
+        ask=Ask(name="defense", prompt="Dodge, parry, or accept the attack?", who="defender", default=_default_defense),
+    ),
+    Step(name="attack_roll", title="3. Attack roll"),
+    Step(
+        name="attack_reroll",
+        title="4. Attack reroll",
+        ask=Ask(name="attack_reroll", prompt="Use a reroll effect?", who="attacker", decline=KEEP),
+    ),
+    Step(name="apply_defense", title="5. External penalties and special defenses"),
+    Step(
+        name="defense_reroll",
+        title="6. Defense reroll",
+        ask=Ask(name="defense_reroll", prompt="Your DV did not stop the attack: use a reroll effect?", who="defender", decline=KEEP),
+    ),
+    Step(name="raw_damage", title="7. Raw damage"),
+    Step(name="damage", title="8. Hardness, soak and damage roll"),
+    Step(
+        name="counterattack",
+        title="9. Counterattack",
+        ask=Ask(name="counterattack", prompt="Counterattack?", who="defender", decline=NO_COUNTER),
+    ),
+    Step(name="apply_results", title="10. Apply results"),
+)
+
+NUMBERS = (
+    "attack_pool",
+    "auto_successes",
+    "attack_successes",
+    "external_penalty",
+    "dodge_dv",
+    "parry_dv",
+    "dv_bonus",
+    "dv",
+    "defense_dice",
+    "defense_ability",
+    "net_successes",
+    "raw_damage",
+    "hardness",
+    "soak",
+    "damage_pool",
+    "damage",
+)
+
+
+def sample_tokens() -> list[dict[str, Any]]:
+    """Ready tokens from seed 002's examples: Anoria, a mortal soldier, an Immaculate monk, a brigand, a sorcerer."""
+    fist = {"name": "fist", "ability": "martial_arts", "accuracy": 1, "damage": 0, "damage_type": "B", "defense": 2, "unarmed": True}
+    kick = {"name": "kick", "ability": "martial_arts", "accuracy": 0, "damage": 3, "damage_type": "B", "defense": -2, "unarmed": True}
+    return [
+        {
+            "id": "anoria",
+            "name": "Anoria",
+            "ruleset": "exalted2e",
+            "ownership": {"alice": 3},
+            "system": {
+                # "Anoria, the glorious Solar martial artist with Dexterity 4, Dodge 4 and Essence 5"
+                "attributes": {"strength": 3, "dexterity": 4, "stamina": 3, "wits": 3},
+                "abilities": {"martial_arts": 5, "melee": 3, "dodge": 4, "athletics": 2},
+                "essence": 5,
+                "divine": True,
+                "motes": 40,
+                "weapons": [
+                    fist,
+                    kick,
+                    {"name": "daiklave", "ability": "melee", "accuracy": 3, "damage": 5, "damage_type": "L", "defense": 2, "minimum": 1},
+                ],
+            },
+        },
+        {
+            "id": "soldier",
+            "name": "Mortal soldier",
+            "ruleset": "exalted2e",
+            "system": {
+                # "a mortal soldier with Dexterity 2, Dodge 3 and Essence 1"
+                "attributes": {"strength": 2, "dexterity": 2, "stamina": 2},
+                "abilities": {"melee": 2, "dodge": 3, "archery": 1},
+                "essence": 1,
+                "weapons": [
+                    {"name": "spear", "ability": "melee", "accuracy": 1, "damage": 3, "damage_type": "L", "defense": 1, "reach": True},
+                    {"name": "short bow", "ability": "archery", "accuracy": 1, "damage": 2, "damage_type": "L", "range": 150},
+                ],
+                "armor": {"name": "chain shirt", "bashing": 4, "lethal": 2, "mobility": 0},  # 4B/2L
+                "shield": "target",
+            },
+        },
+        {
+            "id": "monk",
+            "name": "Immaculate monk",
+            "ruleset": "exalted2e",
+            "ownership": {"bob": 3},
+            "system": {
+                # "an Immaculate monk with Dexterity 3 and Martial Arts 4 ... his fist has Defense +2"
+                "attributes": {"strength": 3, "dexterity": 3, "stamina": 3},
+                "abilities": {"martial_arts": 4, "dodge": 2},
+                "essence": 2,
+                "divine": True,
+                "motes": 15,
+                "weapons": [
+                    fist,
+                    {"name": "seven-section staff", "ability": "martial_arts", "accuracy": 1, "damage": 7, "damage_type": "B", "defense": 3, "reach": True},
+                ],
+            },
+        },
+        {
+            "id": "brigand",
+            "name": "Brigand",
+            "ruleset": "exalted2e",
+            "system": {
+                "attributes": {"strength": 2, "dexterity": 2, "stamina": 2},
+                "abilities": {"melee": 2, "dodge": 1},
+                "extra": True,
+                "weapons": [{"name": "club", "ability": "melee", "accuracy": 1, "damage": 3, "damage_type": "B", "defense": 0}],
+            },
+        },
+        {
+            "id": "sorcerer",
+            "name": "Sorcerer",
+            "ruleset": "exalted2e",
+            "system": {
+                "attributes": {"strength": 1, "dexterity": 2, "stamina": 2},
+                "abilities": {"dodge": 2, "occult": 5},
+                "essence": 3,
+                "divine": True,
+                "motes": 20,
+                "hardness": {"L": 6, "B": 12},  # Invulnerable Skin of Bronze: Hardness 6L/12B
+            },
+        },
+    ]
+
+
+RULESET = Ruleset(
+    id="exalted2e",
+    title="Exalted 2nd edition — individual combat",
+    description="The ten Order of Attack Events: Dodge/Parry DV, rerolls, Hardness and soak, counterattacks.",
+    steps=STEPS,
+    hookspecs=hookspecs,
+    token_schema=TokenSystem,
+    declaration_schema=Declaration,
+    numbers=NUMBERS,
+    setup=setup,
+    sample_tokens=sample_tokens,
+)
+
+
+@hookimpl
+def vtt_bridge_rulesets() -> list[Ruleset]:
+    return [RULESET]
+

@@ -1,0 +1,195 @@
+"""Token and declaration schemas of the ``exalted2e`` ruleset.
+
+A token's ``system`` (what :class:`TokenSystem` loads)::
+
+    {
+      "attributes": {"strength": 3, "dexterity": 4, "stamina": 3, ...},   # others default to 1
+      "abilities": {"melee": 3, "martial_arts": 5, "dodge": 4, ...},       # unlisted ones are 0
+      "essence": 5,
+      "divine": true,          # Exalted, spirits: round DVs up, natural lethal soak
+      "extra": false,          # an extra: automatic defense applies against its attacks
+      "motes": 40,             # one pool of Essence motes (personal and peripheral together)
+      "weapons": [{"name": "fist", "ability": "martial_arts", "accuracy": 1, "damage": 0,
+                   "damage_type": "B", "defense": 2, "unarmed": true}, ...],
+      "armor": {"name": "chain shirt", "bashing": 4, "lethal": 2, "mobility": 0,
+                "hardness": {"B": 0, "L": 0, "A": 0}} | null,
+      "hardness": {"B": 12, "L": 6, "A": 0},   # from magic (Invulnerable Skin of Bronze)
+      "natural_armor": false,  # exempt from "the unarmed cannot parry lethal or ranged"
+      "shield": "buckler" | "target" | "tower" | null,
+      "health": {"penalties": [0, -1, -1, -2, -2, -4, "I", "D", "D", "D"],
+                 "damage": ["L", "B", null, ...]},     # default: an empty track from Stamina
+      "dv_penalty": 0,         # −N to both DVs from actions taken since the token last acted
+      "onslaught": {"attacker-id": 2}   # −N to both DVs against that attacker's flurry
+    }
+
+A weapon's ``defense`` of ``null`` (the default) means it cannot parry (a bow);
+``strength: false`` means Strength does not add to its damage (a crossbow).
+"""
+
+from __future__ import annotations
+
+from marshmallow import ValidationError, post_load, validates_schema
+
+from vtt_bridge import CharmUse, StrictSchema
+from vtt_bridge.schemas import fields, validate
+
+from .rules import COVER, DAMAGE_TYPES, DYING, INCAPACITATED, SHIELDS, default_track
+
+__all__ = ["ABILITIES", "ATTACK_TYPES", "Declaration", "HealthTrackSchema", "TokenSystem", "Weapon"]
+
+ATTRIBUTES = (
+    "strength", "dexterity", "stamina",
+    "charisma", "manipulation", "appearance",
+    "perception", "intelligence", "wits",
+)  # fmt: skip
+ABILITIES = (
+    "archery", "martial_arts", "melee", "thrown", "war",
+    "integrity", "performance", "presence", "resistance", "survival",
+    "craft", "investigation", "lore", "medicine", "occult",
+    "athletics", "awareness", "dodge", "larceny", "stealth",
+    "bureaucracy", "linguistics", "ride", "sail", "socialize",
+)  # fmt: skip
+ATTACK_ABILITIES = ("archery", "martial_arts", "melee", "thrown")
+# The declaration names the attack type; "ranged" is an Archery attack.
+ATTACK_TYPES = {"melee": "melee", "martial_arts": "martial_arts", "ranged": "archery", "thrown": "thrown"}
+
+_rating = validate.Range(min=0, max=10)
+
+
+def _int(**kw):
+    return fields.Integer(strict=True, **kw)
+
+
+def _hardness():
+    return fields.Dict(
+        keys=fields.String(validate=validate.OneOf(DAMAGE_TYPES)),
+        values=_int(validate=validate.Range(min=0, max=100)),
+        load_default=dict,
+    )
+
+
+class Attributes(StrictSchema):
+    strength = _int(required=True, validate=_rating)
+    dexterity = _int(required=True, validate=_rating)
+    stamina = _int(required=True, validate=_rating)
+    charisma = _int(load_default=1, validate=_rating)
+    manipulation = _int(load_default=1, validate=_rating)
+    appearance = _int(load_default=1, validate=_rating)
+    perception = _int(load_default=1, validate=_rating)
+    intelligence = _int(load_default=1, validate=_rating)
+    wits = _int(load_default=1, validate=_rating)
+
+
+Abilities = StrictSchema.from_dict({name: _int(load_default=0, validate=_rating) for name in ABILITIES}, name="Abilities")
+
+
+class Weapon(StrictSchema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    ability = fields.String(required=True, validate=validate.OneOf(ATTACK_ABILITIES))
+    accuracy = _int(load_default=0, validate=validate.Range(min=-10, max=10))
+    damage = _int(load_default=0, validate=validate.Range(min=-10, max=50))
+    damage_type = fields.String(load_default="B", validate=validate.OneOf(DAMAGE_TYPES))
+    strength = fields.Boolean(load_default=True)
+    defense = _int(load_default=None, allow_none=True, validate=validate.Range(min=-10, max=10))
+    minimum = _int(load_default=1, validate=validate.Range(min=0, max=20))
+    piercing = fields.Boolean(load_default=False)
+    reach = fields.Boolean(load_default=False)
+    range = _int(load_default=None, allow_none=True, validate=validate.Range(min=1))
+    two_handed = fields.Boolean(load_default=False)
+    unarmed = fields.Boolean(load_default=False)
+
+
+class Armor(StrictSchema):
+    name = fields.String(load_default="armor")
+    bashing = _int(load_default=0, validate=validate.Range(min=0, max=50))
+    lethal = _int(load_default=0, validate=validate.Range(min=0, max=50))
+    mobility = _int(load_default=0, validate=validate.Range(min=0, max=10))
+    hardness = _hardness()
+
+
+class _Penalty(fields.Field):
+    """A level's penalty: an integer 0 … −10, ``"I"`` (Incapacitated) or ``"D"`` (Dying)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if value in (INCAPACITATED, DYING):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool) and -10 <= value <= 0:
+            return value
+        raise ValidationError('A penalty is 0 to -10, "I" (Incapacitated) or "D" (Dying).')
+
+
+class HealthTrackSchema(StrictSchema):
+    """Two lists, top level first: each level's penalty and its damage (null, "B", "L", "A")."""
+
+    penalties = fields.List(_Penalty(), required=True, validate=validate.Length(min=1, max=50))
+    damage = fields.List(
+        fields.String(allow_none=True, validate=validate.OneOf(DAMAGE_TYPES)), required=True
+    )
+
+    @validates_schema
+    def _one_mark_per_level(self, data, **kwargs):
+        if len(data["penalties"]) != len(data["damage"]):
+            raise ValidationError("Give one damage entry (or null) per level.", field_name="damage")
+
+
+class TokenSystem(StrictSchema):
+    """An Exalted 2e character (see the module docstring for the JSON)."""
+
+    attributes = fields.Nested(Attributes, required=True)
+    abilities = fields.Nested(Abilities, load_default=lambda: Abilities().load({}))
+    essence = _int(load_default=1, validate=validate.Range(min=1, max=10))
+    divine = fields.Boolean(load_default=False)
+    extra = fields.Boolean(load_default=False)
+    motes = _int(load_default=0, validate=validate.Range(min=0, max=500))
+    weapons = fields.List(fields.Nested(Weapon), load_default=list)
+    armor = fields.Nested(Armor, load_default=None, allow_none=True)
+    hardness = _hardness()
+    natural_armor = fields.Boolean(load_default=False)
+    shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
+    health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True)
+    dv_penalty = _int(load_default=0, validate=validate.Range(min=0, max=50))
+    onslaught = fields.Dict(keys=fields.String(), values=_int(validate=validate.Range(min=0, max=50)), load_default=dict)
+
+    @validates_schema
+    def _weapon_names_unique(self, data, **kwargs):
+        names = [w["name"] for w in data.get("weapons", ())]
+        if len(names) != len(set(names)):
+            raise ValidationError("Weapon names must be unique.", field_name="weapons")
+
+    @post_load
+    def _default_health(self, data, **kwargs):
+        if data.get("health") is None:
+            data["health"] = default_track(data["attributes"]["stamina"]).to_json()
+        return data
+
+
+class Declaration(StrictSchema):
+    """An attack declaration (step 1).
+
+    ``type``: melee, ranged (Archery), martial_arts or thrown — default: the
+    weapon's Ability. ``weapon``: a weapon name on the attacker's token —
+    default: its first weapon (a bare fist if it lists none). ``stunt``: attack
+    stunt dice (0–3). ``range_band`` (``within``, ``double``, ``triple``) or
+    ``distance`` (yards, against the weapon's Range) for ranged attacks.
+    ``cover`` (``none``, ``25``, ``50``, ``75``, ``90`` % hard cover),
+    ``height`` (the defender's height advantage, −3…+3; negative: lower) and
+    ``terrain`` (0–3, unstable ground: a Dodge DV penalty) describe the
+    defender's situation. ``new_action``: the attacker's tick has come — its
+    own DV penalties and the onslaught against it lapse, and its onslaught on
+    this defender restarts. ``charms``: ``[{"id": ..., ...params}]`` for the
+    installed Charm packs (not reroll effects: those are decisions).
+    """
+
+    type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)))
+    weapon = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100))
+    stunt = _int(load_default=0, validate=validate.Range(min=0, max=3))
+    undodgeable = fields.Boolean(load_default=False)
+    unblockable = fields.Boolean(load_default=False)
+    range_band = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("within", "double", "triple")))
+    distance = _int(load_default=None, allow_none=True, validate=validate.Range(min=0))
+    off_hand = fields.Boolean(load_default=False)
+    cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)))
+    height = _int(load_default=0, validate=validate.Range(min=-3, max=3))
+    terrain = _int(load_default=0, validate=validate.Range(min=0, max=3))
+    new_action = fields.Boolean(load_default=False)
+    charms = fields.List(fields.Nested(CharmUse), load_default=list)

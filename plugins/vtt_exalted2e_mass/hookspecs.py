@@ -1,0 +1,332 @@
+"""Hooks of the ``exalted2e_mass`` ruleset: the WoA Order of War Attack Events (seed 000).
+
+One spec per step, in the order of ``ruleset.steps``, and one per decision's
+options hook. The ruleset's own implementation of every hook is ``trylast``:
+a pack's implementation runs before it (and sees the numbers as the previous
+step left them) or wraps it (``wrapper=True``) to adjust what it computed.
+
+The working numbers a pack may change are the context's traced properties:
+``attack_pool``, ``successes``, ``magnitude_bonus``, ``war_dv``, ``dv``,
+``penalty``, ``defense_dice``, ``raw_damage``, ``hardness``, ``soak``,
+``damage_pool``, ``ping_floor``, ``levels``, ``might``, ``damage``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vtt_bridge import hookspec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from vtt_bridge import AttackContext, Option
+
+# -------------------------------------------------------------------------
+# Step 1. Declaration of attack
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_declare_attack(ctx: AttackContext) -> None:
+    """Step 1. The unit's commander (or a solo unit) declares the attack: close or
+    ranged, the target, the Charms in use except reroll effects, and whether the
+    attack cannot be dodged or blocked.
+
+    The ruleset's own implementation refuses an attack by a unit that has been
+    routed or destroyed, and writes the declaration on the card. A pack checks
+    its Charm's cost here and raises ``InvalidRequest`` to refuse it.
+
+    :param ctx: the attack context; ``ctx.declaration`` is validated and frozen.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 2. Defender declares response
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_defense_options(ctx: AttackContext) -> list[Option]:
+    """Step 2, before the defender answers. Offer the defender's responses.
+
+    The ruleset's own implementation offers ``war`` (War DV) and ``none`` (no
+    defense; DV 0), and to a solo unit also ``dodge`` and ``parry`` (its
+    individual DVs). Each of its options takes a ``stunt`` parameter: the
+    defender's stunt dice (0–3), rolled at step 5. A pack adds options for its
+    defensive Charms.
+
+    :param ctx: the attack context.
+    :return: options to add to the decision; ``[]`` or ``None`` for none.
+    """
+
+
+@hookspec
+def exalted2e_mass_declare_defense(ctx: AttackContext) -> None:
+    """Step 2. The defender declares its response: War DV or nothing (then no DV
+    applies); a solo unit may use its normal Dodge or Parry DV instead. War DV is
+    (Intelligence + War + Unit Defense) ÷ 2, rounded as the commander's own DVs
+    are, then modified by formation and by shield or cover.
+
+    The ruleset's own implementation sets ``ctx.war_dv`` and ``ctx.dv`` from the
+    answer (``ctx.answer("defense")``); a pack's own option must set ``ctx.dv``
+    itself before it runs, or wrap it.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 3. Attack roll
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_attack_roll(ctx: AttackContext) -> None:
+    """Step 3. Roll the attack at difficulty 1, 10s counting twice. A commander rolls
+    Wits + War + Unit Accuracy; a solo unit its normal attack pool with no more
+    Ability dots than its War. The difference between the two Magnitudes (a solo
+    unit counts as 0) is then added to the successes, without a cap.
+
+    The ruleset's own implementation rolls ``ctx.attack_pool`` (a pack adds dice
+    to it before) and sets ``ctx.successes`` and ``ctx.magnitude_bonus``.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 4. Attack reroll
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_attack_reroll_options(ctx: AttackContext) -> list[Option]:
+    """Step 4, before the attacker answers. Offer the attacker's reroll effects.
+
+    The ruleset's own implementation offers none, so the decision is asked only
+    when a pack offers a reroll; ``no`` is then added as the default.
+
+    :param ctx: the attack context.
+    :return: options to add; ``[]`` or ``None`` for none.
+    """
+
+
+@hookspec
+def exalted2e_mass_attack_reroll(ctx: AttackContext) -> None:
+    """Step 4. The attacker may activate Charms or effects that reroll the attack.
+
+    The pack whose option was chosen (``ctx.answer("attack_reroll")``) rerolls
+    dice of ``ctx.stash[ATTACK_ROLL]`` through ``ctx.dice.reroll``. The ruleset's
+    own implementation then counts the roll again, Magnitude difference
+    included, if its dice changed.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 5. Subtract external penalties, apply special defenses
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_apply_defense(ctx: AttackContext) -> None:
+    """Step 5. Subtract external penalties from the successes, the DV last. If any
+    remain, the defender rolls its stunt and Charm dice (the stunt awards no
+    Essence); their successes add to the DV. No successes left: a miss, the
+    cycle ends.
+
+    The ruleset's own implementation subtracts ``ctx.penalty`` and ``ctx.dv``,
+    rolls the stunt dice plus ``ctx.defense_dice`` (a pack adds dice to it
+    before), and ends the cycle on a miss.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 6. Defender reroll
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_defense_reroll_options(ctx: AttackContext) -> list[Option]:
+    """Step 6, before the defender answers. Offer the defender's reroll effects.
+
+    The ruleset's own implementation offers none, so the decision is asked only
+    when a pack offers a reroll; ``no`` is then added as the default.
+
+    :param ctx: the attack context.
+    :return: options to add; ``[]`` or ``None`` for none.
+    """
+
+
+@hookspec
+def exalted2e_mass_defense_reroll(ctx: AttackContext) -> None:
+    """Step 6. The defender may activate Charms or effects that reroll its defense.
+    No successes left: a miss, the cycle ends.
+
+    The pack whose option was chosen (``ctx.answer("defense_reroll")``) rerolls
+    dice of ``ctx.stash[DEFENSE_ROLL]``. The ruleset's own implementation counts
+    that roll again if its dice changed and ends the cycle on a miss.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 7. Calculate raw damage
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_raw_damage(ctx: AttackContext) -> None:
+    """Step 7. Raw damage is the unit's damage (commander's Charisma + Unit Damage;
+    a solo unit's normal weapon damage) plus the remaining successes. Effects that
+    modify raw damage apply now.
+
+    The ruleset's own implementation sets ``ctx.raw_damage``; a pack wraps it to
+    add to the result.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 8. Apply Hardness and soak, roll damage (sub-steps 8A–8E)
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_damage(ctx: AttackContext) -> None:
+    """Step 8. Look up the target's Hardness and soak of the attack's damage type.
+
+    The ruleset's own implementation sets ``ctx.hardness`` and ``ctx.soak``;
+    sub-steps 8A–8E follow.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+@hookspec
+def exalted2e_mass_hardness(ctx: AttackContext) -> None:
+    """Step 8A. Hardness equal to or above the raw damage: the target is struck but
+    takes no damage (and no Might), and the cycle ends.
+
+    The ruleset's own implementation compares ``ctx.hardness`` with
+    ``ctx.raw_damage`` and ends the cycle.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+@hookspec
+def exalted2e_mass_soak(ctx: AttackContext) -> None:
+    """Step 8B. Every point of soak removes one die from the raw damage.
+
+    The ruleset's own implementation sets ``ctx.damage_pool`` to
+    ``ctx.raw_damage − ctx.soak``.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+@hookspec
+def exalted2e_mass_ping(ctx: AttackContext) -> None:
+    """Step 8C. A pool below the attacking unit's Magnitude (a solo unit: the greater
+    of its weapon's Overwhelming rating and its Essence) becomes that number, even
+    when that is more than the raw damage.
+
+    The ruleset's own implementation sets ``ctx.ping_floor`` and raises
+    ``ctx.damage_pool`` to it.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+@hookspec
+def exalted2e_mass_damage_roll(ctx: AttackContext) -> None:
+    """Step 8D. Effects on post-soak damage apply; then roll the pool. Each success
+    (a 10 counts once) is one health level of the attack's type.
+
+    The ruleset's own implementation rolls ``ctx.damage_pool`` (a pack changes it
+    before) and sets ``ctx.levels``.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+@hookspec
+def exalted2e_mass_might(ctx: AttackContext) -> None:
+    """Step 8E. Add the attacking unit's Might to the health levels rolled.
+
+    The ruleset's own implementation sets ``ctx.might`` and
+    ``ctx.damage = ctx.levels + ctx.might``.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 9. Counterattacks
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_counterattack_options(ctx: AttackContext) -> list[Option]:
+    """Step 9, before the defender answers. Offer the defender's counterattack effects.
+
+    The ruleset's own implementation offers none, so the decision is asked only
+    when a pack offers one; ``no`` is then added as the default. There is no
+    counter to a counterattack: return ``[]`` when ``ctx.is_counterattack``.
+
+    :param ctx: the attack context.
+    :return: options to add; ``[]`` or ``None`` for none.
+    """
+
+
+@hookspec
+def exalted2e_mass_counterattack(ctx: AttackContext) -> None:
+    """Step 9. A counterattack the defender chose is resolved now: steps 1–8 again
+    with the roles swapped. A counterattack draws no counterattack.
+
+    The ruleset's own implementation nests the counterattack
+    (``ctx.nest(kind="counterattack")``) with a declaration of the same attack
+    kind naming the chosen option as its Charm, so the offering pack finds
+    itself declared there.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """
+
+
+# -------------------------------------------------------------------------
+# Step 10. Apply results
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_mass_apply_results(ctx: AttackContext) -> None:
+    """Step 10. Damage and other effects land, at the same time as those of any
+    counterattack the defender launched.
+
+    The ruleset's own implementation writes the target's new health track and
+    the conditions it reached (``routed``, ``destroyed``; a solo unit's
+    ``incapacitated``, ``dying``...) to the token, and reports them in
+    ``ctx.outcome["conditions"]`` together with the counterattack's.
+
+    :param ctx: the attack context.
+    :return: nothing; the value is ignored.
+    """

@@ -1,0 +1,472 @@
+"""GODSGLOOM: the Attack Test procedure (ATC), with the RDP and the CEP (seed 004).
+
+Read it like the rulebook page: ATC.10 Roll, ATC.20 Reroll (the Reroll Dice
+Procedure, one sub-step per player and kind of reroll), ATC.30 Criticals (the
+Critical Effects Procedure), ATC.40 Auto-Successes, ATC.50 Cancel, ATC.60 Inflict.
+The attacker is the active player, the defender the inactive one.
+
+Scripted dice are drawn in this order: ATC.10 attacker 🟥, attacker 🟦, defender
+🟥 (melee only), defender 🟦; then each reroll as it is chosen; then ATC.30 extra
+dice: attacker 🟥, attacker 🟦, defender 🟥, defender 🟦.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtt_bridge import AttackContext, Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
+
+from . import hookspecs
+from .rules import (
+    COLOURS,
+    SUCCESS,
+    adjusted_pool,
+    cancel,
+    critical_effects,
+    parse_reroll,
+    status_check,
+)
+from .schemas import Declaration, Unit
+
+__all__ = ["RULESET", "sample_tokens"]
+
+SIDES = ("attacker", "defender")
+ICON = {"attack": "🟥", "defence": "🟦"}
+DONE = Option(id="done", label="Done: no more rerolls")
+
+
+class _Pool:
+    """One rolled pool of one side: its roll, and which die now stands at each position.
+
+    A reroll appends the new result to the roll; ``positions[p]`` follows the die at
+    position ``p`` to its newest result. Extra dice from Critical Effects are added to
+    the roll but get no position: they can't be rerolled.
+    """
+
+    __slots__ = ("roll", "positions")
+
+    def __init__(self, roll: Roll) -> None:
+        self.roll = roll
+        self.positions = list(range(len(roll.faces)))
+
+    def standing(self) -> list[int]:
+        return [self.roll.faces[i] for i in self.positions]
+
+
+#: The dice of this test, by (side, colour).
+POOLS: StashKey[dict[tuple[str, str], _Pool]] = StashKey("godsgloom.pools")
+
+
+def _token_id(ctx: AttackContext, side: str) -> str:
+    return ctx.attacker.id if side == "attacker" else ctx.defender.id
+
+
+def _melee(ctx: AttackContext) -> bool:
+    return ctx.declaration["attack"] == "melee"
+
+
+def _colours(ctx: AttackContext, side: str) -> tuple[str, ...]:
+    """The colours a side rolls: the defender rolls only Guard's 🟦 against a ranged attack."""
+    return COLOURS if side == "attacker" or _melee(ctx) else ("defence",)
+
+
+def _tally(ctx: AttackContext) -> None:
+    """Count each side's ⚔️ Hits and 🛡️ Blocks from the dice as they stand."""
+    pools = ctx.stash[POOLS]
+    for side in SIDES:
+        hits, blocks = pools.get((side, "attack")), pools.get((side, "defence"))
+        setattr(ctx, f"{side}_hits", hits.roll.successes if hits else 0)
+        setattr(ctx, f"{side}_blocks", blocks.roll.successes if blocks else 0)
+
+
+def setup(ctx: AttackContext) -> None:
+    """Base pools from the statline and Guard, and the rerolls each unit holds for a test."""
+    attacker, defender = ctx.current(ctx.attacker.id), ctx.current(ctx.defender.id)
+    ctx.attacker_attack_dice = attacker["statline"]["attack"]
+    ctx.attacker_defence_dice = attacker["statline"]["defence"]
+    ctx.defender_attack_dice = defender["guard"]["attack"] if _melee(ctx) else 0
+    ctx.defender_defence_dice = defender["guard"]["defence"]
+    for side, unit in (("attacker", attacker), ("defender", defender)):
+        rerolls = unit.get("rerolls") or {}
+        setattr(ctx, f"{side}_pool_rerolls", rerolls.get("pool", 0))
+        setattr(ctx, f"{side}_single_rerolls", rerolls.get("single", 0))
+    ctx.stash[POOLS] = {}
+    ctx.outcome.update(hit=False, damage=0, conditions={}, attack=ctx.declaration["attack"], attacker_wounds=0)
+
+
+# -- ATC.10 Roll -------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def godsgloom_roll(ctx: AttackContext) -> None:
+    pools = ctx.stash[POOLS]
+    for side in SIDES:
+        token_id = _token_id(ctx, side)
+        unit = ctx.current(token_id)
+        boost, weak = unit.get("boost", 0), unit.get("weak", 0)
+        modifiers = ctx.declaration["modifiers" if side == "attacker" else "defender_modifiers"]
+        colours = _colours(ctx, side)
+        for colour in colours:
+            name = f"{side}_{colour}_dice"
+            setattr(ctx, name, adjusted_pool(getattr(ctx, name), modifier=modifiers[colour], boost=boost, weak=weak))
+        # Boost and Weak are spent on this test even when only 🟦 is rolled (ranged Guard).
+        spent = {token: 0 for token, held in (("boost", boost), ("weak", weak)) if held}
+        if spent:
+            ctx.update(token_id, **spent)
+            signs = "".join(f" {ICON[c]}" for c in colours)
+            if boost:
+                ctx.note(f"{side} spends {boost} 🟡 Boost: +{boost} on{signs}")
+            if weak:
+                ctx.note(f"{side} discards {weak} 🟣 Weak: −{weak} on{signs}")
+        for colour in colours:
+            dice = getattr(ctx, f"{side}_{colour}_dice")
+            if dice > 0:
+                roll = ctx.dice.roll(dice, 6, label=f"{side} {ICON[colour]}", target=SUCCESS)
+                pools[(side, colour)] = _Pool(roll)
+    _tally(ctx)
+
+
+# -- ATC.20 Reroll (RDP) --------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def godsgloom_reroll(ctx: AttackContext) -> None:
+    for side in SIDES:
+        pool, single = getattr(ctx, f"{side}_pool_rerolls"), getattr(ctx, f"{side}_single_rerolls")
+        if pool or single:
+            ctx.note(f"{side} holds {pool} Pool Reroll(s) and {single} Single-Die Reroll(s) for this test")
+
+
+def _pool_options(ctx: AttackContext, side: str) -> list[Option]:
+    if getattr(ctx, f"{side}_pool_rerolls") <= 0:
+        return []
+    pools = ctx.stash[POOLS]
+    return [
+        Option(id=f"pool:{colour}", label=f"Pool Reroll: reroll every {ICON[colour]} die {pools[(side, colour)].standing()}")
+        for colour in COLOURS
+        if (side, colour) in pools
+    ]
+
+
+def _single_options(ctx: AttackContext, side: str) -> list[Option]:
+    if getattr(ctx, f"{side}_single_rerolls") <= 0:
+        return []
+    pools = ctx.stash[POOLS]
+    options = []
+    for colour in COLOURS:
+        pool = pools.get((side, colour))
+        for position, face in enumerate(pool.standing() if pool else (), start=1):
+            mark = " ✓" if face >= SUCCESS else ""
+            options.append(
+                Option(id=f"die:{colour}:{position}", label=f"Reroll {ICON[colour]} die {position} (shows {face}{mark})")
+            )
+    return options
+
+
+def _spend(ctx: AttackContext, side: str, kind: str) -> None:
+    name = f"{side}_{kind}_rerolls"
+    left = getattr(ctx, name)
+    if left <= 0:
+        raise InvalidRequest(f"the {side} has no {kind} reroll left", details={"reroll": [f"No {kind} reroll left."]})
+    setattr(ctx, name, left - 1)
+
+
+def _pool_reroll(ctx: AttackContext, side: str, decision: str) -> None:
+    answer = ctx.answer(decision)
+    choice = parse_reroll(answer.option) if answer is not None else None
+    if choice is None or choice.kind != "pool":
+        return  # "done", not asked, or a pack's own option
+    pool = ctx.stash[POOLS].get((side, choice.colour))
+    if pool is None:
+        raise InvalidRequest(f"the {side} rolled no {choice.colour} dice", details={"reroll": [answer.option]})
+    _spend(ctx, side, "pool")
+    before = pool.standing()
+    pool.positions = [ctx.dice.reroll(pool.roll, index) for index in pool.positions]
+    ctx.note(f"{side} Pool Reroll on {ICON[choice.colour]}: {before} → {pool.standing()}")
+    _tally(ctx)
+
+
+def _single_reroll(ctx: AttackContext, side: str, decision: str) -> None:
+    answer = ctx.answer(decision)
+    choice = parse_reroll(answer.option) if answer is not None else None
+    if choice is None or choice.kind != "die":
+        return
+    pool = ctx.stash[POOLS].get((side, choice.colour))
+    if pool is None or choice.position > len(pool.positions):
+        raise InvalidRequest(f"the {side} has no such die to reroll", details={"reroll": [answer.option]})
+    _spend(ctx, side, "single")
+    slot = choice.position - 1
+    before = pool.roll.faces[pool.positions[slot]]
+    pool.positions[slot] = ctx.dice.reroll(pool.roll, pool.positions[slot])
+    after = pool.roll.faces[pool.positions[slot]]
+    ctx.note(f"{side} rerolls {ICON[choice.colour]} die {choice.position}: {before} → {after}")
+    _tally(ctx)
+
+
+@hookimpl(trylast=True)
+def godsgloom_active_pool_reroll_options(ctx: AttackContext) -> list[Option]:
+    return _pool_options(ctx, "attacker")
+
+
+@hookimpl(trylast=True)
+def godsgloom_active_pool_reroll(ctx: AttackContext) -> None:
+    _pool_reroll(ctx, "attacker", "active_pool_reroll")
+
+
+@hookimpl(trylast=True)
+def godsgloom_active_single_reroll_options(ctx: AttackContext) -> list[Option]:
+    return _single_options(ctx, "attacker")
+
+
+@hookimpl(trylast=True)
+def godsgloom_active_single_reroll(ctx: AttackContext) -> None:
+    _single_reroll(ctx, "attacker", "active_single_reroll")
+
+
+@hookimpl(trylast=True)
+def godsgloom_inactive_pool_reroll_options(ctx: AttackContext) -> list[Option]:
+    return _pool_options(ctx, "defender")
+
+
+@hookimpl(trylast=True)
+def godsgloom_inactive_pool_reroll(ctx: AttackContext) -> None:
+    _pool_reroll(ctx, "defender", "inactive_pool_reroll")
+
+
+@hookimpl(trylast=True)
+def godsgloom_inactive_single_reroll_options(ctx: AttackContext) -> list[Option]:
+    return _single_options(ctx, "defender")
+
+
+@hookimpl(trylast=True)
+def godsgloom_inactive_single_reroll(ctx: AttackContext) -> None:
+    _single_reroll(ctx, "defender", "inactive_single_reroll")
+
+
+# -- ATC.30 Criticals (CEP) ------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def godsgloom_criticals(ctx: AttackContext) -> None:
+    pools = ctx.stash[POOLS]
+    for side in SIDES:
+        attack, defence = pools.get((side, "attack")), pools.get((side, "defence"))
+        crit = critical_effects(attack.roll.active if attack else (), defence.roll.active if defence else ())
+        for colour, pool, extra, why in (
+            ("attack", attack, crit.extra_attack, "two or more 6s"),
+            ("defence", defence, crit.extra_defence, "two or more 1s"),
+        ):
+            if extra:
+                (index,) = ctx.dice.add(pool.roll, 1)
+                ctx.note(f"{side}: {why} on {ICON[colour]} — one extra {ICON[colour]} rolled: {pool.roll.faces[index]}")
+    _tally(ctx)
+
+
+# -- ATC.40 Apply Auto-Successes --------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def godsgloom_auto_successes(ctx: AttackContext) -> None:
+    for side in SIDES:
+        auto = ctx.current(_token_id(ctx, side)).get("auto") or {}
+        hits, blocks = auto.get("hits", 0), auto.get("blocks", 0)
+        if side == "attacker":
+            hits += ctx.declaration["auto"]["hits"]
+            blocks += ctx.declaration["auto"]["blocks"]
+        elif not _melee(ctx):
+            hits = 0  # a ranged defender inflicts no wounds (seed 004, ATC.60)
+        if hits:
+            setattr(ctx, f"{side}_hits", getattr(ctx, f"{side}_hits") + hits)
+            ctx.note(f"{side}: +{hits} Auto-⚔️")
+        if blocks:
+            setattr(ctx, f"{side}_blocks", getattr(ctx, f"{side}_blocks") + blocks)
+            ctx.note(f"{side}: +{blocks} Auto-🛡️")
+
+
+# -- ATC.50 Cancel ---------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def godsgloom_cancel(ctx: AttackContext) -> None:
+    melee = _melee(ctx)
+    left = cancel(
+        attacker_hits=ctx.attacker_hits,
+        attacker_blocks=ctx.attacker_blocks,
+        defender_hits=ctx.defender_hits,
+        defender_blocks=ctx.defender_blocks,
+        melee=melee,
+    )
+    ctx.note(f"defender's {ctx.defender_blocks} 🛡️ against attacker's {ctx.attacker_hits} ⚔️: {left.attacker_hits} left")
+    if melee:
+        ctx.note(f"attacker's {ctx.attacker_blocks} 🛡️ against defender's {ctx.defender_hits} ⚔️: {left.defender_hits} left")
+    ctx.wounds = left.attacker_hits
+    ctx.attacker_wounds = left.defender_hits
+
+
+# -- ATC.60 Inflict ---------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def godsgloom_inflict(ctx: AttackContext) -> None:
+    # Wounds land on both units at the same time, so both statuses come from the
+    # health each had before this step.
+    checks = []
+    for token_id, wounds in ((ctx.defender.id, ctx.wounds), (ctx.attacker.id, ctx.attacker_wounds)):
+        unit = ctx.current(token_id)
+        checks.append((token_id, unit, status_check(unit["health"]["current"], wounds)))
+    conditions: dict[str, list[str]] = {}
+    for token_id, unit, status in checks:
+        name = ctx.token(token_id).name
+        if status.wounds:
+            ctx.update(token_id, health={**unit["health"], "current": status.health})
+            ctx.note(f"{name} suffers {status.wounds} 🩸: health {unit['health']['current']} → {status.health}")
+        if status.decimated:
+            ctx.update(token_id, weak=unit.get("weak", 0) + 1)
+            ctx.note(f"{name} is Decimated and gains a 🟣 Weak token")
+            conditions[token_id] = ["decimated"]
+        if status.destroyed:
+            ctx.note(f"{name} is Destroyed")
+            conditions[token_id] = ["destroyed"]
+    ctx.outcome.update(
+        hit=ctx.wounds > 0,
+        damage=ctx.wounds,
+        attacker_wounds=ctx.attacker_wounds,
+        attacker_hits=ctx.attacker_hits,
+        attacker_blocks=ctx.attacker_blocks,
+        defender_hits=ctx.defender_hits,
+        defender_blocks=ctx.defender_blocks,
+        conditions=conditions,
+    )
+
+
+# -- the ruleset --------------------------------------------------------------------------
+
+
+def _reroll_ask(name: str, prompt: str, who: str) -> Ask:
+    return Ask(name=name, prompt=prompt, who=who, default=DONE.id, decline=DONE, repeat=True)
+
+
+STEPS = (
+    Step(name="roll", title="ATC.10 Roll"),
+    Step(
+        name="reroll",
+        title="ATC.20 Reroll",
+        steps=(
+            Step(
+                name="active_pool_reroll",
+                title="RDP.10 Active player: Pool Reroll",
+                ask=_reroll_ask("active_pool_reroll", "Use a Pool Reroll?", "attacker"),
+            ),
+            Step(
+                name="active_single_reroll",
+                title="RDP.10 Active player: Single-Die Reroll",
+                ask=_reroll_ask("active_single_reroll", "Reroll a single die?", "attacker"),
+            ),
+            Step(
+                name="inactive_pool_reroll",
+                title="RDP.20 Inactive player: Pool Reroll",
+                ask=_reroll_ask("inactive_pool_reroll", "Use a Pool Reroll?", "defender"),
+            ),
+            Step(
+                name="inactive_single_reroll",
+                title="RDP.20 Inactive player: Single-Die Reroll",
+                ask=_reroll_ask("inactive_single_reroll", "Reroll a single die?", "defender"),
+            ),
+        ),
+    ),
+    Step(name="criticals", title="ATC.30 Criticals"),
+    Step(name="auto_successes", title="ATC.40 Apply Auto-Successes"),
+    Step(name="cancel", title="ATC.50 Cancel"),
+    Step(name="inflict", title="ATC.60 Inflict"),
+)
+
+NUMBERS = (
+    "attacker_attack_dice",
+    "attacker_defence_dice",
+    "defender_attack_dice",
+    "defender_defence_dice",
+    "attacker_pool_rerolls",
+    "attacker_single_rerolls",
+    "defender_pool_rerolls",
+    "defender_single_rerolls",
+    "attacker_hits",
+    "attacker_blocks",
+    "defender_hits",
+    "defender_blocks",
+    "wounds",
+    "attacker_wounds",
+)
+
+
+def sample_tokens() -> list[dict[str, Any]]:
+    """Two warbands for the demo table."""
+    return [
+        {
+            "id": "hearthguard",
+            "name": "Hearthguard Shieldwall",
+            "ruleset": "godsgloom",
+            "ownership": {"alice": 3},
+            "system": {
+                "statline": {"attack": 3, "defence": 2},
+                "guard": {"attack": 1, "defence": 3},
+                "health": {"current": 4, "max": 4},
+                "boost": 1,
+                "weak": 0,
+                "rerolls": {"pool": 0, "single": 1},
+                "auto": {"hits": 0, "blocks": 1},
+                "traits": [],
+            },
+        },
+        {
+            "id": "ashen-raiders",
+            "name": "Ashen Raiders",
+            "ruleset": "godsgloom",
+            "ownership": {"bob": 3},
+            "system": {
+                "statline": {"attack": 4, "defence": 1},
+                "guard": {"attack": 2, "defence": 2},
+                "health": {"current": 3, "max": 3},
+                "boost": 0,
+                "weak": 0,
+                "rerolls": {"pool": 1, "single": 0},
+                "auto": {"hits": 0, "blocks": 0},
+                "traits": ["momentum"],
+            },
+        },
+        {
+            "id": "bone-archers",
+            "name": "Bone Archers",
+            "ruleset": "godsgloom",
+            "ownership": {"bob": 3},
+            "system": {
+                "statline": {"attack": 3, "defence": 1},
+                "guard": {"attack": 1, "defence": 1},
+                "health": {"current": 2, "max": 2},
+                "boost": 0,
+                "weak": 0,
+                "rerolls": {"pool": 0, "single": 0},
+                "auto": {"hits": 0, "blocks": 0},
+                "traits": [],
+            },
+        },
+    ]
+
+
+RULESET = Ruleset(
+    id="godsgloom",
+    title="GODSGLOOM — Attack Test",
+    description="The ATC procedure with the Reroll Dice Procedure and the Critical Effects Procedure (seed 004).",
+    steps=STEPS,
+    hookspecs=hookspecs,
+    token_schema=Unit,
+    declaration_schema=Declaration,
+    numbers=NUMBERS,
+    setup=setup,
+    sample_tokens=sample_tokens,
+)
+
+
+@hookimpl
+def vtt_bridge_rulesets() -> list[Ruleset]:
+    return [RULESET]
+

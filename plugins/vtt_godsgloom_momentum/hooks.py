@@ -1,0 +1,44 @@
+"""Momentum and Onslaught: a GODSGLOOM pack intercepting ATC.20 and ATC.40 only.
+
+It talks to the ruleset only through the public context: the working numbers
+``ctx.<side>_single_rerolls`` (which the RDP steps offer and spend) and
+``ctx.<side>_hits`` (which ATC.50 cancels).
+"""
+
+from __future__ import annotations
+
+from vtt_bridge import AttackContext, hookimpl
+
+from .rules import MOMENTUM, ONSLAUGHT, holds, onslaught_applies
+
+__all__ = ["godsgloom_auto_successes", "godsgloom_reroll"]
+
+
+def _holders(ctx: AttackContext, trait: str) -> list[str]:
+    """The sides ("attacker", "defender") whose unit holds ``trait`` in this test."""
+    sides = []
+    for side, token in (("attacker", ctx.attacker), ("defender", ctx.defender)):
+        declared = side == "attacker" and ctx.declared(trait) is not None
+        if holds(trait, ctx.current(token.id).get("traits", ()), declared=declared):
+            sides.append(side)
+    return sides
+
+
+@hookimpl
+def godsgloom_reroll(ctx: AttackContext) -> None:
+    """ATC.20: a Momentum holder gets one Single-Die Reroll for this attack test."""
+    for side in _holders(ctx, MOMENTUM):
+        name = f"{side}_single_rerolls"
+        setattr(ctx, name, getattr(ctx, name) + 1)
+        ctx.note(f"{side}: Momentum grants one Single-Die Reroll")
+
+
+@hookimpl
+def godsgloom_auto_successes(ctx: AttackContext) -> None:
+    """ATC.40: an Onslaught holder adds one Auto-⚔️ where its Hits can wound."""
+    melee = ctx.declaration["attack"] == "melee"
+    for side in _holders(ctx, ONSLAUGHT):
+        if onslaught_applies(side=side, melee=melee):
+            name = f"{side}_hits"
+            setattr(ctx, name, getattr(ctx, name) + 1)
+            ctx.note(f"{side}: Onslaught adds one Auto-⚔️")

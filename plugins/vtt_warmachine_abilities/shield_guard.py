@@ -1,0 +1,80 @@
+"""Shield Guard (step 6): a guard takes a ranged hit meant for a friendly model.
+
+Once per round, when a friendly model within 3" of this model is directly hit
+by an enemy ranged attack (not a spray), this model may be hit instead: it is
+hit automatically and suffers all damage and effects. A knocked-down,
+stationary or destroyed model cannot guard. The guard's owner decides; the
+guard's token remembers the round's use (``shield_guard_used``, which the GM
+clears at the start of the round).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtt_bridge import AttackContext, Option, hookimpl
+
+from .measure import edge_distance
+
+__all__ = ["RANGE", "eligible_guards", "warmachine_mk3_redirect", "warmachine_mk3_redirect_options"]
+
+RANGE = 3.0  # inches (brief: within 3")
+PREFIX = "shield_guard:"
+
+
+def _owners(token: Any) -> set[str]:
+    return {user for user, level in token.ownership.items() if level >= 3}
+
+
+def _weapon(ctx: AttackContext) -> dict[str, Any]:
+    name = ctx.declaration["weapon"]
+    return next((w for w in ctx.attacker.system.get("weapons") or () if w.get("name") == name), {})
+
+
+def eligible_guards(ctx: AttackContext) -> list[str]:
+    """Tokens that may Shield Guard the model directly hit, nearest first."""
+    hit = ctx.direct_hit
+    weapon = _weapon(ctx)
+    if not hit or weapon.get("kind") != "ranged" or weapon.get("spray"):
+        return []
+    target = ctx.token(hit)
+    friends = _owners(target)
+    if not friends or friends & _owners(ctx.attacker):
+        return []  # only against an enemy's attack on a friendly model
+    there = ctx.current(hit)
+    found = []
+    for token_id, token in ctx.tokens.items():
+        if token_id in (hit, ctx.attacker.id) or token.ruleset != ctx.ruleset.id:
+            continue
+        me = ctx.current(token_id)
+        if not me.get("shield_guard") or me.get("shield_guard_used") or not (_owners(token) & friends):
+            continue
+        if any(me.get(state) for state in ("knocked_down", "stationary", "destroyed", "removed")):
+            continue
+        gap = edge_distance(me, there)
+        if gap <= RANGE + 1e-9:
+            found.append((gap, token_id))
+    return [token_id for _, token_id in sorted(found)]
+
+
+@hookimpl(optionalhook=True)
+def warmachine_mk3_redirect_options(ctx: AttackContext) -> list[Option]:
+    return [
+        Option(
+            id=f"{PREFIX}{guard}",
+            label=f"{ctx.token(guard).name}: Shield Guard, be hit instead of {ctx.token(ctx.direct_hit).name}",
+            token=guard,
+        )
+        for guard in eligible_guards(ctx)
+    ]
+
+
+@hookimpl(optionalhook=True)
+def warmachine_mk3_redirect(ctx: AttackContext) -> None:
+    answer = ctx.answer("redirect")
+    if answer is None or not answer.option.startswith(PREFIX):
+        return
+    guard = answer.option[len(PREFIX):]
+    ctx.redirect_to = guard
+    ctx.update(guard, shield_guard_used=True)
+    ctx.note(f"Shield Guard: {ctx.token(guard).name} steps in")

@@ -1,0 +1,166 @@
+"""Damage capacity: a single box, a row of boxes, a warjack grid, a warbeast spiral.
+
+All four are one shape here, a *track*: lanes of boxes marked in order, damage
+overflowing from one lane to the next. A single box or a row is one lane; a
+damage grid is six columns, marked top down, overflowing to the right with
+column 6 wrapping to column 1; a life spiral is six branches, marked from the
+outer box inward, overflowing clockwise. Every box carries the name of what it
+belongs to: a system ("movement", "cortex"...) on a grid, an aspect ("mind",
+"body", "spirit") on a spiral, nothing for a blank box. A system or aspect is
+crippled when all its boxes are marked.
+
+On the token, the capacity is one of ``boxes`` (a number), ``grid`` (six
+strings, one per column, top down: ``-`` a blank box, a letter a system box,
+``.`` no box) or ``spiral`` (six numbers, the boxes of each branch); what is
+marked is ``marked``: a number for boxes, six numbers (boxes marked in each
+column or branch) for a grid or spiral.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ASPECTS",
+    "SYSTEM_NAMES",
+    "Marking",
+    "Track",
+    "crippled",
+    "heal_last",
+    "mark",
+    "marked_of",
+    "remaining",
+    "to_token",
+    "track_of",
+]
+
+# Letters printed in warjack grid boxes. A token may name its own in ``systems``.
+SYSTEM_NAMES: Mapping[str, str] = {
+    "L": "left_arm",
+    "R": "right_arm",
+    "M": "movement",
+    "C": "cortex",
+    "H": "head",
+    "A": "arc_node",
+    "G": "field_generator",
+}
+
+# Branches 1–2 are Mind, 3–4 Body, 5–6 Spirit.
+ASPECTS: tuple[str, ...] = ("mind", "mind", "body", "body", "spirit", "spirit")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Track:
+    """A model's damage boxes.
+
+    :ivar kind: ``"boxes"``, ``"grid"`` or ``"spiral"``.
+    :ivar lanes: per lane (column, branch; one lane for boxes) the name of each box
+        in marking order; ``""`` is a blank box.
+    """
+
+    kind: str
+    lanes: tuple[tuple[str, ...], ...]
+
+    @property
+    def capacity(self) -> int:
+        return sum(len(lane) for lane in self.lanes)
+
+    @property
+    def rolled(self) -> bool:
+        """Is a d6 rolled to choose where damage starts (a column or branch)?"""
+        return self.kind != "boxes"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Marking:
+    """The result of marking damage.
+
+    :ivar marked: boxes marked per lane afterwards.
+    :ivar points: damage points actually marked (excess over the last box is lost).
+    :ivar boxes: ``(lane, index)`` of every box marked, in order (lanes from 0).
+    :ivar crippled: systems or aspects crippled by this damage, newly.
+    """
+
+    marked: tuple[int, ...]
+    points: int
+    boxes: tuple[tuple[int, int], ...]
+    crippled: tuple[str, ...]
+
+
+def track_of(system: Mapping[str, Any]) -> Track:
+    """The damage track a token's capacity spec describes (one box if it gives none)."""
+    grid = system.get("grid")
+    if grid:
+        names = {**SYSTEM_NAMES, **(system.get("systems") or {})}
+        lanes = tuple(
+            tuple("" if cell == "-" else names.get(cell, cell) for cell in column if cell != ".") for column in grid
+        )
+        return Track(kind="grid", lanes=lanes)
+    spiral = system.get("spiral")
+    if spiral:
+        return Track(kind="spiral", lanes=tuple((ASPECTS[i],) * n for i, n in enumerate(spiral)))
+    return Track(kind="boxes", lanes=(("",) * int(system.get("boxes") or 1),))
+
+
+def marked_of(system: Mapping[str, Any], track: Track) -> tuple[int, ...]:
+    """Boxes marked per lane, from the token's ``marked`` (missing: nothing marked)."""
+    raw = system.get("marked")
+    if raw is None:
+        return (0,) * len(track.lanes)
+    if isinstance(raw, int):
+        raw = (raw,)
+    counts = tuple(int(n) for n in raw) + (0,) * (len(track.lanes) - len(raw))
+    return tuple(max(0, min(n, len(lane))) for n, lane in zip(counts, track.lanes))
+
+
+def to_token(track: Track, marked: tuple[int, ...]) -> int | list[int]:
+    """``marked`` as the token stores it: a number for boxes, a list otherwise."""
+    return marked[0] if track.kind == "boxes" else list(marked)
+
+
+def remaining(track: Track, marked: tuple[int, ...]) -> int:
+    """Unmarked boxes."""
+    return track.capacity - sum(marked)
+
+
+def crippled(track: Track, marked: tuple[int, ...]) -> tuple[str, ...]:
+    """Systems or aspects whose every box is marked, sorted."""
+    seen: dict[str, bool] = {}
+    for lane, count in zip(track.lanes, marked):
+        for index, name in enumerate(lane):
+            if name:
+                seen[name] = seen.get(name, True) and index < count
+    return tuple(sorted(name for name, full in seen.items() if full))
+
+
+def mark(track: Track, marked: tuple[int, ...], points: int, start: int = 1) -> Marking:
+    """Mark ``points`` damage starting in lane ``start`` (the column or branch rolled,
+    1–6; ignored for boxes), overflowing to the next lane, lane 6 wrapping to 1."""
+    before = crippled(track, marked)
+    counts = list(marked)
+    boxes: list[tuple[int, int]] = []
+    left = points
+    n = len(track.lanes)
+    first = (start - 1) % n if track.rolled else 0
+    for step in range(n):
+        lane = (first + step) % n
+        while left > 0 and counts[lane] < len(track.lanes[lane]):
+            boxes.append((lane, counts[lane]))
+            counts[lane] += 1
+            left -= 1
+    after = tuple(counts)
+    newly = tuple(name for name in crippled(track, after) if name not in before)
+    return Marking(marked=after, points=points - left, boxes=tuple(boxes), crippled=newly)
+
+
+def heal_last(marked: tuple[int, ...], boxes: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """Remove the damage point marked last (Tough). ``boxes`` as in :class:`Marking`."""
+    counts = list(marked)
+    if boxes:
+        lane, _ = boxes[-1]
+    else:  # nothing marked by this attack: the last lane with a mark
+        lane = max((i for i, c in enumerate(counts) if c), default=0)
+    counts[lane] = max(0, counts[lane] - 1)
+    return tuple(counts)

@@ -1,0 +1,200 @@
+"""A pack's mistakes stay the pack's: one failed attack, a refused start-up, a caught write."""
+
+import pytest
+
+from vtt_bridge import (
+    InvalidRequest,
+    PluginError,
+    PluginValidationError,
+    error_envelope,
+    hookimpl,
+    make_host,
+)
+from vtt_bridge import testing as vt
+from vtt_bridge.cli import main
+from vtt_bridge.plugins import BLOCK_ENV
+
+from .conftest import BUILTINS
+
+RULES = "tests.kit.packs.duel_rules"
+FIGHTERS = {"a": {"hp": 10}, "b": {"hp": 10}}
+
+
+def _host(install, **packs):
+    install("vtt-kit-packs", "0.3", duel=RULES, **packs)
+    return make_host(block=BUILTINS, environ={})
+
+
+# -- a pack that raises ---------------------------------------------------------
+
+
+def test_a_raising_pack_fails_that_attack_with_plugin_error_naming_pack_and_hook(install):
+    host = _host(install, cursed="tests.kit.packs.broken")
+    toks = vt.tokens("duel", FIGHTERS, host=host)
+    with pytest.raises(PluginError) as err:
+        vt.resolve("duel", toks, declaration={"charms": [{"id": "cursed-blade"}]}, dice=[6, 6], host=host)
+    envelope = error_envelope(err.value)
+    assert envelope["ok"] is False
+    assert envelope["error"]["code"] == "plugin_error"
+    assert envelope["error"]["details"] == {
+        "plugin": "cursed",  # the entry point's name, as `vtt-bridge plugins` lists it
+        "hook": "duel_roll",
+        "step": "roll",
+        "exception": "KeyError",
+    }
+    assert "plugin cursed failed in hook duel_roll" in envelope["error"]["message"]
+    # no token changed, and the same host goes on resolving attacks
+    assert toks["b"].system["hp"] == 10
+    res = vt.resolve("duel", toks, dice=[6, 6], answers={"defense": "none"}, host=host)
+    assert res.token_after("b")["hp"] == 8
+
+
+@pytest.mark.parametrize("where", ["options", "wrapper", "setup_of_nested"])
+def test_a_pack_raising_anywhere_in_a_step_is_still_plugin_error(where):
+    class Faulty:
+        if where == "options":
+
+            @hookimpl
+            def duel_defense_options(self, ctx):
+                raise RuntimeError("no options today")
+
+        elif where == "wrapper":
+
+            @hookimpl(wrapper=True)
+            def duel_wound(self, ctx):
+                result = yield
+                raise RuntimeError("after the ruleset")
+
+        else:
+
+            @hookimpl
+            def duel_declare(self, ctx):
+                if ctx.kind == "counterattack":
+                    raise RuntimeError("in the counterattack")
+
+    hook = {"options": "duel_defense_options", "wrapper": "duel_wound", "setup_of_nested": "duel_declare"}[where]
+    with pytest.raises(PluginError) as err:
+        vt.resolve(
+            "duel", FIGHTERS, declaration={"charms": [{"id": "riposte"}]}, dice=[6, 6, 6, 6],
+            answers={"defense": "none"}, plugins=[RULES, Faulty()],
+        )
+    assert err.value.details["hook"] == hook
+    assert err.value.details["plugin"] == "Faulty"
+
+
+def test_a_refusal_the_user_must_see_stays_invalid_request():
+    class Costly:
+        @hookimpl
+        def duel_declare(self, ctx):
+            raise InvalidRequest("not enough motes", details={"motes": ["Needs 3."]})
+
+    with pytest.raises(InvalidRequest) as err:
+        vt.resolve("duel", FIGHTERS, dice=[6, 6], plugins=[RULES, Costly()])
+    assert err.value.code == "invalid_request"
+    assert err.value.details == {"motes": ["Needs 3."], "hook": "duel_declare", "step": "declare"}
+
+
+# -- a hook that matches no step --------------------------------------------------
+
+
+def test_a_hook_matching_no_step_is_refused_at_start_up_with_the_nearest_name(install):
+    with pytest.raises(PluginValidationError) as err:
+        _host(install, typo="tests.kit.packs.typo")
+    assert err.value.code == "plugin_invalid"
+    assert err.value.message == (
+        "plugin 'typo' implements 'duel_rol', which no installed ruleset declares; did you mean 'duel_roll'?"
+    )
+    assert err.value.details == {"plugin": "typo", "hook": "duel_rol", "suggestion": "duel_roll"}
+
+
+def test_the_refusal_reaches_the_command_line(install, monkeypatch, capsys):
+    install("vtt-kit-packs", "0.3", duel=RULES, typo="tests.kit.packs.typo")
+    monkeypatch.setenv(BLOCK_ENV, ",".join(BUILTINS))
+    assert main(["plugins"]) == 2
+    err = capsys.readouterr().err
+    assert "error [plugin_invalid]: plugin 'typo' implements 'duel_rol'" in err
+    assert "did you mean 'duel_roll'?" in err
+    # blocking the faulty pack lets everything else start
+    monkeypatch.setenv(BLOCK_ENV, ",".join([*BUILTINS, "typo"]))
+    assert main(["plugins"]) == 0
+
+
+def test_a_hook_far_from_every_step_is_refused_without_a_guess():
+    class Stranger:
+        @hookimpl
+        def teatime_brew(self, ctx):
+            pass
+
+    with pytest.raises(PluginValidationError) as err:
+        vt.host(RULES, Stranger(), entry_points=False)
+    assert err.value.message == "plugin 'Stranger' implements 'teatime_brew', which no installed ruleset declares"
+
+
+def test_an_optional_hook_for_a_ruleset_not_installed_is_allowed():
+    class Portable:
+        @hookimpl(optionalhook=True)
+        def warhammer_charge(self, ctx):
+            pass
+
+    vt.host(RULES, Portable(), entry_points=False)
+
+
+# -- a pack that writes to a snapshot ---------------------------------------------
+
+
+def test_writing_to_a_token_snapshot_is_caught_and_changes_nothing(install):
+    host = _host(install, vorpal="tests.kit.packs.cheat")
+    toks = vt.tokens("duel", FIGHTERS, host=host)
+    with pytest.raises(PluginError) as err:
+        vt.resolve(
+            "duel", toks, declaration={"charms": [{"id": "vorpal"}]}, dice=[6, 6],
+            answers={"defense": "none"}, host=host,
+        )
+    assert err.value.details == {
+        "plugin": "vorpal",
+        "hook": "duel_wound",
+        "step": "wound",
+        "exception": "SnapshotMutation",
+    }
+    assert toks["b"].system["hp"] == 10
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda ctx: ctx.defender.system.update(hp=0),
+        lambda ctx: ctx.defender.system.pop("hp"),
+        lambda ctx: setattr(ctx.defender, "name", "Victim"),
+        lambda ctx: ctx.attacker.ownership.clear(),
+        lambda ctx: ctx.current(ctx.defender.id).__setitem__("hp", 0),
+        lambda ctx: ctx.declaration.__setitem__("bonus", 9),
+        lambda ctx: ctx.declaration["charms"][0].__setitem__("id", "other"),
+    ],
+    ids=["update", "pop", "attribute", "ownership", "current", "declaration", "nested"],
+)
+def test_every_way_of_writing_to_a_snapshot_is_caught(write):
+    class Cheat:
+        @hookimpl
+        def duel_roll(self, ctx):
+            write(ctx)
+
+    toks = vt.tokens("duel", FIGHTERS, host=vt.host(RULES, entry_points=False))
+    with pytest.raises(PluginError) as err:
+        vt.resolve(
+            "duel", toks, declaration={"charms": [{"id": "x"}]}, dice=[6, 6],
+            answers={"defense": "none"}, plugins=[RULES, Cheat()],
+        )
+    assert err.value.details["exception"] == "SnapshotMutation"
+    assert err.value.details["plugin"] == "Cheat"
+    assert toks["b"].system == {"hp": 10, "rerolls": 0} and toks["b"].name == "b"
+
+
+def test_a_stray_attribute_on_the_context_fails_loudly():
+    class Sloppy:
+        @hookimpl
+        def duel_roll(self, ctx):
+            ctx.my_bonus = 2  # per-attack state belongs in ctx.stash[StashKey(...)]
+
+    with pytest.raises(PluginError) as err:
+        vt.resolve("duel", FIGHTERS, dice=[6, 6], answers={"defense": "none"}, plugins=[RULES, Sloppy()])
+    assert err.value.details["exception"] == "AttributeError"

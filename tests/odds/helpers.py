@@ -1,0 +1,56 @@
+"""Shared pieces of the per-ruleset odds tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vtt_bridge import Token, make_host
+from vtt_bridge.odds import OddsResult, compute_odds
+
+from .agreement import disagreements
+
+#: Resolutions per Monte Carlo agreement run: enough for 4.5σ bounds to bite, fast enough to run often.
+SAMPLES = 4000
+
+
+def _unwired_models() -> list[str]:
+    # TEMPORARY while the ruleset packages do not yet import their odds module.
+    import importlib
+
+    out = []
+    for pkg in ("vtt_godsgloom", "vtt_exalted2e", "vtt_exalted2e_mass", "vtt_warmachine_mk3", "vtt_highest_die"):
+        try:
+            module = importlib.import_module(pkg)
+            importlib.import_module(pkg + ".odds")
+        except ImportError:
+            continue
+        if not hasattr(module, "vtt_bridge_exact_odds"):
+            out.append(pkg + ".odds")
+    return out
+
+
+def real_host(*extra: str):
+    """The host a user gets: every installed entry point (rulesets, packs, their odds models)."""
+    return make_host(plugins=[*extra, *_unwired_models()], environ={})
+
+
+def tokens_of(host: Any, ruleset: str, raw: list[Mapping[str, Any]]) -> dict[str, Token]:
+    """Tokens validated by the ruleset's schema, as the CLI and the server load them."""
+    out = {}
+    for t in raw:
+        system = host.load_system(ruleset, t["system"])
+        out[t["id"]] = Token(t["id"], t.get("name", t["id"]), ruleset, system, ownership=t.get("ownership"))
+    return out
+
+
+def exact_and_mc(host, request, tokens, *, answers=None, samples=SAMPLES, seed=1) -> tuple[OddsResult, OddsResult]:
+    exact = compute_odds(host, request, tokens, answers=answers, method="exact")
+    mc = compute_odds(host, request, tokens, answers=answers, method="monte_carlo", mc_samples=samples, seed=seed)
+    return exact, mc
+
+
+def assert_agree(host, request, tokens, *, answers=None, samples=SAMPLES, seed=1) -> OddsResult:
+    exact, mc = exact_and_mc(host, request, tokens, answers=answers, samples=samples, seed=seed)
+    assert disagreements(exact, mc) == []
+    return exact

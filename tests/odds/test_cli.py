@@ -1,0 +1,56 @@
+"""``vtt-bridge odds REQUEST.json`` (the host is the duel's, patched in)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vtt_bridge import make_host
+from vtt_bridge.cli import main
+
+from . import duel_odds
+
+
+@pytest.fixture
+def request_file(tmp_path, monkeypatch):
+    def fake_make_host(plugins=()):
+        return make_host(plugins=[duel_odds.ScoredDuelRules(), duel_odds.DuelExact()], entry_points=False, environ={})
+
+    monkeypatch.setattr("vtt_bridge.cli.odds.make_host", fake_make_host)
+    data = {
+        "ruleset": "duel",
+        "tokens": [t.to_dict() for t in duel_odds.tokens().values()],
+        "attacker": "a",
+        "targets": ["b"],
+        "declaration": {"bonus": 2},
+        "seed": 99,
+    }
+    path = tmp_path / "duel.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_table_and_bar_chart(request_file, capsys):
+    assert main(["odds", str(request_file), "--answer", "defense=none"]) == 0
+    out = capsys.readouterr().out
+    assert "method: exact" in out and "answers: defense=none" in out
+    assert "hit:              93.75%" in out  # 1 − (1/2)⁴
+    assert "b: down" in out and "█" in out
+
+
+def test_json_is_the_payload(request_file, capsys):
+    assert main(["odds", str(request_file), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["method"] == "exact" and payload["hit"]["exact"] == "11/16"
+
+
+def test_monte_carlo_on_request(request_file, capsys):
+    assert main(["odds", str(request_file), "--method", "monte-carlo", "--samples", "300", "--seed", "4", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["method"] == "monte_carlo" and payload["samples"] == 300 and payload["seed"] == 4
+
+
+def test_bad_answer_flag_is_an_error(request_file, capsys):
+    assert main(["odds", str(request_file), "--answer", "defense"]) == 2
+    assert "KEY=OPTION" in capsys.readouterr().err

@@ -1,0 +1,208 @@
+"""The odds engine against the engine's ``duel`` ruleset: methods, agreement, payload."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import pytest
+
+from vtt_bridge import InvalidRequest, PluginError, hookimpl, make_host
+from vtt_bridge.odds import (
+    AttackOutcome,
+    Distribution,
+    ExactOdds,
+    compute_odds,
+    foreign_plugins,
+    outcome_from,
+    render,
+    ruleset_owner,
+    sample_seeds,
+    summarise_samples,
+)
+
+from . import duel_odds
+from .agreement import disagreements
+
+SAMPLES = 3000
+
+
+def host(*plugins):
+    return make_host(plugins=[duel_odds.ScoredDuelRules(), *plugins], entry_points=False, environ={})
+
+
+def request(targets=("b",), **declaration):
+    return {"ruleset": "duel", "attacker": "a", "targets": list(targets), "declaration": declaration}
+
+
+def test_exact_when_only_the_ruleset_and_its_model_are_loaded():
+    result = compute_odds(host(duel_odds.DuelExact()), request(), duel_odds.tokens())
+    assert result.method == "exact" and result.samples is None
+    # 2d6 at 4+, the default block takes one: a hit needs both dice, 1/4, for 1 hit
+    assert result.hit.exact == Fraction(1, 4) and result.hit.se is None
+    assert [(d, e.exact) for d, e in result.damage] == [(0, Fraction(3, 4)), (1, Fraction(1, 4))]
+    assert result.expected_damage.exact == Fraction(1, 4)
+    assert result.unit == "hits"
+
+
+def test_answers_replace_the_default():
+    result = compute_odds(host(duel_odds.DuelExact()), request(), duel_odds.tokens(), answers={"defense": "none"})
+    assert result.hit.exact == Fraction(3, 4)
+    assert result.condition_probability("b", "down") == pytest.approx(1 / 4)  # 2 hits on 2 hp
+    assert result.answers == {"defense": "none"}
+
+
+@pytest.mark.parametrize(
+    "req, answers",
+    [
+        (request(), None),
+        (request(bonus=3), None),
+        (request(targets=("b", "c"), bonus=2), {"defense": "none"}),
+    ],
+)
+def test_exact_agrees_with_the_real_pipeline(req, answers):
+    h = host(duel_odds.DuelExact())
+    exact = compute_odds(h, req, duel_odds.tokens(), answers=answers)
+    mc = compute_odds(h, req, duel_odds.tokens(), answers=answers, method="monte_carlo", mc_samples=SAMPLES, seed=11)
+    assert disagreements(exact, mc) == []
+
+
+def test_agreement_catches_a_wrong_model():
+    h = host(duel_odds.SkewedExact())
+    req = request(bonus=2)
+    exact = compute_odds(h, req, duel_odds.tokens())
+    mc = compute_odds(h, req, duel_odds.tokens(), method="monte_carlo", mc_samples=SAMPLES, seed=11)
+    assert exact.method == "exact"
+    assert any(p.startswith("damage=") for p in disagreements(exact, mc))
+
+
+def test_no_model_means_monte_carlo_with_standard_errors():
+    result = compute_odds(host(), request(bonus=1), duel_odds.tokens(), mc_samples=2000, seed=3)
+    assert result.method == "monte_carlo"
+    assert result.reason == "no exact model covers this duel attack"
+    assert result.samples == 2000 and result.seed == 3
+    p = result.hit.value
+    assert result.hit.se == pytest.approx(math.sqrt(p * (1 - p) / 2000))
+    assert result.expected_damage.se is not None and result.expected_damage.se > 0
+    assert sum(e.value for _, e in result.damage) == pytest.approx(1)
+
+
+def test_monte_carlo_is_reproducible_and_depends_on_the_seed():
+    h = host()
+    one = compute_odds(h, request(bonus=2), duel_odds.tokens(), mc_samples=500, seed=5)
+    two = compute_odds(h, request(bonus=2), duel_odds.tokens(), mc_samples=500, seed=5)
+    other = compute_odds(h, request(bonus=2), duel_odds.tokens(), mc_samples=500, seed=6)
+    assert one == two
+    assert one.to_dict()["damage"] != other.to_dict()["damage"]
+
+
+def test_a_pack_on_the_rulesets_hooks_switches_to_monte_carlo():
+    h = host(duel_odds.DuelExact(), duel_odds.ExtraDie())
+    assert foreign_plugins(h, "duel") == {"ExtraDie": ("duel_roll",)}
+    result = compute_odds(h, request(), duel_odds.tokens(), mc_samples=500)
+    assert result.method == "monte_carlo"
+    assert result.reason == "plugin ExtraDie implements duel_roll, which the exact model does not account for"
+    assert result.plugins == ("ExtraDie",)
+
+
+def test_a_model_that_accounts_for_the_pack_stays_exact_and_is_right():
+    h = host(duel_odds.DuelExact(accounts_for=frozenset({"ExtraDie"})), duel_odds.ExtraDie())
+    exact = compute_odds(h, request(bonus=1), duel_odds.tokens())
+    assert exact.method == "exact" and "accounts for ExtraDie" in exact.reason
+    mc = compute_odds(h, request(bonus=1), duel_odds.tokens(), method="monte_carlo", mc_samples=SAMPLES, seed=2)
+    assert disagreements(exact, mc) == []
+    # ...and declaring the pack's effect, which the model does not know, falls back
+    declared = request(bonus=1, charms=[{"id": "extra"}])
+    assert compute_odds(h, declared, duel_odds.tokens(), mc_samples=200).method == "monte_carlo"
+
+
+def test_an_answer_the_model_does_not_know_falls_back_to_monte_carlo():
+    h = host(duel_odds.DuelExact())
+    result = compute_odds(h, request(), duel_odds.tokens(rerolls=1), answers={"reroll": "all"}, mc_samples=300)
+    assert result.method == "monte_carlo"
+
+
+def test_exact_can_be_required_and_refuses_when_unavailable():
+    with pytest.raises(InvalidRequest) as err:
+        compute_odds(host(), request(), duel_odds.tokens(), method="exact")
+    assert err.value.code == "invalid_request"
+    assert "no exact model" in err.value.message
+
+
+def test_bad_requests_are_refused_like_live_attacks():
+    h = host(duel_odds.DuelExact())
+    with pytest.raises(InvalidRequest):
+        compute_odds(h, request(bonus="many"), duel_odds.tokens())
+    with pytest.raises(InvalidRequest):
+        compute_odds(h, request(targets=()), duel_odds.tokens())
+    with pytest.raises(InvalidRequest):
+        compute_odds(h, request(), duel_odds.tokens(), answers={"defense": "flee"})
+    with pytest.raises(InvalidRequest):
+        compute_odds(h, request(), duel_odds.tokens(), mc_samples=0)
+    with pytest.raises(InvalidRequest):
+        compute_odds(h, request(), duel_odds.tokens(), method="guess")
+
+
+class BrokenModel:
+    @hookimpl
+    def vtt_bridge_exact_odds(self, ruleset, request):
+        return ExactOdds(outcomes=Distribution({AttackOutcome.miss(): Fraction(1, 2)}))
+
+
+def test_a_model_whose_probabilities_do_not_sum_to_one_is_a_plugin_error():
+    with pytest.raises(PluginError) as err:
+        compute_odds(host(BrokenModel()), request(), duel_odds.tokens())
+    assert err.value.details["hook"] == "vtt_bridge_exact_odds"
+
+
+def test_owner_is_the_plugin_providing_the_ruleset():
+    assert ruleset_owner(host(), "duel") == "ScoredDuelRules"
+    assert ruleset_owner(host(), "nothing") is None
+
+
+def test_outcome_conventions_are_read_leniently():
+    assert outcome_from({}) == AttackOutcome(hit=False, damage=0)
+    o = outcome_from({"hit": True, "damage": 3, "conditions": {"b": ["dying", "incapacitated"], "a": "reeling"}})
+    assert o.conditions == frozenset({("b", "dying"), ("b", "incapacitated"), ("a", "reeling")})
+
+
+def test_sample_summary_standard_errors():
+    outcomes = [AttackOutcome(hit=True, damage=2)] * 3 + [AttackOutcome.miss()]
+    s = summarise_samples(outcomes)
+    assert s.hit.value == 0.75 and s.hit.se == pytest.approx(math.sqrt(0.75 * 0.25 / 4))
+    assert s.expected_damage.value == 1.5
+    assert s.expected_damage.se == pytest.approx(math.sqrt(1.0 / 4))  # sample variance (n−1): 1.0
+
+
+def test_seeds_are_distinct_and_deterministic():
+    seeds = sample_seeds(0, 1000)
+    assert len(set(seeds)) == 1000 and seeds == sample_seeds(0, 1000) and seeds != sample_seeds(1, 1000)
+    assert all(0 <= s < 2**63 for s in seeds)
+
+
+def test_payload_shape_is_json():
+    result = compute_odds(host(duel_odds.DuelExact()), request(bonus=1), duel_odds.tokens(), answers={"defense": "none"})
+    payload = json.loads(json.dumps(result.to_dict()))
+    assert set(payload) == {
+        "ruleset", "attacker", "targets", "method", "reason", "samples", "seed", "answers", "unit",
+        "hit", "expected_damage", "damage", "conditions", "plugins", "notes",
+    }
+    assert payload["method"] == "exact"
+    assert payload["hit"] == {"value": 7 / 8, "se": None, "exact": "7/8"}
+    assert payload["damage"][0] == {"damage": 0, "value": 1 / 8, "se": None, "exact": "1/8"}
+    assert payload["conditions"] == [{"token": "b", "condition": "down", "value": 0.5, "se": None, "exact": "1/2"}]
+    mc = compute_odds(host(), request(), duel_odds.tokens(), mc_samples=100).to_dict()
+    assert mc["method"] == "monte_carlo" and mc["samples"] == 100 and mc["hit"]["se"] is not None
+    assert "exact" not in mc["hit"]
+
+
+def test_render_shows_table_and_bars():
+    result = compute_odds(host(duel_odds.DuelExact()), request(bonus=2), duel_odds.tokens(), answers={"defense": "none"})
+    text = render(result, width=20)
+    assert "method: exact" in text and "hits" in text and "b: down" in text
+    assert "█" in text
+    rows = [line for line in text.splitlines() if line.strip().startswith(("0 ", "1 ", "2 ", "3 ", "4 "))]
+    assert len(rows) == len(result.damage)
+    mc = render(compute_odds(host(), request(), duel_odds.tokens(), mc_samples=200, seed=1))
+    assert "Monte Carlo" in mc and "±" in mc

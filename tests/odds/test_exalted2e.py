@@ -1,0 +1,93 @@
+"""Exalted 2e individual combat: the exact model against the real pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from vtt_bridge.odds import compute_odds
+
+from .helpers import assert_agree, real_host, tokens_of
+
+ruleset = pytest.importorskip("vtt_exalted2e.ruleset")
+
+
+@pytest.fixture(scope="module")
+def host():
+    return real_host()
+
+
+@pytest.fixture(scope="module")
+def tokens(host):
+    raw = ruleset.sample_tokens()
+    raw.append(
+        {
+            "id": "frail",
+            "system": {  # a mortal close to Incapacitated: conditions are likely
+                "attributes": {"strength": 2, "dexterity": 1, "stamina": 1},
+                "abilities": {"dodge": 0},
+                "health": {
+                    "levels": [
+                        {"penalty": 0, "damage": "B"}, {"penalty": -1, "damage": "B"},
+                        {"penalty": -1, "damage": "B"}, {"penalty": -2, "damage": None},
+                        {"penalty": -2, "damage": None}, {"penalty": -4, "damage": None},
+                        {"penalty": "I", "damage": None}, {"penalty": "D", "damage": None},
+                    ]
+                },
+            },
+        }
+    )
+    return tokens_of(host, "exalted2e", raw)
+
+
+def request(attacker, target, **declaration):
+    return {"ruleset": "exalted2e", "attacker": attacker, "targets": [target], "declaration": declaration}
+
+
+CASES = {
+    "Anoria's daiklave against the soldier": (request("anoria", "soldier", weapon="daiklave"), None),
+    "Anoria kicks the monk, who parries with a stunt": (
+        request("anoria", "monk", weapon="kick", stunt=2),
+        {"defense": {"option": "parry", "params": {"stunt": 2}}},
+    ),
+    "soldier shoots the frail mortal at double range": (request("soldier", "frail", weapon="short bow", range_band="double"), None),
+    "brigand (an extra) clubs the frail mortal, who does nothing": (request("brigand", "frail"), {"defense": "nothing"}),
+    "Anoria's fist against the sorcerer's Hardness": (request("anoria", "sorcerer", weapon="fist"), None),
+    "Excellencies on both sides: attack dice and successes, DV dice and points": (
+        request(
+            "anoria", "monk", weapon="daiklave",
+            charms=[{"id": "first-excellency", "dice": 3}, {"id": "second-excellency", "successes": 1}],
+        ),
+        {"defense": {"option": "dodge", "params": {"first_excellency": 2, "second_excellency": 1}}},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_exact_agrees_with_the_real_pipeline(host, tokens, case):
+    req, answers = CASES[case]
+    result = assert_agree(host, req, tokens, answers=answers)
+    assert result.unit == "health levels"
+
+
+def test_conditions_appear_on_a_weak_target(host, tokens):
+    result = compute_odds(host, request("anoria", "frail", weapon="daiklave"), tokens, method="exact")
+    assert result.condition_probability("frail", "incapacitated") > 0.3
+    assert result.condition_probability("frail", "dying") > 0
+
+
+def test_automatic_defense_is_a_certain_miss(host, tokens):
+    # The brigand (an extra) has a tiny pool against Anoria's DV: it misses without rolling.
+    result = compute_odds(host, request("brigand", "anoria"), tokens, method="exact")
+    assert result.hit.value == 0 and result.expected_damage.value == 0
+
+
+def test_the_excellencies_pack_is_accounted_for(host, tokens):
+    result = compute_odds(host, request("anoria", "monk", weapon="daiklave"), tokens)
+    assert result.method == "exact" and "excellencies" in result.reason
+
+
+def test_an_answered_reroll_or_counterattack_is_not_modelled(host, tokens):
+    reroll = compute_odds(host, request("anoria", "soldier"), tokens, answers={"attack_reroll": "third-excellency"}, mc_samples=100)
+    assert reroll.method == "monte_carlo"
+    counter = compute_odds(host, request("monk", "anoria"), tokens, answers={"counterattack": "solar-counterattack"}, mc_samples=100)
+    assert counter.method == "monte_carlo"

@@ -1,0 +1,137 @@
+"""Test kit for the server: real servers on loopback, real socket.io clients.
+
+``Client`` wraps python-socketio's ``AsyncClient``: it records every event the
+server sends, answers ``decision`` prompts with a policy (or ignores them),
+and ``call``s events with an acknowledgement. ``seat_table`` creates a table
+with the duel tokens and keys for the GM, alice (owns ``a``) and bob (owns ``b``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import socketio
+
+from vtt_bridge.server import BridgeServer, create_table, issue_key
+
+Policy = Callable[[dict], Awaitable[Any]]
+
+DUEL_TOKENS = [
+    {"id": "a", "name": "Attacker", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
+    {"id": "b", "name": "Defender", "ruleset": "duel", "ownership": {"bob": 3}, "system": {"hp": 10, "rerolls": 0}},
+    {"id": "c", "name": "Bystander", "ruleset": "duel", "ownership": {"carol": 2}, "system": {"hp": 5, "rerolls": 0}},
+]
+
+
+async def ignore(decision: dict) -> Any:
+    """A player who never answers (the prompt times out)."""
+    await asyncio.Event().wait()
+
+
+def answer(option: Any) -> Policy:
+    async def policy(decision: dict) -> Any:
+        return option
+
+    return policy
+
+
+class Client:
+    def __init__(self, url: str, policy: Policy | None = None) -> None:
+        self.url = url
+        self.policy = policy
+        self.sio = socketio.AsyncClient(reconnection=False)
+        self.events: list[tuple[str, Any]] = []
+        self.decisions: list[dict] = []
+        self.refused: Any = None
+        self._changed = asyncio.Event()
+        self.sio.on("*", self._record)
+        self.sio.on("decision", self._decide)
+        self.sio.on("connect_error", self._refused)
+
+    async def _record(self, event: str, data: Any = None) -> None:
+        self.events.append((event, data))
+        self._changed.set()
+
+    async def _refused(self, data: Any) -> None:
+        self.refused = data
+
+    async def _decide(self, data: dict) -> Any:
+        self.decisions.append(data)
+        self._changed.set()
+        if self.policy is None:
+            return None
+        return await self.policy(data)
+
+    async def connect(self, auth: Any) -> Client:
+        await self.sio.connect(self.url, auth=auth, transports=["websocket"], wait_timeout=5)
+        return self
+
+    async def call(self, event: str, data: Any = None, *, timeout: float = 5) -> Any:
+        if data is None:
+            return await self.sio.call(event, timeout=timeout)
+        return await self.sio.call(event, data, timeout=timeout)
+
+    async def ok(self, event: str, data: Any = None) -> dict:
+        ack = await self.call(event, data)
+        assert ack["ok"] is True, ack
+        return ack
+
+    def named(self, event: str) -> list[Any]:
+        return [data for name, data in self.events if name == event]
+
+    async def wait_for(self, event: str, count: int = 1, *, timeout: float = 5) -> list[Any]:
+        async with asyncio.timeout(timeout):
+            while len(self.named(event)) < count:
+                self._changed.clear()
+                await self._changed.wait()
+        return self.named(event)
+
+    async def close(self) -> None:
+        if self.sio.connected:
+            await self.sio.disconnect()
+
+
+@dataclass
+class Seat:
+    """A table and the keys to it."""
+
+    server: BridgeServer
+    id: str
+    keys: dict[str, str]
+    clients: list[Client] = field(default_factory=list)
+
+    def auth(self, user: str) -> dict[str, str]:
+        return {"table": self.id, "key": self.keys[user]}
+
+    async def join(self, user: str, policy: Policy | None = None) -> Client:
+        client = await Client(self.server.url, policy).connect(self.auth(user))
+        self.clients.append(client)
+        return client
+
+    async def close(self) -> None:
+        for client in self.clients:
+            await client.close()
+
+
+async def seat_table(
+    server: BridgeServer,
+    *,
+    name: str = "test table",
+    users: tuple[str, ...] = ("alice", "bob", "carol"),
+    tokens: list[dict] | None = None,
+    settings: dict | None = None,
+) -> Seat:
+    """A table with the duel tokens, created as a user would: GM key, then events."""
+    table, gm_key = await create_table(server.store, name, settings=settings)
+    keys = {"gm": gm_key}
+    for user in users:
+        keys[user] = await issue_key(server.store, table.id, user)
+    seat = Seat(server, table.id, keys)
+    gm = await Client(server.url).connect(seat.auth("gm"))
+    for token in DUEL_TOKENS if tokens is None else tokens:
+        await gm.ok("token.create", token)
+    await gm.close()
+    return seat

@@ -1,0 +1,169 @@
+"""What an exact odds model receives and returns.
+
+A ruleset's plugin provides its exact model through the host hook
+``vtt_bridge_exact_odds(ruleset, request)``: given an :class:`OddsRequest` (the
+tokens, the validated declaration, the answers given in advance) it returns an
+:class:`ExactOdds` — the distribution of :class:`AttackOutcome` values the
+real pipeline would produce with the rules' default for every unanswered
+decision — or ``None`` when it cannot model that request exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.steps import Answer
+from ..engine.tokens import Token
+from .distribution import Distribution
+
+__all__ = ["AttackOutcome", "ExactOdds", "OddsRequest", "Probe", "outcome_from"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttackOutcome:
+    """The part of ``ctx.outcome`` the odds report on (see "Outcome conventions").
+
+    :ivar hit: the attack hit (any target).
+    :ivar damage: the ruleset's main damage measure dealt to the first target.
+    :ivar conditions: ``(token_id, condition)`` pairs newly reached by the attack.
+    """
+
+    hit: bool
+    damage: int = 0
+    conditions: frozenset[tuple[str, str]] = frozenset()
+
+    @classmethod
+    def miss(cls) -> AttackOutcome:
+        return _MISS
+
+    def __lt__(self, other: AttackOutcome) -> bool:  # frozensets do not order; compare sorted
+        return _key(self) < _key(other)
+
+
+def _key(o: AttackOutcome) -> tuple[bool, int, tuple[tuple[str, str], ...]]:
+    return (o.hit, o.damage, tuple(sorted(o.conditions)))
+
+
+_MISS = AttackOutcome(hit=False)
+
+
+def conditions_of(raw: Any) -> frozenset[tuple[str, str]]:
+    """``{token_id: [condition, ...]}`` as a frozenset of pairs (anything else: empty)."""
+    if not isinstance(raw, Mapping):
+        return frozenset()
+    pairs = []
+    for token_id, names in raw.items():
+        if isinstance(names, str):
+            names = (names,)
+        for name in names or ():
+            pairs.append((str(token_id), str(name)))
+    return frozenset(pairs)
+
+
+def outcome_from(raw: Mapping[str, Any]) -> AttackOutcome:
+    """The odds' view of a finished resolution's ``ctx.outcome``.
+
+    A missing ``hit`` reads as a miss, a missing ``damage`` as 0, missing
+    ``conditions`` as none; nested resolutions (``children``) are not counted.
+    """
+    damage = raw.get("damage", 0)
+    return AttackOutcome(
+        hit=bool(raw.get("hit", False)),
+        damage=int(damage) if isinstance(damage, (int, float)) else 0,
+        conditions=conditions_of(raw.get("conditions")),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Probe:
+    """The real pipeline run once on scripted dice, for a model to read its numbers.
+
+    :ivar ctx: the attack context as the run left it (working numbers, outcome, stash).
+    :ivar exhausted: the script ran out: ``step`` asked for more dice.
+    :ivar step: the step that wanted another die (``None`` when the run finished).
+    """
+
+    ctx: Any
+    exhausted: bool
+    step: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OddsRequest:
+    """An attack as asked about: no dice, answers only where given in advance.
+
+    :ivar ruleset: the ruleset id.
+    :ivar tokens: the token snapshots, by id.
+    :ivar attacker: the attacking token's id.
+    :ivar targets: target token ids, the first being the defender.
+    :ivar declaration: the declaration as validated by the ruleset's schema
+        (defaults filled in).
+    :ivar answers: decision key or name → the answers given, in turn.
+    :ivar prober: runs the real pipeline on scripted faces; use :meth:`probe`.
+    """
+
+    ruleset: str
+    tokens: Mapping[str, Token]
+    attacker: str
+    targets: tuple[str, ...]
+    declaration: Mapping[str, Any]
+    answers: Mapping[str, tuple[Answer, ...]] = field(default_factory=dict)
+    prober: Callable[[Sequence[int]], Probe] | None = field(default=None, compare=False, repr=False)
+
+    def probe(self, faces: Sequence[int] = ()) -> Probe:
+        """Resolve this request on the real pipeline with scripted ``faces``.
+
+        With no faces the run stops at the first roll, after every step before
+        it has set its numbers (pools, DVs, penalties): a model reads the
+        deterministic part of the attack from there instead of repeating the
+        ruleset's bookkeeping, and convolves only the dice.
+        """
+        if self.prober is None:
+            raise RuntimeError("this request has no pipeline to probe")
+        return self.prober(faces)
+
+    @property
+    def attacker_token(self) -> Token:
+        return self.tokens[self.attacker]
+
+    @property
+    def defender(self) -> Token:
+        return self.tokens[self.targets[0]]
+
+    def answer(self, name: str) -> str | None:
+        """The option id first given for decision ``name`` (key or bare name), else ``None``."""
+        given = self.answers.get(name)
+        return given[0].option if given else None
+
+    def unknown_answers(self, known: Iterable[str]) -> list[str]:
+        """Answer keys a model does not understand (it should then return ``None``)."""
+        allowed = set(known)
+        return sorted(k for k in self.answers if k not in allowed)
+
+    def declared(self, charm: str) -> Mapping[str, Any] | None:
+        """The declaration's entry for ``charm`` in its ``charms`` list, if declared."""
+        for use in self.declaration.get("charms", ()) or ():
+            if isinstance(use, Mapping) and use.get("id") == charm:
+                return use
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExactOdds:
+    """An exact model's answer for one request.
+
+    :ivar outcomes: the distribution of outcomes (exact Fractions).
+    :ivar accounts_for: plugins other than the ruleset's own whose hooks the
+        model has taken into account for this request (a pack that is inert
+        unless declared, say). Any other plugin implementing one of the
+        ruleset's hooks makes the odds fall back to Monte Carlo.
+    :ivar unit: what ``damage`` counts ("health levels", "damage points", "wounds").
+    :ivar notes: anything the model approximates or assumes, shown with the odds.
+    """
+
+    outcomes: Distribution[AttackOutcome]
+    accounts_for: frozenset[str] = frozenset()
+    unit: str = "damage"
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,73 @@
+"""The odds in a terminal: a summary, the damage table with a bar chart, the conditions."""
+
+from __future__ import annotations
+
+from .result import Estimate, OddsResult
+
+__all__ = ["bar", "render"]
+
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def bar(fraction: float, width: int) -> str:
+    """A horizontal bar ``fraction`` (0–1) of ``width`` cells, in eighths of a cell."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    eighths = round(fraction * width * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + (_EIGHTHS[part] if part else "")
+    return text.ljust(width)
+
+
+def percent(est: Estimate, *, se: bool = True) -> str:
+    text = f"{est.value * 100:6.2f}%"
+    if se and est.se is not None:
+        text += f" ± {est.se * 100:.2f}"
+    return text
+
+
+def render(result: OddsResult, *, width: int = 40) -> str:
+    """A plain-text report: method, hit chance, expected damage, table and bars."""
+    mc = result.method == "monte_carlo"
+    method = (
+        f"Monte Carlo through the real pipeline: {result.samples:,} resolutions, seed {result.seed} (± is one standard error)"
+        if mc
+        else "exact"
+    )
+    lines = [
+        f"{result.ruleset}: {result.attacker} → {', '.join(result.targets)}",
+        f"  method: {method}",
+        f"  why:    {result.reason}",
+    ]
+    if result.answers:
+        lines.append("  answers: " + ", ".join(f"{k}={v}" for k, v in result.answers.items()) + " (others: rules' default)")
+    else:
+        lines.append("  answers: the rules' default for every decision")
+    lines.append("")
+    lines.append(f"  hit:             {percent(result.hit)}")
+    mean = result.expected_damage
+    mean_text = f"{mean.value:.3f}" + (f" ± {mean.se:.3f}" if mean.se is not None else "")
+    lines.append(f"  expected damage: {mean_text} {result.unit}")
+    lines.append("")
+
+    pw = 16 if mc else 7  # the probability column, wider with "± se"
+    label_width = max([14, len(result.unit)] + [len(f"{t}: {c}") for t, c, _ in result.conditions])
+    rule = "  " + "─" * (label_width + 2 + pw + 2 + 7 + 2 + width)
+    lines.append(f"  {result.unit:>{label_width}}  {'P(=)':>{pw}}  {'P(≥)':>7}")
+    lines.append(rule)
+    peak = max((est.value for _, est in result.damage), default=0.0) or 1.0
+    at_least = 1.0
+    for d, est in result.damage:
+        row = f"  {d:>{label_width}}  {percent(est, se=mc):>{pw}}  {at_least * 100:6.2f}%  {bar(est.value / peak, width)}"
+        lines.append(row.rstrip())
+        at_least -= est.value
+    if result.conditions:
+        lines.append("")
+        lines.append(f"  {'condition':>{label_width}}  {'P':>{pw}}")
+        lines.append(rule)
+        for token, condition, est in result.conditions:
+            label = f"{token}: {condition}"
+            row = f"  {label:>{label_width}}  {percent(est, se=mc):>{pw}}  {'':7}  {bar(est.value, width)}"
+            lines.append(row.rstrip())
+    for note in result.notes:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines)

@@ -1,0 +1,356 @@
+"""Attacks over the wire: resolve, ask, commit, broadcast; history; undo.
+
+An attack on a table runs under that table's ``attack_lock``, so a table's
+attacks are applied in the order they arrive while other tables go on
+independently. Inside it the engine's :class:`~vtt_bridge.Resolution` is
+driven exactly as the CLI drives it, except that a Decision goes to a person
+(:class:`~.prompts.Prompter`). Each finished step is broadcast as it
+finishes. At the end every changed token's new ``system`` is checked by its
+ruleset's schema, and the token rows and the one audit entry are committed in
+a single transaction — or, on any error, nothing is.
+
+A ``request_id`` makes the request idempotent: a retry (while the first is
+still running, or after) gets the first result and nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..engine.resolution import Resolution
+from ..engine.tokens import Token
+from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, PluginError, error_envelope
+from ..state import messages
+from ..state.keys import new_id
+from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps
+from .logs import fields
+from .prompts import Prompter
+from .session import Caller, require_gm, require_owner
+from .tables import TableRuntime
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .bridge import Bridge
+
+__all__ = ["Attacks", "fingerprint"]
+
+log = logging.getLogger("vtt_bridge.server")
+
+GM_ONLY = ("seed", "dice", "answers")
+
+
+def fingerprint(request: dict[str, Any]) -> str:
+    """What a retry must repeat exactly: the request without its ``request_id``."""
+    body = {k: v for k, v in request.items() if k != "request_id"}
+    return hashlib.sha256(dumps(_sorted(body)).encode()).hexdigest()
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def _with_seq(entry: AuditEntry) -> dict[str, Any]:
+    return {**entry.data["attack"], "seq": entry.seq}
+
+
+class Attacks:
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+        self.prompter = Prompter(bridge.sio)
+
+    # -- attack -------------------------------------------------------------------
+
+    async def attack(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.AttackRequest(), data)
+        if not caller.is_gm:
+            for name in GM_ONLY:
+                if name in request:
+                    raise Forbidden(f"only the GM may give {name}", details={"field": name})
+        bridge = self.bridge
+        bridge.host.ruleset(request["ruleset"])
+        runtime = bridge.runtime(caller)
+        attacker = runtime.tokens.get(request["attacker"])
+        if attacker is None:
+            raise NotFound(f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]})
+        require_owner(caller, attacker, "attack with it")
+        request_id = request.get("request_id")
+        if request_id is None:
+            return {"attack": await self._run(caller, runtime, request)}
+        return await self._once(caller, runtime, request, request_id)
+
+    async def _once(self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str) -> dict[str, Any]:
+        mark = fingerprint(request)
+        running = runtime.inflight.get(request_id)
+        if running is not None:
+            user, their_mark, future = running
+            self._same(request_id, user, their_mark, caller.user, mark)
+            return {"attack": await asyncio.shield(future), "retried": True}
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        # Registered before the first await, so a retry arriving meanwhile waits for this one.
+        runtime.inflight[request_id] = (caller.user, mark, future)
+        try:
+            entry = await self.bridge.store.by_request(runtime.id, request_id)
+            if entry is not None:
+                self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
+                payload, retried = _with_seq(entry), True
+            else:
+                payload, retried = await self._run(caller, runtime, request, mark=mark), False
+            future.set_result(payload)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # waiting retries get it; nobody else needs to
+            raise
+        finally:
+            del runtime.inflight[request_id]
+        return {"attack": payload, "retried": retried}
+
+    @staticmethod
+    def _same(request_id: str, user: str, mark: str | None, caller_user: str, caller_mark: str) -> None:
+        if user != caller_user or mark != caller_mark:
+            raise Conflict(
+                f"request_id {request_id!r} was already used for a different request",
+                details={"request_id": request_id},
+            )
+
+    async def _run(self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], *, mark: str | None = None) -> dict[str, Any]:
+        bridge = self.bridge
+        async with runtime.attack_lock:
+            started = time.perf_counter()
+            await bridge.fresh(runtime)
+            attack_id = new_id("atk")
+            seed, dice = request.get("seed"), request.get("dice")
+            if seed is None and dice is None:
+                seed = secrets.randbits(63)
+            tokens = dict(runtime.tokens)
+            attacker = tokens.get(request["attacker"])
+            if attacker is None:
+                raise NotFound(f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]})
+            require_owner(caller, attacker, "attack with it")
+            res = bridge.host.start(
+                request["ruleset"],
+                tokens,
+                attacker=request["attacker"],
+                targets=request["targets"],
+                declaration=request["declaration"],
+                seed=seed,
+                dice=dice,
+                answers=request.get("answers"),
+            )
+            about = {
+                "id": attack_id,
+                "ruleset": request["ruleset"],
+                "attacker": request["attacker"],
+                "targets": list(request["targets"]),
+                "user": caller.user,
+            }
+            involved = [request["attacker"], *request["targets"]]
+            for token_id in involved:
+                runtime.busy[token_id] = attack_id
+            sent = 0
+            try:
+                while True:
+                    decision = res.advance()
+                    sent = self._steps(runtime, res, attack_id, sent, finished=decision is None)
+                    if decision is None:
+                        break
+                    await self.prompter.decide(runtime, res, decision, about)
+                payload, changes = self._result(res, tokens, involved, about, caller, request)
+                draft = AuditDraft(
+                    kind="attack",
+                    user=caller.user,
+                    at=payload["at"],
+                    ref=attack_id,
+                    request_id=request.get("request_id"),
+                    changes=changes,
+                    data={"attack": payload, "request": request, "fingerprint": mark or fingerprint(request)},
+                )
+                async with runtime.write_lock:
+                    entry = await self._commit(runtime, draft)
+            except BaseException as exc:
+                if sent or res.decisions:
+                    runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(exc)})
+                raise
+            finally:
+                for token_id in involved:
+                    if runtime.busy.get(token_id) == attack_id:
+                        del runtime.busy[token_id]
+        payload = {**payload, "seq": entry.seq}
+        runtime.outbox.put("attack.resolved", {"attack": payload})
+        for change in changes.values():
+            if change.after is not None:
+                runtime.outbox.put("token.updated", {"token": change.after.to_dict()})
+        log.info(
+            "attack resolved",
+            extra=fields(
+                table=runtime.id,
+                attack=attack_id,
+                user=caller.user,
+                ruleset=request["ruleset"],
+                hit=payload["outcome"].get("hit"),
+                ms=round((time.perf_counter() - started) * 1000, 2),
+            ),
+        )
+        return payload
+
+    async def _commit(self, runtime: TableRuntime, draft: AuditDraft) -> AuditEntry:
+        store = self.bridge.store
+        try:
+            entry = await store.commit(runtime.id, draft)
+        except Conflict:
+            if store.shared:
+                runtime.replace_tokens(await store.tokens(runtime.id))
+            raise
+        runtime.apply(draft.changes.values())
+        return entry
+
+    @staticmethod
+    def _steps(runtime: TableRuntime, res: Resolution, attack_id: str, sent: int, *, finished: bool) -> int:
+        """Broadcast the top-level steps finished since the last call; returns how many are out."""
+        trace = res.ctx.trace
+        # While a decision waits, the last entry is the step asking it: not finished yet.
+        done = len(trace) if finished else len(trace) - 1
+        for index in range(sent, done):
+            runtime.outbox.put("attack.step", {"attack": attack_id, "index": index, "step": trace[index].to_dict()})
+        return max(sent, done)
+
+    def _result(
+        self,
+        res: Resolution,
+        tokens: dict[str, Token],
+        involved: list[str],
+        about: dict[str, Any],
+        caller: Caller,
+        request: dict[str, Any],
+    ) -> tuple[dict[str, Any], dict[str, TokenChange]]:
+        """The attack's wire form and its token changes, each new ``system`` checked by its ruleset."""
+        record = res.record
+        assert record is not None
+        host = self.bridge.host
+        changes: dict[str, TokenChange] = {}
+        for token_id, change in record["changes"].items():
+            before = tokens[token_id]
+            try:
+                system = host.load_system(before.ruleset, change["after"])
+            except InvalidRequest as exc:
+                raise PluginError(
+                    f"the {before.ruleset} resolution left token {token_id!r} invalid; nothing was applied",
+                    details={"token": token_id, "errors": exc.details},
+                ) from None
+            after = Token(before.id, before.name, before.ruleset, system, ownership=before.ownership, version=before.version + 1)
+            changes[token_id] = TokenChange(before=before, after=after)
+        wire: dict[str, Any] = {}
+        for token_id in [*involved, *(t for t in changes if t not in involved)]:
+            if token_id in wire:
+                continue
+            change = changes.get(token_id)
+            before = tokens[token_id].to_dict()
+            wire[token_id] = {"before": before, "after": change.after.to_dict() if change and change.after else before}
+        payload = {
+            **about,
+            "table": caller.table,
+            "at": time.time(),
+            "request_id": request.get("request_id"),
+            **record,
+            "tokens": wire,
+        }
+        return payload, changes
+
+    # -- history, get, undo -----------------------------------------------------------
+
+    async def history(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.History(), data)
+        entries = await self.bridge.store.history(caller.table, limit=request["limit"], before=request.get("before"))
+        items = []
+        for entry in entries:
+            item: dict[str, Any] = {"seq": entry.seq, "kind": entry.kind, "id": entry.ref, "user": entry.user, "at": entry.at}
+            if entry.kind == "attack":
+                attack = entry.data["attack"]
+                for key in ("ruleset", "attacker", "targets", "outcome", "ended"):
+                    item[key] = attack.get(key)
+            items.append(item)
+        more = len(entries) == request["limit"] and entries[-1].seq > 1
+        return {"attacks": items, "next": entries[-1].seq if more else None}
+
+    async def _entries(self, caller: Caller, attack_id: str) -> tuple[AuditEntry, AuditEntry | None]:
+        entries = await self.bridge.store.by_ref(caller.table, attack_id)
+        attack = next((e for e in entries if e.kind == "attack"), None)
+        if attack is None:
+            raise NotFound(f"no attack {attack_id!r} on this table", details={"attack": attack_id})
+        undo = next((e for e in entries if e.kind == "undo"), None)
+        return attack, undo
+
+    @staticmethod
+    def _undo_summary(undo: AuditEntry | None) -> dict[str, Any] | None:
+        if undo is None:
+            return None
+        return {"seq": undo.seq, "user": undo.user, "at": undo.at}
+
+    async def get(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.AttackRef(), data)
+        attack, undo = await self._entries(caller, request["id"])
+        return {"attack": _with_seq(attack), "undone": self._undo_summary(undo)}
+
+    async def undo(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.AttackRef(), data)
+        require_gm(caller, "undo an attack")
+        bridge = self.bridge
+        runtime = bridge.runtime(caller)
+        async with runtime.attack_lock:
+            attack, undone = await self._entries(caller, request["id"])
+            if undone is not None:
+                raise Conflict(
+                    f"attack {request['id']!r} was already undone",
+                    details={"attack": request["id"], "undone": self._undo_summary(undone)},
+                )
+            async with runtime.write_lock:
+                await bridge.fresh(runtime)
+                changes: dict[str, TokenChange] = {}
+                moved = []
+                for token_id, change in attack.changes.items():
+                    was, now = change["before"], change["after"]
+                    current = runtime.tokens.get(token_id)
+                    if was is None or now is None or current is None or current.version != now["version"]:
+                        moved.append(token_id)
+                        continue
+                    restored = Token(
+                        token_id,
+                        was["name"],
+                        was["ruleset"],
+                        was["system"],
+                        ownership=was.get("ownership"),
+                        version=current.version + 1,
+                    )
+                    changes[token_id] = TokenChange(before=current, after=restored)
+                if moved:
+                    raise Conflict(
+                        "tokens changed since the attack; undo them by hand",
+                        details={"attack": request["id"], "tokens": sorted(moved)},
+                    )
+                entry = await self._commit(
+                    runtime,
+                    AuditDraft(
+                        kind="undo",
+                        user=caller.user,
+                        at=time.time(),
+                        ref=request["id"],
+                        changes=changes,
+                        data={"attack": request["id"], "undoes": attack.seq},
+                    ),
+                )
+        tokens = {tid: {"before": c.before.to_dict(), "after": c.after.to_dict()} for tid, c in changes.items() if c.before and c.after}
+        undo = {"attack": request["id"], "seq": entry.seq, "user": caller.user, "at": entry.at, "tokens": tokens}
+        runtime.outbox.put("attack.undone", {"undo": undo})
+        for change in changes.values():
+            assert change.after is not None
+            runtime.outbox.put("token.updated", {"token": change.after.to_dict()})
+        log.info("attack undone", extra=fields(table=runtime.id, attack=request["id"], user=caller.user))
+        return {"undo": undo}
+

@@ -1,0 +1,325 @@
+"""The bridge's services: tables, keys and tokens (attacks live in :mod:`.attacks`).
+
+Everything here takes a :class:`~.session.Caller` and a raw payload, checks
+the payload with its message schema, checks the caller's rights, and returns
+the acknowledgement's fields — or raises a ``VTTError``, which the namespace
+turns into an error acknowledgement. Nothing here knows any ruleset: token
+``system`` data is checked by whatever ruleset the host has under that id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import socketio
+
+from ..engine.tokens import Token, thaw
+from ..errors import Conflict, Forbidden, InvalidRequest, NotFound
+from ..plugins import Host
+from ..state import messages
+from ..state.keys import GM_USER, digest, match_key, new_id, new_key
+from ..state.records import AuditDraft, KeyInfo, TableInfo, TokenChange
+from ..state.store import Store
+from .describe import describe_rulesets
+from .logs import fields
+from .session import Caller, require_gm, require_owner
+from .tables import TableRuntime
+
+__all__ = ["Bridge", "merge"]
+
+log = logging.getLogger("vtt_bridge.server")
+
+
+def merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``patch`` merged in, nested objects merged key by key (as Foundry's updates)."""
+    out = dict(base)
+    for key, value in patch.items():
+        current = out.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            out[key] = merge(current, value)
+        else:
+            out[key] = thaw(value)
+    return out
+
+
+class Bridge:
+    """The server's state and services, shared by every connection.
+
+    :param host: the plugin host (rulesets, schemas, engine).
+    :param store: where everything is kept.
+    :param sio: the socket server, used to broadcast and to ask deciders.
+    :param decision_timeout: seconds to wait for a decision when the table
+        has no setting of its own.
+    """
+
+    def __init__(self, host: Host, store: Store, sio: socketio.AsyncServer, *, decision_timeout: float = 30.0) -> None:
+        from .attacks import Attacks
+
+        self.host = host
+        self.store = store
+        self.sio = sio
+        self.decision_timeout = decision_timeout
+        self.tables: dict[str, TableRuntime] = {}
+        self.callers: dict[str, Caller] = {}
+        self._loading: dict[str, asyncio.Lock] = {}
+        self._rulesets: dict[str, Any] | None = None
+        self.attacks = Attacks(self)
+
+    # -- tables and connections -----------------------------------------------
+
+    async def _emit(self, event: str, data: Any, room: str) -> None:
+        await self.sio.emit(event, data, to=room)
+
+    async def table(self, table_id: str) -> TableRuntime:
+        """The loaded table, loading it from the store on first use."""
+        runtime = self.tables.get(table_id)
+        if runtime is not None:
+            return runtime
+        lock = self._loading.setdefault(table_id, asyncio.Lock())
+        async with lock:
+            runtime = self.tables.get(table_id)
+            if runtime is None:
+                info = await self.store.get_table(table_id)
+                if info is None:
+                    raise NotFound(f"no table {table_id!r}", details={"table": table_id})
+                tokens = await self.store.tokens(table_id)
+                runtime = TableRuntime(info, tokens, self._emit, decision_timeout=self.decision_timeout)
+                self.tables[table_id] = runtime
+        self._loading.pop(table_id, None)
+        return runtime
+
+    async def fresh(self, runtime: TableRuntime) -> TableRuntime:
+        """The table with its tokens re-read when other processes may have written them."""
+        if self.store.shared:
+            runtime.replace_tokens(await self.store.tokens(runtime.id))
+        return runtime
+
+    async def authenticate(self, sid: str, auth: Any) -> tuple[Caller, TableRuntime]:
+        """Check ``auth = {table, key}`` and register the connection.
+
+        An unknown table and a wrong key get the same answer, so a key cannot
+        be used to discover which tables exist.
+        """
+        if not isinstance(auth, Mapping) or not isinstance(auth.get("table"), str) or not isinstance(auth.get("key"), str):
+            raise InvalidRequest(
+                "connect with auth: {table, key}",
+                details={"auth": ["Expected an object with string fields table and key."]},
+            )
+        refused = Forbidden("the key does not open this table", details={})
+        table_id, key = auth["table"], auth["key"]
+        if not table_id or len(table_id) > 100 or not key or len(key) > 200:
+            raise refused
+        keys = await self.store.keys(table_id)
+        found = match_key(key, keys)
+        if found is None:
+            raise refused
+        runtime = await self.table(table_id)
+        caller = Caller(sid, table_id, found.user)
+        self.callers[sid] = caller
+        runtime.join(caller)
+        return caller, runtime
+
+    def leave(self, sid: str) -> Caller | None:
+        caller = self.callers.pop(sid, None)
+        if caller is not None:
+            runtime = self.tables.get(caller.table)
+            if runtime is not None:
+                runtime.leave(sid)
+        return caller
+
+    def caller(self, sid: str) -> Caller:
+        caller = self.callers.get(sid)
+        if caller is None:
+            raise Forbidden("this connection is not signed in to a table", details={})
+        return caller
+
+    def runtime(self, caller: Caller) -> TableRuntime:
+        return self.tables[caller.table]
+
+    async def close(self) -> None:
+        for runtime in self.tables.values():
+            await runtime.outbox.close()
+
+    # -- table events ------------------------------------------------------------
+
+    def rulesets(self) -> dict[str, Any]:
+        if self._rulesets is None:
+            self._rulesets = describe_rulesets(self.host)
+        return self._rulesets
+
+    async def table_get(self, caller: Caller, data: Any) -> dict[str, Any]:
+        messages.load(messages.Empty(), data)
+        runtime = self.runtime(caller)
+        return {"table": runtime.describe(), "user": caller.user, "role": caller.role, "users": runtime.users()}
+
+    async def table_update(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.TableUpdate(), data)
+        require_gm(caller, "change the table's settings")
+        runtime = self.runtime(caller)
+        runtime.info = await self.store.update_settings(caller.table, request)
+        described = runtime.describe()
+        runtime.outbox.put("table.updated", {"table": described})
+        return {"table": described}
+
+    async def key_create(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.KeyCreate(), data)
+        require_gm(caller, "create player keys")
+        user = request["user"]
+        if user == GM_USER or user == "default":
+            raise InvalidRequest(
+                f"{user!r} is reserved", details={"user": [f"{user!r} is reserved; choose another user name."]}
+            )
+        key = await issue_key(self.store, caller.table, user)
+        log.info("player key issued", extra=fields(table=caller.table, user=user, by=caller.user))
+        return {"user": user, "key": key}
+
+    # -- token events ------------------------------------------------------------
+
+    def _token(self, runtime: TableRuntime, token_id: str) -> Token:
+        token = runtime.tokens.get(token_id)
+        if token is None:
+            raise NotFound(f"no token {token_id!r} on this table", details={"token": token_id})
+        return token
+
+    def _not_busy(self, runtime: TableRuntime, token_id: str) -> None:
+        attack = runtime.busy.get(token_id)
+        if attack is not None:
+            raise Conflict(
+                f"token {token_id!r} is in an attack being resolved; try again when it is over",
+                details={"token": token_id, "attack": attack},
+            )
+
+    async def _commit(self, runtime: TableRuntime, draft: AuditDraft) -> None:
+        try:
+            await self.store.commit(runtime.id, draft)
+        except Conflict:
+            # Another process wrote first: re-read, so the next try sees its change.
+            if self.store.shared:
+                runtime.replace_tokens(await self.store.tokens(runtime.id))
+            raise
+        runtime.apply(draft.changes.values())
+
+    async def token_list(self, caller: Caller, data: Any) -> dict[str, Any]:
+        messages.load(messages.Empty(), data)
+        runtime = await self.fresh(self.runtime(caller))
+        return {"tokens": [runtime.tokens[k].to_dict() for k in sorted(runtime.tokens)]}
+
+    async def token_get(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.TokenRef(), data)
+        runtime = await self.fresh(self.runtime(caller))
+        return {"token": self._token(runtime, request["id"]).to_dict()}
+
+    async def token_create(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.TokenCreate(), data)
+        require_gm(caller, "create tokens")
+        runtime = self.runtime(caller)
+        token = build_token(self.host, request)
+        async with runtime.write_lock:
+            await self.fresh(runtime)
+            if token.id in runtime.tokens:
+                raise Conflict(f"token {token.id!r} already exists", details={"token": token.id})
+            await self._commit(
+                runtime,
+                AuditDraft(
+                    kind="token.create",
+                    user=caller.user,
+                    at=time.time(),
+                    changes={token.id: TokenChange(before=None, after=token)},
+                ),
+            )
+        wire = token.to_dict()
+        runtime.outbox.put("token.created", {"token": wire})
+        return {"token": wire}
+
+    async def token_update(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.TokenUpdate(), data)
+        runtime = self.runtime(caller)
+        async with runtime.write_lock:
+            await self.fresh(runtime)
+            token = self._token(runtime, request["id"])
+            require_owner(caller, token, "edit it")
+            if "ownership" in request:
+                require_gm(caller, "change a token's ownership")
+            self._not_busy(runtime, token.id)
+            expected = request.get("version")
+            if expected is not None and expected != token.version:
+                raise Conflict(
+                    f"token {token.id!r} is at version {token.version}, not {expected}",
+                    details={"token": token.id, "expected": expected, "version": token.version},
+                )
+            system = thaw(token.system)
+            if "system" in request:
+                system = self.host.load_system(token.ruleset, merge(system, request["system"]))
+            name = request.get("name", token.name)
+            ownership = request.get("ownership", thaw(token.ownership))
+            if name == token.name and ownership == thaw(token.ownership) and system == thaw(token.system):
+                return {"token": token.to_dict()}
+            after = Token(token.id, name, token.ruleset, system, ownership=ownership, version=token.version + 1)
+            await self._commit(
+                runtime,
+                AuditDraft(
+                    kind="token.update",
+                    user=caller.user,
+                    at=time.time(),
+                    changes={token.id: TokenChange(before=token, after=after)},
+                ),
+            )
+        wire = after.to_dict()
+        runtime.outbox.put("token.updated", {"token": wire})
+        return {"token": wire}
+
+    async def token_delete(self, caller: Caller, data: Any) -> dict[str, Any]:
+        request = messages.load(messages.TokenRef(), data)
+        runtime = self.runtime(caller)
+        async with runtime.write_lock:
+            await self.fresh(runtime)
+            token = self._token(runtime, request["id"])
+            require_owner(caller, token, "delete it")
+            self._not_busy(runtime, token.id)
+            await self._commit(
+                runtime,
+                AuditDraft(
+                    kind="token.delete",
+                    user=caller.user,
+                    at=time.time(),
+                    changes={token.id: TokenChange(before=token, after=None)},
+                ),
+            )
+        runtime.outbox.put("token.deleted", {"id": token.id})
+        return {"token": token.to_dict(), "deleted": True}
+
+
+def build_token(host: Host, request: Mapping[str, Any]) -> Token:
+    """A new token (version 1) from a ``token.create`` payload, its ``system`` checked by its ruleset."""
+    ruleset = request["ruleset"]
+    host.ruleset(ruleset)
+    system = host.load_system(ruleset, request["system"])
+    return Token(
+        request.get("id") or new_id("tok"),
+        request["name"],
+        ruleset,
+        system,
+        ownership=request.get("ownership") or {},
+        version=1,
+    )
+
+
+async def create_table(store: Store, name: str, *, settings: Mapping[str, Any] | None = None) -> tuple[TableInfo, str]:
+    """Create a table and its GM key; returns the table and the key (shown once, stored hashed)."""
+    table = TableInfo(id=new_id("t"), name=name, created=time.time(), settings=dict(settings or {}))
+    await store.create_table(table)
+    key = await issue_key(store, table.id, GM_USER)
+    return table, key
+
+
+async def issue_key(store: Store, table_id: str, user: str) -> str:
+    """A new key for ``user`` at the table, replacing any previous one."""
+    if await store.get_table(table_id) is None:
+        raise NotFound(f"no table {table_id!r}", details={"table": table_id})
+    key = new_key()
+    await store.set_key(table_id, KeyInfo(user=user, digest=digest(key), created=time.time()))
+    return key

@@ -1,0 +1,90 @@
+"""Putting a decision to the person who makes it, over socket.io ``call``.
+
+The deciders are the connected owners of the token the rules name (the GM
+when none is connected; see :meth:`TableRuntime.deciders`). Each of their
+connections gets a ``decision`` event; the first acknowledgement wins. The
+outcome is reported to the engine explicitly: an answer, or the rules'
+default with why — ``timeout`` (nobody answered in time), ``disconnect``
+(nobody to ask, or everyone asked went away), ``invalid`` (the answer was
+not one of the options).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import socketio
+
+from ..engine.resolution import Resolution
+from ..engine.steps import Decision
+from ..errors import VTTError
+from .logs import fields
+from .tables import TableRuntime
+
+__all__ = ["Prompter"]
+
+log = logging.getLogger("vtt_bridge.server")
+
+
+class Prompter:
+    def __init__(self, sio: socketio.AsyncServer) -> None:
+        self.sio = sio
+
+    async def decide(self, runtime: TableRuntime, res: Resolution, decision: Decision, attack: Mapping[str, Any]) -> str:
+        """Get ``decision`` answered (or defaulted) on ``res``; returns how it was settled."""
+        timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
+        sids = runtime.deciders(decision.token)
+        if not sids:
+            res.default("disconnect")
+            return "disconnect"
+        # The steps before the question reach the table before the question does.
+        await runtime.outbox.drain()
+        payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
+        answer, how = await self._ask(runtime, sids, payload, timeout)
+        if how == "answered":
+            try:
+                res.answer(answer)
+            except VTTError:
+                how = "invalid"
+                res.default(how)
+        else:
+            res.default(how)
+        log.debug(
+            "decision settled",
+            extra=fields(table=runtime.id, attack=attack.get("id"), decision=decision.key, how=how),
+        )
+        return how
+
+    async def _ask(self, runtime: TableRuntime, sids: list[str], payload: dict[str, Any], timeout: float) -> tuple[Any, str]:
+        calls: dict[asyncio.Future[Any], str] = {
+            asyncio.ensure_future(self.sio.call("decision", payload, to=sid, timeout=timeout)): sid for sid in sids
+        }
+        gone: dict[asyncio.Future[None], str] = {runtime.departure(sid): sid for sid in sids}
+        waiting: set[asyncio.Future[Any]] = set(calls) | set(gone)
+        timed_out: set[str] = set()
+        left: set[str] = set()
+        try:
+            while waiting:
+                done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                for future in done:
+                    if future in calls:
+                        error = future.exception()
+                        if error is None:
+                            return future.result(), "answered"
+                        if not isinstance(error, socketio.exceptions.TimeoutError):
+                            log.warning("asking a decider failed: %r", error, extra=fields(sid=calls[future]))
+                        timed_out.add(calls[future])
+                    else:
+                        left.add(gone[future])
+                if timed_out | left >= set(sids):
+                    break
+            return None, ("timeout" if timed_out - left else "disconnect")
+        finally:
+            for future in calls:
+                if not future.done():
+                    future.cancel()
+            for future, sid in gone.items():
+                runtime.forget(sid, future)

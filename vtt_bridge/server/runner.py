@@ -1,0 +1,128 @@
+"""Binding the app to a port, and stopping it gracefully.
+
+:class:`BridgeServer` is what ``vtt-bridge serve``, the tests and the
+benchmark all run: ``await server.start()`` opens the store, loads the
+plugins and listens; ``await server.stop()`` stops accepting connections,
+gives attacks in progress ``shutdown_grace`` seconds to finish (an attack cut
+short commits nothing), disconnects the clients and closes the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from ..plugins import Host, make_host
+from ..state import RedisStore, SQLiteStore, Store
+from .app import ServerConfig, build
+from .bridge import Bridge
+from .logs import fields
+
+__all__ = ["BridgeServer", "serve_forever"]
+
+log = logging.getLogger("vtt_bridge.server")
+
+
+class BridgeServer:
+    """One server on one port. Usable as ``async with BridgeServer(config) as server``.
+
+    :param host: a ready plugin host (default: built from ``config.plugins``).
+    :param store: a store (default: from ``config.redis`` / ``config.db``).
+    """
+
+    def __init__(self, config: ServerConfig, *, host: Host | None = None, store: Store | None = None) -> None:
+        self.config = config
+        self.host = host
+        self.store = store
+        self.bridge: Bridge | None = None
+        self._runner: web.AppRunner | None = None
+        self._sio: Any = None
+        self.port: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.config.host}:{self.port}"
+
+    async def start(self) -> None:
+        config = self.config
+        if self.host is None:
+            self.host = make_host(plugins=list(config.plugins), entry_points=config.entry_points)
+        if self.store is None:
+            self.store = (
+                RedisStore(config.redis, prefix=config.redis_prefix) if config.redis else SQLiteStore(config.db)
+            )
+        await self.store.open()
+        app, self._sio, self.bridge = build(config, self.host, self.store)
+        # No access log: every socket.io poll would be a line, and it costs on the hot path.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await runner.setup()
+        site = web.TCPSite(runner, config.host, config.port)
+        await site.start()
+        self._runner = runner
+        self.port = runner.addresses[0][1]
+        log.info(
+            "listening",
+            extra=fields(url=self.url, store=self.store.kind, rulesets=",".join(sorted(self.host.rulesets))),
+        )
+
+    async def stop(self) -> None:
+        runner, bridge = self._runner, self.bridge
+        if runner is None or bridge is None:
+            return
+        self._runner = None
+        for site in list(runner.sites):
+            await site.stop()
+        deadline = time.monotonic() + self.config.shutdown_grace
+        for runtime in list(bridge.tables.values()):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                async with asyncio.timeout(remaining):
+                    async with runtime.attack_lock:
+                        await runtime.outbox.drain()
+            except TimeoutError:
+                log.warning("stopping with an attack still in progress; it commits nothing", extra=fields(table=runtime.id))
+        await self._sio.shutdown()
+        await bridge.close()
+        await runner.cleanup()
+        if self.store is not None:
+            await self.store.close()
+        log.info("stopped", extra=fields(url=self.url))
+
+    async def __aenter__(self) -> BridgeServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+async def serve_forever(
+    config: ServerConfig,
+    *,
+    host: Host | None = None,
+    ready: Callable[[BridgeServer], Awaitable[None]] | None = None,
+) -> None:
+    """Run until SIGINT or SIGTERM, then stop gracefully."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    server = BridgeServer(config, host=host)
+    await server.start()
+    try:
+        if ready is not None:
+            await ready(server)
+        await stop.wait()
+        log.info("signal received, stopping")
+    finally:
+        await server.stop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)

@@ -1,0 +1,176 @@
+"""One loaded table in this process: its token mirror, its queue, its people.
+
+A :class:`TableRuntime` is created the first time someone connects to a
+table and lives until the server stops. It holds
+
+- ``tokens``, the table's tokens as read-only snapshots, kept equal to the
+  store's rows by applying each committed change (for a store shared with
+  other processes it is re-read before it is trusted);
+- ``attack_lock``, which makes the table's attacks (and undos) run one after
+  another, prompts included — other tables have their own;
+- ``write_lock``, held for the short read-check-commit of any write;
+- ``busy``, the tokens of the attack in progress: edits to them are refused
+  with ``conflict`` rather than made to wait for a player's answer;
+- the connected sessions, so a decision can find its decider;
+- the :class:`Outbox`, which sends the table's broadcasts in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from ..engine.tokens import Token
+from ..state.records import TableInfo, TokenChange
+from .logs import fields
+from .session import OWNER, Caller, level
+
+__all__ = ["Outbox", "TableRuntime"]
+
+log = logging.getLogger("vtt_bridge.server")
+
+Emit = Callable[[str, Any, str], Awaitable[None]]
+
+
+class Outbox:
+    """A table's broadcasts, sent one after another by a single task.
+
+    ``put`` never waits, so a handler can queue its broadcasts and return its
+    acknowledgement at once; the order clients see is the order of ``put``.
+    """
+
+    def __init__(self, room: str, emit: Emit) -> None:
+        self.room = room
+        self._emit = emit
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    def put(self, event: str, data: Any) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"outbox {self.room}")
+        self._queue.put_nowait((event, data))
+
+    async def drain(self) -> None:
+        """Wait until everything queued so far has been handed to the sockets."""
+        if self._task is not None:
+            await self._queue.join()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def _run(self) -> None:
+        queue = self._queue
+        while True:
+            event, data = await queue.get()
+            try:
+                await self._emit(event, data, self.room)
+            except Exception:
+                log.exception("broadcast failed", extra=fields(room=self.room, event=event))
+            finally:
+                queue.task_done()
+
+
+class TableRuntime:
+    """A table loaded in this process (see the module docstring)."""
+
+    def __init__(self, info: TableInfo, tokens: Mapping[str, Token], emit: Emit, *, decision_timeout: float) -> None:
+        self.info = info
+        self.tokens: dict[str, Token] = dict(tokens)
+        self.default_timeout = decision_timeout
+        self.attack_lock = asyncio.Lock()
+        self.write_lock = asyncio.Lock()
+        self.busy: dict[str, str] = {}
+        self.inflight: dict[str, tuple[str, str, asyncio.Future[Any]]] = {}
+        self.sessions: dict[str, Caller] = {}
+        self._departures: dict[str, list[asyncio.Future[None]]] = {}
+        self.outbox = Outbox(self.room, emit)
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def room(self) -> str:
+        return f"table:{self.info.id}"
+
+    @property
+    def decision_timeout(self) -> float:
+        """Seconds a decider has to answer: the table's setting, else the server's."""
+        value = self.info.settings.get("decision_timeout")
+        return float(value) if value is not None else self.default_timeout
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.info.id,
+            "name": self.info.name,
+            "settings": {**self.info.settings, "decision_timeout": self.decision_timeout},
+        }
+
+    # -- tokens ---------------------------------------------------------------
+
+    def apply(self, changes: Iterable[TokenChange]) -> None:
+        """Make the mirror match a commit that just succeeded."""
+        for change in changes:
+            if change.after is None:
+                self.tokens.pop(change.token_id, None)
+            else:
+                self.tokens[change.token_id] = change.after
+
+    def replace_tokens(self, tokens: Mapping[str, Token]) -> None:
+        self.tokens = dict(tokens)
+
+    # -- people ---------------------------------------------------------------
+
+    def join(self, caller: Caller) -> None:
+        self.sessions[caller.sid] = caller
+
+    def leave(self, sid: str) -> None:
+        self.sessions.pop(sid, None)
+        for future in self._departures.pop(sid, ()):
+            if not future.done():
+                future.set_result(None)
+
+    def departure(self, sid: str) -> asyncio.Future[None]:
+        """A future that completes when ``sid`` disconnects (already done if it has)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if sid not in self.sessions:
+            future.set_result(None)
+        else:
+            self._departures.setdefault(sid, []).append(future)
+        return future
+
+    def forget(self, sid: str, future: asyncio.Future[None]) -> None:
+        waiting = self._departures.get(sid)
+        if waiting and future in waiting:
+            waiting.remove(future)
+            if not waiting:
+                del self._departures[sid]
+
+    def users(self) -> list[str]:
+        return sorted({c.user for c in self.sessions.values()})
+
+    def deciders(self, token_id: str | None) -> list[str]:
+        """The sockets to ask about a decision on ``token_id``.
+
+        The token's owners (level 3; the GM's ownership is implicit, not
+        counted) who are connected; when none is, the GM's connections.
+        """
+        if token_id is not None:
+            token = self.tokens.get(token_id)
+            if token is not None:
+                owners = [
+                    sid
+                    for sid, caller in self.sessions.items()
+                    if not caller.is_gm and level(token, caller.user) >= OWNER
+                ]
+                if owners:
+                    return owners
+        return [sid for sid, caller in self.sessions.items() if caller.is_gm]

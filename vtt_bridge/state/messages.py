@@ -1,0 +1,110 @@
+"""The marshmallow schema of every client message.
+
+Each socket event's payload is loaded through one of these before anything
+else happens; a failure becomes ``invalid_request`` with marshmallow's field
+messages as ``details``. Unknown fields are refused (``StrictSchema``), so a
+misspelt option is an error rather than silently ignored. The ruleset-owned
+parts (a token's ``system``, an attack's ``declaration``) are checked after
+this, by the ruleset's own schemas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+from ..errors import InvalidRequest
+from ..schemas import StrictSchema
+
+__all__ = [
+    "AttackRef",
+    "AttackRequest",
+    "Empty",
+    "History",
+    "KeyCreate",
+    "TableUpdate",
+    "TokenCreate",
+    "TokenRef",
+    "TokenUpdate",
+    "USER_NAME",
+    "load",
+]
+
+ID = validate.Length(min=1, max=100)
+# User names appear in ownership maps and logs: keep them plain.
+USER_NAME = validate.Regexp(r"^[A-Za-z0-9_.@-]{1,64}$", error="A user name is 1-64 letters, digits or _ . @ -.")
+
+
+class Empty(StrictSchema):
+    """Events that take no arguments (``rulesets.list``, ``token.list``, ``table.get``)."""
+
+
+class TokenCreate(StrictSchema):
+    id = fields.String(validate=ID)
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    ruleset = fields.String(required=True, validate=ID)
+    ownership = fields.Dict(
+        keys=fields.String(validate=USER_NAME),
+        values=fields.Integer(strict=True, validate=validate.Range(0, 3)),
+        load_default=dict,
+    )
+    system = fields.Dict(required=True)
+
+
+class TokenRef(StrictSchema):
+    id = fields.String(required=True, validate=ID)
+
+
+class TokenUpdate(StrictSchema):
+    """A patch: ``name`` and ``ownership`` replace, ``system`` is merged in (nested objects too)."""
+
+    id = fields.String(required=True, validate=ID)
+    version = fields.Integer(strict=True, validate=validate.Range(min=1))
+    name = fields.String(validate=validate.Length(min=1, max=200))
+    ownership = fields.Dict(
+        keys=fields.String(validate=USER_NAME), values=fields.Integer(strict=True, validate=validate.Range(0, 3))
+    )
+    system = fields.Dict()
+
+
+class AttackRequest(StrictSchema):
+    ruleset = fields.String(required=True, validate=ID)
+    attacker = fields.String(required=True, validate=ID)
+    targets = fields.List(fields.String(validate=ID), required=True, validate=validate.Length(min=1, max=100))
+    declaration = fields.Dict(load_default=dict)
+    request_id = fields.String(validate=validate.Length(min=1, max=200))
+    # GM only: fixed seed, scripted faces, answers given in advance.
+    seed = fields.Integer(strict=True, validate=validate.Range(0, 2**63 - 1))
+    dice = fields.List(fields.Integer(strict=True, validate=validate.Range(1, 1000)), validate=validate.Length(max=10_000))
+    answers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)), values=fields.Raw())
+
+
+class History(StrictSchema):
+    limit = fields.Integer(strict=True, load_default=50, validate=validate.Range(1, 500))
+    before = fields.Integer(strict=True, validate=validate.Range(min=1))
+
+
+class AttackRef(StrictSchema):
+    id = fields.String(required=True, validate=ID)
+
+
+class KeyCreate(StrictSchema):
+    user = fields.String(required=True, validate=USER_NAME)
+
+
+class TableUpdate(StrictSchema):
+    decision_timeout = fields.Float(required=True, allow_nan=False, validate=validate.Range(0.05, 3600))
+
+
+def load(schema: Schema, data: Any) -> dict[str, Any]:
+    """Load ``data`` (``None`` counts as ``{}``) or raise ``invalid_request`` with field messages."""
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise InvalidRequest("the payload must be an object", details={"_schema": ["Not a valid mapping type."]})
+    try:
+        return schema.load(data)
+    except ValidationError as err:
+        raise InvalidRequest("invalid request", details=err.messages_dict) from None

@@ -1,0 +1,249 @@
+"""The scale-out store: Redis, shared by several server processes.
+
+Layout, all under a prefix (``vtt:`` by default)::
+
+    tables                  hash  table id → table JSON
+    t:<table>:keys          hash  user → {digest, created}
+    t:<table>:tokens        hash  token id → token JSON (with its version)
+    t:<table>:audit         list  audit entries; entry n (1-based) has seq n
+    t:<table>:requests      hash  request_id → seq
+    t:<table>:refs          hash  attack id → JSON list of seqs
+
+A commit is one Lua script, which Redis runs atomically: it checks every
+token's version, and only then writes the tokens and appends the audit entry.
+Needs the ``redis`` extra (``pip install vtt-bridge[redis]``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..engine.tokens import Token
+from ..errors import Conflict, NotFound
+from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
+from .store import Store, stale
+
+__all__ = ["RedisStore"]
+
+# KEYS: tokens, audit, requests, refs
+# ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "", entry JSON
+_COMMIT = """
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+    local id, expected = ARGV[2 + i * 3], ARGV[3 + i * 3]
+    local current = redis.call('HGET', KEYS[1], id)
+    local found = ''
+    if current then found = tostring(cjson.decode(current)['version']) end
+    if found ~= expected then return {'conflict', id, found} end
+end
+local request_id, ref = ARGV[2 + n * 3], ARGV[3 + n * 3]
+if request_id ~= '' and redis.call('HEXISTS', KEYS[3], request_id) == 1 then
+    return {'duplicate', request_id, ''}
+end
+for i = 0, n - 1 do
+    local id, after = ARGV[2 + i * 3], ARGV[4 + i * 3]
+    if after == '' then redis.call('HDEL', KEYS[1], id) else redis.call('HSET', KEYS[1], id, after) end
+end
+local seq = redis.call('RPUSH', KEYS[2], ARGV[4 + n * 3])
+if request_id ~= '' then redis.call('HSET', KEYS[3], request_id, seq) end
+if ref ~= '' then
+    local seqs = redis.call('HGET', KEYS[4], ref)
+    local list = seqs and cjson.decode(seqs) or {}
+    table.insert(list, seq)
+    redis.call('HSET', KEYS[4], ref, cjson.encode(list))
+end
+return {'ok', tostring(seq), ''}
+"""
+
+
+class RedisStore(Store):
+    """Tables, keys, tokens and the audit log in Redis.
+
+    :param url: ``redis://host:port/db``.
+    :param prefix: prepended to every key, so several deployments (or tests)
+        can share one Redis.
+    """
+
+    kind = "redis"
+    shared = True
+
+    def __init__(self, url: str, *, prefix: str = "vtt:") -> None:
+        self.url = url
+        self.prefix = prefix
+        self._redis: Any = None
+        self._commit: Any = None
+        self._snapshots: dict[tuple[str, str], Token] = {}
+
+    @property
+    def redis(self) -> Any:
+        if self._redis is None:
+            raise RuntimeError("the store is not open")
+        return self._redis
+
+    async def open(self) -> None:
+        if self._redis is not None:
+            return
+        try:
+            import redis.asyncio as aioredis
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise RuntimeError("the Redis store needs the redis package: pip install 'vtt-bridge[redis]'") from exc
+        self._redis = aioredis.Redis.from_url(self.url, decode_responses=True)
+        self._commit = self._redis.register_script(_COMMIT)
+        await self._redis.ping()
+
+    async def close(self) -> None:
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+        self._snapshots.clear()
+
+    async def ping(self) -> None:
+        await self.redis.ping()
+
+    def _key(self, table_id: str, what: str) -> str:
+        return f"{self.prefix}t:{table_id}:{what}"
+
+    # -- tables and keys ----------------------------------------------------
+
+    async def create_table(self, table: TableInfo) -> None:
+        created = await self.redis.hsetnx(self.prefix + "tables", table.id, dumps(table.to_dict()))
+        if not created:
+            raise Conflict(f"table {table.id!r} exists", details={"table": table.id})
+
+    async def get_table(self, table_id: str) -> TableInfo | None:
+        raw = await self.redis.hget(self.prefix + "tables", table_id)
+        return TableInfo.from_dict(json.loads(raw)) if raw else None
+
+    async def list_tables(self) -> list[TableInfo]:
+        raw = await self.redis.hgetall(self.prefix + "tables")
+        tables = [TableInfo.from_dict(json.loads(v)) for v in raw.values()]
+        return sorted(tables, key=lambda t: (t.created, t.id))
+
+    async def update_settings(self, table_id: str, settings: Mapping[str, Any]) -> TableInfo:
+        # Settings change rarely and only by the GM; a watch/retry loop keeps
+        # two simultaneous changes from losing one another.
+        from redis.exceptions import WatchError
+
+        key = self.prefix + "tables"
+        async with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(key)
+                    raw = await pipe.hget(key, table_id)
+                    if not raw:
+                        raise NotFound(f"no table {table_id!r}", details={"table": table_id})
+                    table = TableInfo.from_dict(json.loads(raw))
+                    updated = TableInfo(
+                        id=table.id, name=table.name, created=table.created, settings={**table.settings, **settings}
+                    )
+                    pipe.multi()
+                    pipe.hset(key, table_id, dumps(updated.to_dict()))
+                    await pipe.execute()
+                    return updated
+                except WatchError:
+                    continue
+
+    async def set_key(self, table_id: str, key: KeyInfo) -> None:
+        await self.redis.hset(
+            self._key(table_id, "keys"), key.user, dumps({"digest": key.digest, "created": key.created})
+        )
+
+    async def keys(self, table_id: str) -> list[KeyInfo]:
+        raw = await self.redis.hgetall(self._key(table_id, "keys"))
+        out = []
+        for user, value in raw.items():
+            data = json.loads(value)
+            out.append(KeyInfo(user=user, digest=data["digest"], created=data["created"]))
+        return out
+
+    # -- tokens and the audit log -------------------------------------------
+
+    async def tokens(self, table_id: str) -> dict[str, Token]:
+        raw = await self.redis.hgetall(self._key(table_id, "tokens"))
+        out = {}
+        for token_id in sorted(raw):
+            data = json.loads(raw[token_id])
+            cached = self._snapshots.get((table_id, token_id))
+            if cached is None or cached.version != data["version"]:
+                cached = self._snapshots[(table_id, token_id)] = token_from_dict(data)
+            out[token_id] = cached
+        return out
+
+    async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
+        changes = {token_id: change.to_dict() for token_id, change in draft.changes.items()}
+        entry = {
+            "kind": draft.kind,
+            "user": draft.user,
+            "at": draft.at,
+            "ref": draft.ref,
+            "request_id": draft.request_id,
+            "changes": changes,
+            "data": dict(draft.data),
+        }
+        args: list[Any] = [len(changes)]
+        for token_id, change in draft.changes.items():
+            args.append(token_id)
+            args.append(str(change.before.version) if change.before is not None else "")
+            args.append(dumps(changes[token_id]["after"]) if change.after is not None else "")
+        args += [draft.request_id or "", draft.ref or "", dumps(entry)]
+        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs")]
+        status, first, second = await self._commit(keys=keys, args=args)
+        if status == "conflict":
+            expected = draft.changes[first].before
+            raise stale(first, expected.version if expected is not None else None, int(second) if second else None)
+        if status == "duplicate":
+            raise Conflict(
+                f"request_id {draft.request_id!r} was already used on this table",
+                details={"request_id": draft.request_id},
+            )
+        for token_id, change in draft.changes.items():
+            if change.after is None:
+                self._snapshots.pop((table_id, token_id), None)
+            else:
+                self._snapshots[(table_id, token_id)] = change.after
+        return AuditEntry(seq=int(first), table=table_id, **entry)
+
+    async def _entries(self, table_id: str, seqs: list[int]) -> list[AuditEntry]:
+        if not seqs:
+            return []
+        key = self._key(table_id, "audit")
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for seq in seqs:
+                pipe.lindex(key, seq - 1)
+            raws = await pipe.execute()
+        return [AuditEntry(seq=seq, table=table_id, **json.loads(raw)) for seq, raw in zip(seqs, raws) if raw]
+
+    async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
+        seq = await self.redis.hget(self._key(table_id, "requests"), request_id)
+        found = await self._entries(table_id, [int(seq)]) if seq else []
+        return found[0] if found else None
+
+    async def by_ref(self, table_id: str, ref: str) -> list[AuditEntry]:
+        raw = await self.redis.hget(self._key(table_id, "refs"), ref)
+        return await self._entries(table_id, json.loads(raw)) if raw else []
+
+    async def history(
+        self, table_id: str, *, limit: int, before: int | None = None, kinds: tuple[str, ...] = ("attack", "undo")
+    ) -> list[AuditEntry]:
+        # Walk the list backwards in pages; history is read rarely and by people.
+        key = self._key(table_id, "audit")
+        end = (before - 1) if before is not None else await self.redis.llen(key)
+        out: list[AuditEntry] = []
+        page = 200
+        while end > 0 and len(out) < limit:
+            start = max(1, end - page + 1)
+            raws = await self.redis.lrange(key, start - 1, end - 1)
+            for offset in range(len(raws) - 1, -1, -1):
+                data = json.loads(raws[offset])
+                if data["kind"] in kinds:
+                    out.append(AuditEntry(seq=start + offset, table=table_id, **data))
+                    if len(out) >= limit:
+                        break
+            end = start - 1
+        return out
+
+    async def audit(self, table_id: str) -> list[AuditEntry]:
+        raws = await self.redis.lrange(self._key(table_id, "audit"), 0, -1)
+        return [AuditEntry(seq=i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]

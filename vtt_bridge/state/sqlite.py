@@ -1,0 +1,308 @@
+"""The embedded store: one SQLite file in WAL mode.
+
+The server uses one connection from the event-loop thread. Every statement is
+a short indexed read or a small transaction (tens of microseconds at these
+sizes), which is cheaper than handing the work to a thread and back; WAL
+mode lets the ``vtt-bridge table`` command write keys from another process
+meanwhile. ``synchronous=NORMAL`` keeps a committed transaction through a
+crash of the process (the WAL is in the OS before the ack goes out); pass
+``synchronous="FULL"`` to also survive losing power, at an fsync per commit.
+
+The audit table refuses UPDATE and DELETE through triggers: it is append-only
+by construction, not by convention.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..engine.tokens import Token
+from ..errors import Conflict, NotFound
+from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps
+from .store import Store, stale
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tables (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created REAL NOT NULL,
+    settings TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS keys (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    user TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (table_id, user)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tokens (
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    ruleset TEXT NOT NULL,
+    ownership TEXT NOT NULL,
+    system TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (table_id, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    table_id TEXT NOT NULL REFERENCES tables(id),
+    kind TEXT NOT NULL,
+    user TEXT NOT NULL,
+    at REAL NOT NULL,
+    ref TEXT,
+    request_id TEXT,
+    changes TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_by_table ON audit (table_id, seq);
+CREATE INDEX IF NOT EXISTS audit_by_ref ON audit (table_id, ref) WHERE ref IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS audit_by_request ON audit (table_id, request_id) WHERE request_id IS NOT NULL;
+CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+"""
+
+_INSERT_COLUMNS = "table_id, kind, user, at, ref, request_id, changes, data"
+_AUDIT_COLUMNS = "seq, " + _INSERT_COLUMNS
+
+
+def _entry(row: tuple) -> AuditEntry:
+    seq, table_id, kind, user, at, ref, request_id, changes, data = row
+    return AuditEntry(
+        seq=seq,
+        table=table_id,
+        kind=kind,
+        user=user,
+        at=at,
+        ref=ref,
+        request_id=request_id,
+        changes=json.loads(changes),
+        data=json.loads(data),
+    )
+
+
+class SQLiteStore(Store):
+    """Tables, keys, tokens and the audit log in one SQLite file.
+
+    :param path: the database file (``":memory:"`` for a throwaway store).
+    :param synchronous: SQLite's ``synchronous`` pragma in WAL mode.
+    """
+
+    kind = "sqlite"
+    shared = False
+
+    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL") -> None:
+        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+            raise ValueError(f"unknown synchronous mode {synchronous!r}")
+        self.path = str(path)
+        self.synchronous = synchronous.upper()
+        self._db: sqlite3.Connection | None = None
+        # Token snapshots by (table, id) with the version they were built at:
+        # an unchanged row is not parsed and frozen again.
+        self._snapshots: dict[tuple[str, str], Token] = {}
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("the store is not open")
+        return self._db
+
+    async def open(self) -> None:
+        if self._db is not None:
+            return
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={self.synchronous}")
+        db.execute("PRAGMA busy_timeout=5000")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.executescript(_SCHEMA)
+        self._db = db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        self._snapshots.clear()
+
+    async def ping(self) -> None:
+        self.db.execute("SELECT 1").fetchone()
+
+    # -- tables and keys ----------------------------------------------------
+
+    async def create_table(self, table: TableInfo) -> None:
+        with self._transaction():
+            self.db.execute(
+                "INSERT INTO tables (id, name, created, settings) VALUES (?, ?, ?, ?)",
+                (table.id, table.name, table.created, dumps(dict(table.settings))),
+            )
+
+    async def get_table(self, table_id: str) -> TableInfo | None:
+        row = self.db.execute("SELECT id, name, created, settings FROM tables WHERE id = ?", (table_id,)).fetchone()
+        return self._table(row) if row else None
+
+    async def list_tables(self) -> list[TableInfo]:
+        rows = self.db.execute("SELECT id, name, created, settings FROM tables ORDER BY created, id").fetchall()
+        return [self._table(r) for r in rows]
+
+    @staticmethod
+    def _table(row: tuple) -> TableInfo:
+        return TableInfo(id=row[0], name=row[1], created=row[2], settings=json.loads(row[3]))
+
+    async def update_settings(self, table_id: str, settings: Mapping[str, Any]) -> TableInfo:
+        with self._transaction():
+            table = await self.get_table(table_id)
+            if table is None:
+                raise NotFound(f"no table {table_id!r}", details={"table": table_id})
+            merged = {**table.settings, **settings}
+            self.db.execute("UPDATE tables SET settings = ? WHERE id = ?", (dumps(merged), table_id))
+        return TableInfo(id=table.id, name=table.name, created=table.created, settings=merged)
+
+    async def set_key(self, table_id: str, key: KeyInfo) -> None:
+        with self._transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO keys (table_id, user, digest, created) VALUES (?, ?, ?, ?)",
+                (table_id, key.user, key.digest, key.created),
+            )
+
+    async def keys(self, table_id: str) -> list[KeyInfo]:
+        rows = self.db.execute("SELECT user, digest, created FROM keys WHERE table_id = ?", (table_id,)).fetchall()
+        return [KeyInfo(user=u, digest=d, created=c) for u, d, c in rows]
+
+    # -- tokens and the audit log -------------------------------------------
+
+    async def tokens(self, table_id: str) -> dict[str, Token]:
+        rows = self.db.execute(
+            "SELECT id, name, ruleset, ownership, system, version FROM tokens WHERE table_id = ? ORDER BY id",
+            (table_id,),
+        ).fetchall()
+        out = {}
+        snapshots = self._snapshots
+        for token_id, name, ruleset, ownership, system, version in rows:
+            cached = snapshots.get((table_id, token_id))
+            if cached is None or cached.version != version:
+                cached = Token(token_id, name, ruleset, json.loads(system), ownership=json.loads(ownership), version=version)
+                snapshots[(table_id, token_id)] = cached
+            out[token_id] = cached
+        return out
+
+    async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
+        db = self.db
+        changes = {}
+        with self._transaction():
+            for token_id, change in draft.changes.items():
+                before, after = change.before, change.after
+                row = db.execute(
+                    "SELECT version FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id)
+                ).fetchone()
+                found = row[0] if row else None
+                expected = before.version if before is not None else None
+                if found != expected:
+                    raise stale(token_id, expected, found)
+                if after is None:
+                    db.execute("DELETE FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id))
+                else:
+                    db.execute(
+                        "INSERT OR REPLACE INTO tokens (table_id, id, name, ruleset, ownership, system, version)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            table_id,
+                            token_id,
+                            after.name,
+                            after.ruleset,
+                            dumps(after.ownership),
+                            dumps(after.system),
+                            after.version,
+                        ),
+                    )
+                changes[token_id] = change.to_dict()
+            try:
+                cursor = db.execute(
+                    f"INSERT INTO audit ({_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (table_id, draft.kind, draft.user, draft.at, draft.ref, draft.request_id, dumps(changes), dumps(dict(draft.data))),
+                )
+            except sqlite3.IntegrityError as exc:
+                if draft.request_id is not None and "request_id" in str(exc):
+                    raise Conflict(
+                        f"request_id {draft.request_id!r} was already used on this table",
+                        details={"request_id": draft.request_id},
+                    ) from None
+                raise
+        for token_id, change in draft.changes.items():
+            if change.after is None:
+                self._snapshots.pop((table_id, token_id), None)
+            else:
+                self._snapshots[(table_id, token_id)] = change.after
+        return AuditEntry(
+            seq=cursor.lastrowid,
+            table=table_id,
+            kind=draft.kind,
+            user=draft.user,
+            at=draft.at,
+            ref=draft.ref,
+            request_id=draft.request_id,
+            changes=changes,
+            data=dict(draft.data),
+        )
+
+    async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
+        row = self.db.execute(
+            f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? AND request_id = ?", (table_id, request_id)
+        ).fetchone()
+        return _entry(row) if row else None
+
+    async def by_ref(self, table_id: str, ref: str) -> list[AuditEntry]:
+        rows = self.db.execute(
+            f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? AND ref = ? ORDER BY seq", (table_id, ref)
+        ).fetchall()
+        return [_entry(r) for r in rows]
+
+    async def history(
+        self, table_id: str, *, limit: int, before: int | None = None, kinds: tuple[str, ...] = ("attack", "undo")
+    ) -> list[AuditEntry]:
+        marks = ",".join("?" * len(kinds))
+        rows = self.db.execute(
+            f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? AND seq < ? AND kind IN ({marks})"
+            " ORDER BY seq DESC LIMIT ?",
+            (table_id, before if before is not None else 2**62, *kinds, limit),
+        ).fetchall()
+        return [_entry(r) for r in rows]
+
+    async def audit(self, table_id: str) -> list[AuditEntry]:
+        rows = self.db.execute(
+            f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? ORDER BY seq", (table_id,)
+        ).fetchall()
+        return [_entry(r) for r in rows]
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.db.execute("COMMIT")
+        else:
+            self.db.execute("ROLLBACK")

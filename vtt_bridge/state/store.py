@@ -1,0 +1,104 @@
+"""The store interface every backend implements (SQLite, Redis).
+
+A store keeps tables, their keys, their tokens and their append-only audit
+log. Token rows change only through :meth:`Store.commit`, which writes a set
+of token changes and the one audit entry describing them in a single
+transaction, after checking that every token still has the version the change
+was computed from — otherwise nothing is written and ``Conflict`` is raised.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+from ..engine.tokens import Token
+from ..errors import Conflict
+from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo
+
+__all__ = ["Store", "stale"]
+
+
+def stale(token_id: str, expected: int | None, found: int | None) -> Conflict:
+    """The ``conflict`` raised when a token changed under a commit."""
+    if found is None:
+        message = f"token {token_id!r} no longer exists"
+    elif expected is None:
+        message = f"token {token_id!r} already exists"
+    else:
+        message = f"token {token_id!r} changed meanwhile (version {found}, expected {expected})"
+    return Conflict(message, details={"token": token_id, "expected": expected, "version": found})
+
+
+class Store(ABC):
+    """Where tables, keys, tokens and the audit log live.
+
+    :ivar shared: other server processes may write to this store too, so
+        in-memory copies must be refreshed before they are trusted.
+    """
+
+    kind: str = ""
+    shared: bool = False
+
+    @abstractmethod
+    async def open(self) -> None:
+        """Connect and create the schema if needed."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    async def ping(self) -> None:
+        """Raise if the store cannot be reached."""
+
+    # -- tables and keys ----------------------------------------------------
+
+    @abstractmethod
+    async def create_table(self, table: TableInfo) -> None: ...
+
+    @abstractmethod
+    async def get_table(self, table_id: str) -> TableInfo | None: ...
+
+    @abstractmethod
+    async def list_tables(self) -> list[TableInfo]: ...
+
+    @abstractmethod
+    async def update_settings(self, table_id: str, settings: Mapping[str, Any]) -> TableInfo: ...
+
+    @abstractmethod
+    async def set_key(self, table_id: str, key: KeyInfo) -> None:
+        """Store ``key`` for its user, replacing (revoking) the user's previous key."""
+
+    @abstractmethod
+    async def keys(self, table_id: str) -> list[KeyInfo]: ...
+
+    # -- tokens and the audit log -------------------------------------------
+
+    @abstractmethod
+    async def tokens(self, table_id: str) -> dict[str, Token]: ...
+
+    @abstractmethod
+    async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
+        """Apply ``draft.changes`` and append ``draft`` — all of it, or nothing.
+
+        :raises Conflict: a token is not at the version a change expects, or
+            ``draft.request_id`` was already used on this table.
+        """
+
+    @abstractmethod
+    async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None: ...
+
+    @abstractmethod
+    async def by_ref(self, table_id: str, ref: str) -> list[AuditEntry]:
+        """The entries about one attack (the attack, then its undo if any), oldest first."""
+
+    @abstractmethod
+    async def history(
+        self, table_id: str, *, limit: int, before: int | None = None, kinds: tuple[str, ...] = ("attack", "undo")
+    ) -> list[AuditEntry]:
+        """The newest ``limit`` entries of ``kinds`` with ``seq < before``, newest first."""
+
+    @abstractmethod
+    async def audit(self, table_id: str) -> list[AuditEntry]:
+        """The table's whole audit log, oldest first."""
