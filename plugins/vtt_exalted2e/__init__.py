@@ -32,3 +32,5 @@ from .ruleset import (
 )
 
 __all__ = ["RULESET", "sample_tokens"]
+
+from .odds import vtt_bridge_exact_odds  # noqa: E402,F401 -- exact odds model (vtt_bridge.odds), answers the host hook

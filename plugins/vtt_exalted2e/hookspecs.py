@@ -269,8 +269,9 @@ def exalted2e_damage(ctx: AttackContext) -> None:
 
     The ruleset's own implementation sets ``ctx.hardness`` (ending the cycle
     when it stops the attack), ``ctx.soak``, ``ctx.damage_pool`` and
-    ``ctx.damage``. A pack granting soak or Hardness raises ``ctx.soak`` or
-    ``ctx.hardness`` before it: the ruleset adds its own values to them.
+    ``ctx.damage``. A pack granting soak adds to ``ctx.soak`` before it (the
+    ruleset adds natural and armored soak to it); a pack granting Hardness
+    sets ``ctx.hardness`` before it (only the highest rating applies).
 
     :param ctx: the attack context.
     :return: ``None``.

@@ -39,3 +39,5 @@ from .ruleset import (
 )
 
 __all__ = ["ATTACK_ROLL", "DEFENSE_ROLL", "RULESET", "sample_tokens"]
+
+from .odds import vtt_bridge_exact_odds  # noqa: E402,F401 -- exact odds model (vtt_bridge.odds), answers the host hook

@@ -31,9 +31,11 @@ def exalted2e_mass_declare_attack(ctx: AttackContext) -> None:
     ranged, the target, the Charms in use except reroll effects, and whether the
     attack cannot be dodged or blocked.
 
-    The ruleset's own implementation refuses an attack by a unit that has been
-    routed or destroyed, and writes the declaration on the card. A pack checks
-    its Charm's cost here and raises ``InvalidRequest`` to refuse it.
+    The ruleset's own implementation refuses an attack by a unit that is routed
+    or destroyed (a solo unit: incapacitated or worse), adds the attack pool to
+    ``ctx.attack_pool`` (see step 3) and the declared external penalties to
+    ``ctx.penalty``. A pack checks its Charm's cost here and raises
+    ``InvalidRequest`` to refuse it.
 
     :param ctx: the attack context; ``ctx.declaration`` is validated and frozen.
     :return: nothing; the value is ignored.
@@ -51,9 +53,9 @@ def exalted2e_mass_defense_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers ``war`` (War DV) and ``none`` (no
     defense; DV 0), and to a solo unit also ``dodge`` and ``parry`` (its
-    individual DVs). Each of its options takes a ``stunt`` parameter: the
-    defender's stunt dice (0–3), rolled at step 5. A pack adds options for its
-    defensive Charms.
+    individual DVs); unanswered, the best DV is taken. Each of its options takes
+    a ``stunt`` parameter: the defender's stunt dice (0–3), rolled at step 5. A
+    pack adds options for its defensive Charms.
 
     :param ctx: the attack context.
     :return: options to add to the decision; ``[]`` or ``None`` for none.
@@ -67,9 +69,10 @@ def exalted2e_mass_declare_defense(ctx: AttackContext) -> None:
     (Intelligence + War + Unit Defense) ÷ 2, rounded as the commander's own DVs
     are, then modified by formation and by shield or cover.
 
-    The ruleset's own implementation sets ``ctx.war_dv`` and ``ctx.dv`` from the
-    answer (``ctx.answer("defense")``); a pack's own option must set ``ctx.dv``
-    itself before it runs, or wrap it.
+    The ruleset's own implementation adds War DV to ``ctx.war_dv``, the DV of
+    the response chosen (``ctx.answer("defense")``) to ``ctx.dv`` and the stunt
+    dice to ``ctx.defense_dice``. For a pack's own option it adds no DV: the
+    pack adds to ``ctx.dv`` itself.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -88,8 +91,12 @@ def exalted2e_mass_attack_roll(ctx: AttackContext) -> None:
     Ability dots than its War. The difference between the two Magnitudes (a solo
     unit counts as 0) is then added to the successes, without a cap.
 
-    The ruleset's own implementation rolls ``ctx.attack_pool`` (a pack adds dice
-    to it before) and sets ``ctx.successes`` and ``ctx.magnitude_bonus``.
+    The ruleset's own implementation rolls ``ctx.attack_pool``, adds the
+    Magnitude difference to ``ctx.magnitude_bonus``, and sets ``ctx.successes``
+    to the successes rolled plus any a pack added before, plus that bonus (at
+    least 0). The roll is kept as ``ctx.stash[ATTACK_ROLL]``. A pack that runs
+    first adds dice to ``ctx.attack_pool``, automatic successes to
+    ``ctx.successes``, or Magnitude to ``ctx.magnitude_bonus``.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -117,10 +124,11 @@ def exalted2e_mass_attack_reroll_options(ctx: AttackContext) -> list[Option]:
 def exalted2e_mass_attack_reroll(ctx: AttackContext) -> None:
     """Step 4. The attacker may activate Charms or effects that reroll the attack.
 
-    The pack whose option was chosen (``ctx.answer("attack_reroll")``) rerolls
-    dice of ``ctx.stash[ATTACK_ROLL]`` through ``ctx.dice.reroll``. The ruleset's
-    own implementation then counts the roll again, Magnitude difference
-    included, if its dice changed.
+    The pack whose option was chosen (``ctx.answer("attack_reroll")``) rolls its
+    reroll through ``ctx.dice`` in this step (``vtt_exalted2e.rules.roll_pool``).
+    The ruleset's own implementation keeps the better of the attack roll and the
+    rolls made in this step, sets the others aside, and counts it again with the
+    Magnitude difference.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -170,9 +178,10 @@ def exalted2e_mass_defense_reroll(ctx: AttackContext) -> None:
     """Step 6. The defender may activate Charms or effects that reroll its defense.
     No successes left: a miss, the cycle ends.
 
-    The pack whose option was chosen (``ctx.answer("defense_reroll")``) rerolls
-    dice of ``ctx.stash[DEFENSE_ROLL]``. The ruleset's own implementation counts
-    that roll again if its dice changed and ends the cycle on a miss.
+    The pack whose option was chosen (``ctx.answer("defense_reroll")``) rolls its
+    reroll of ``ctx.stash[DEFENSE_ROLL]`` through ``ctx.dice`` in this step.
+    The ruleset's own implementation keeps the better roll, moves ``ctx.dv``
+    and ``ctx.successes`` by the difference, and ends the cycle on a miss.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -190,8 +199,8 @@ def exalted2e_mass_raw_damage(ctx: AttackContext) -> None:
     a solo unit's normal weapon damage) plus the remaining successes. Effects that
     modify raw damage apply now.
 
-    The ruleset's own implementation sets ``ctx.raw_damage``; a pack wraps it to
-    add to the result.
+    The ruleset's own implementation adds that to ``ctx.raw_damage``; a pack
+    adds its own before (or wraps it).
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -207,8 +216,10 @@ def exalted2e_mass_raw_damage(ctx: AttackContext) -> None:
 def exalted2e_mass_damage(ctx: AttackContext) -> None:
     """Step 8. Look up the target's Hardness and soak of the attack's damage type.
 
-    The ruleset's own implementation sets ``ctx.hardness`` and ``ctx.soak``;
-    sub-steps 8A–8E follow.
+    The ruleset's own implementation adds the target's Hardness to
+    ``ctx.hardness`` and its soak to ``ctx.soak`` (a solo unit's: natural plus
+    armored, as in individual combat, plus the token's ``soak``); sub-steps
+    8A–8E follow.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -232,8 +243,8 @@ def exalted2e_mass_hardness(ctx: AttackContext) -> None:
 def exalted2e_mass_soak(ctx: AttackContext) -> None:
     """Step 8B. Every point of soak removes one die from the raw damage.
 
-    The ruleset's own implementation sets ``ctx.damage_pool`` to
-    ``ctx.raw_damage − ctx.soak``.
+    The ruleset's own implementation adds ``ctx.raw_damage − ctx.soak`` (at
+    least 0) to ``ctx.damage_pool``.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -246,8 +257,8 @@ def exalted2e_mass_ping(ctx: AttackContext) -> None:
     of its weapon's Overwhelming rating and its Essence) becomes that number, even
     when that is more than the raw damage.
 
-    The ruleset's own implementation sets ``ctx.ping_floor`` and raises
-    ``ctx.damage_pool`` to it.
+    The ruleset's own implementation adds that number to ``ctx.ping_floor``,
+    raises ``ctx.damage_pool`` to it, and reports ``outcome["ping"]``.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -260,7 +271,7 @@ def exalted2e_mass_damage_roll(ctx: AttackContext) -> None:
     (a 10 counts once) is one health level of the attack's type.
 
     The ruleset's own implementation rolls ``ctx.damage_pool`` (a pack changes it
-    before) and sets ``ctx.levels``.
+    before) and adds the successes to ``ctx.levels``.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -271,8 +282,8 @@ def exalted2e_mass_damage_roll(ctx: AttackContext) -> None:
 def exalted2e_mass_might(ctx: AttackContext) -> None:
     """Step 8E. Add the attacking unit's Might to the health levels rolled.
 
-    The ruleset's own implementation sets ``ctx.might`` and
-    ``ctx.damage = ctx.levels + ctx.might``.
+    The ruleset's own implementation adds the unit's Might to ``ctx.might`` and
+    ``ctx.levels + ctx.might`` to ``ctx.damage``, the health levels dealt.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -290,7 +301,7 @@ def exalted2e_mass_counterattack_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers none, so the decision is asked only
     when a pack offers one; ``no`` is then added as the default. There is no
-    counter to a counterattack: return ``[]`` when ``ctx.is_counterattack``.
+    counter to a counterattack: in one, the ruleset withdraws every option.
 
     :param ctx: the attack context.
     :return: options to add; ``[]`` or ``None`` for none.

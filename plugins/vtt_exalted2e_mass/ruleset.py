@@ -317,8 +317,9 @@ def exalted2e_mass_defense_reroll(ctx) -> None:
     first = ctx.stash.get(DEFENSE_ROLL)
     rerolls = ctx.dice.rolls[st.mark :] if first is not None else []
     if rerolls:
+        before = first.successes
         best = _better([first, *rerolls])
-        gained = best.successes - first.successes
+        gained = best.successes - before
         ctx.stash[DEFENSE_ROLL] = best
         ctx.dv += gained
         _subtract(ctx, gained)

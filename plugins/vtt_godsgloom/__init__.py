@@ -41,3 +41,5 @@ __all__ = [
     "godsgloom_roll",
     "vtt_bridge_rulesets",
 ]
+
+from .odds import vtt_bridge_exact_odds  # noqa: E402,F401 -- exact odds model (vtt_bridge.odds), answers the host hook

@@ -29,3 +29,5 @@ __all__ = [
     "highest_die_successes",
     "vtt_bridge_rulesets",
 ]
+
+from .odds import vtt_bridge_exact_odds  # noqa: E402,F401 -- exact odds model (vtt_bridge.odds), answers the host hook

@@ -99,3 +99,5 @@ __all__ = [
     "warmachine_mk3_after_inactive",
     "warmachine_mk3_after_active_attacks",
 ]
+
+from .odds import vtt_bridge_exact_odds  # noqa: E402,F401 -- exact odds model (vtt_bridge.odds), answers the host hook

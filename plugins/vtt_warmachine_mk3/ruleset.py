@@ -795,9 +795,12 @@ def warmachine_mk3_disabled(ctx: AttackContext) -> None:
         ctx.note(f"Tough: {face}, no recovery")
         return
     healed = damage.heal_last(marked, state.marked_boxes.get(model, ()))
-    crippled = sorted(set(state.crippled_before.get(model, ())) | set(damage.crippled(track, healed)))
+    still = damage.crippled(track, healed)
+    crippled = sorted(set(state.crippled_before.get(model, ())) | set(still))
     ctx.update(model, marked=damage.to_token(track, healed), crippled=crippled, disabled=False, knocked_down=True)
     _condition(ctx, model, "disabled", reached=False)
+    for name in set(damage.crippled(track, marked)) - set(still):
+        _condition(ctx, model, f"crippled:{name}", reached=False)
     _condition(ctx, model, "knocked_down")
     _record(ctx, model, tough=True)
     ctx.skip(f"Tough: {face}, heals 1 damage point, no longer disabled, knocked down")

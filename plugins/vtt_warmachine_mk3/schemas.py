@@ -141,6 +141,9 @@ class Modifiers(StrictSchema):
     boosted_damage = fields.Boolean(load_default=False)
 
 
+_NO_MODIFIERS = Modifiers().load({})
+
+
 class Declaration(StrictSchema):
     """Step 1: the attack and its target (the target is the request's first target).
 
@@ -151,7 +154,7 @@ class Declaration(StrictSchema):
     """
 
     weapon = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    modifiers = fields.Nested(Modifiers, load_default=lambda: Modifiers().load({}))
+    modifiers = fields.Nested(Modifiers, load_default=lambda: dict(_NO_MODIFIERS))
     models_under_template = fields.List(fields.String(), load_default=list)
     application_order = fields.List(fields.String(), load_default=list)
     charms = fields.List(fields.Nested(CharmUse), load_default=list)

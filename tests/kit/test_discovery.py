@@ -116,7 +116,7 @@ def test_plugins_command_shows_distribution_version_and_steps_in_call_order(only
     assert roll.split()[2:] == ["keen", "→", "duel"]
     defend = next(line for line in lines if line.strip().startswith("2. Defend"))
     assert defend.split()[2:] == ["steel", "(wrapper)", "→", "duel"]
-    assert "asks 'defense': options from steel, duel" in out
+    assert "asks 'defense': options from steel → duel" in out
     assert "Blocked: " + ", ".join(BUILTINS) in out
 
 

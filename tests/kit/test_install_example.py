@@ -91,3 +91,58 @@ def test_the_installed_pack_changes_raw_damage_at_step_7(fresh, tmp_path):
     # nobody else's step changed: the pack changed only the step it claims
     others = [c for s in record["steps"] for c in s["changes"] if c["plugin"] == "serpent_sting_fang" and s is not step]
     assert others == []
+
+
+async def test_the_server_loads_the_pack_through_its_entry_point(fresh, tmp_path):
+    import asyncio
+    import re
+
+    import socketio
+
+    log = (tmp_path / "server.log").open("w")
+    proc = await asyncio.create_subprocess_exec(
+        str(fresh / "vtt-bridge"), "serve", "--demo", "--port", "0", "--db", str(tmp_path / "bridge.sqlite"),
+        stdout=asyncio.subprocess.PIPE, stderr=log, cwd=tmp_path, env=_env(),
+    )  # fmt: skip
+    try:
+        printed = ""
+        async with asyncio.timeout(60):
+            while "connect from JavaScript" not in printed:
+                line = await proc.stdout.readline()
+                assert line, "the server stopped:\n" + (tmp_path / "server.log").read_text()
+                printed += line.decode()
+        url = re.search(r"listening on (http://\S+)", printed)[1]
+        table = re.search(r"demo table '([^']+)'", printed)[1]
+        gm_key = re.search(r"key for gm:\s+(\S+)", printed)[1]
+
+        request = json.loads((PACK / "examples" / "fang.json").read_text())
+        gm = socketio.AsyncClient(reconnection=False)
+        await gm.connect(url, auth={"table": table, "key": gm_key}, transports=["websocket"], wait_timeout=10)
+        try:
+            ids = {}
+            for token in request["tokens"]:
+                ids[token["id"]] = "fang-" + token["id"]  # the demo table has its own anoria
+                ack = await gm.call("token.create", {**token, "id": ids[token["id"]], "ruleset": "exalted2e"}, timeout=10)
+                assert ack["ok"], ack
+            ack = await gm.call(
+                "attack",
+                {
+                    "ruleset": "exalted2e",
+                    "attacker": ids[request["attacker"]],
+                    "targets": [ids[t] for t in request["targets"]],
+                    "declaration": request["declaration"],
+                    "seed": request["seed"],
+                    "answers": request["answers"],
+                },
+                timeout=20,
+            )
+            assert ack["ok"], ack
+            steps = ack["attack"]["steps"]
+            by_pack = [(s["step"], c) for s in steps for c in s["changes"] if c["plugin"] == "serpent_sting_fang"]
+            assert [(step, c["number"], c["to"] - c["from"]) for step, c in by_pack] == [("raw_damage", "raw_damage", 1)]
+        finally:
+            await gm.disconnect()
+    finally:
+        proc.terminate()
+        await proc.wait()
+        log.close()

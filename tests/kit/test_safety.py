@@ -198,3 +198,42 @@ def test_a_stray_attribute_on_the_context_fails_loudly():
     with pytest.raises(PluginError) as err:
         vt.resolve("duel", FIGHTERS, dice=[6, 6], answers={"defense": "none"}, plugins=[RULES, Sloppy()])
     assert err.value.details["exception"] == "AttributeError"
+
+
+# -- the server keeps serving -------------------------------------------------------
+
+
+async def test_on_the_server_a_raising_pack_fails_one_attack_and_nothing_else(tmp_path):
+    socketio = pytest.importorskip("socketio")
+    from vtt_bridge.server import BridgeServer, ServerConfig, create_table
+
+    host = vt.host(RULES, "tests.kit.packs.broken", entry_points=False)
+    config = ServerConfig(
+        port=0, db=str(tmp_path / "bridge.sqlite"), entry_points=False, static_dir=None,
+        decision_timeout=0.5, shutdown_grace=1.0,
+    )  # fmt: skip
+    async with BridgeServer(config, host=host) as server:
+        table, gm_key = await create_table(server.store, "safety")
+        gm = socketio.AsyncClient(reconnection=False)
+        await gm.connect(server.url, auth={"table": table.id, "key": gm_key}, transports=["websocket"], wait_timeout=5)
+        try:
+            for token_id in ("a", "b"):
+                token = {"id": token_id, "name": token_id.upper(), "ruleset": "duel", "system": {"hp": 10}}
+                assert (await gm.call("token.create", token, timeout=5))["ok"]
+            attack = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [6, 6], "answers": {"defense": "none"}}
+            cursed = {**attack, "declaration": {"charms": [{"id": "cursed-blade"}]}}
+
+            ack = await gm.call("attack", cursed, timeout=5)
+            assert ack["ok"] is False
+            assert ack["error"]["code"] == "plugin_error"
+            assert ack["error"]["details"]["plugin"] == "tests.kit.packs.broken"
+            assert ack["error"]["details"]["hook"] == "duel_roll"
+            b = await gm.call("token.get", {"id": "b"}, timeout=5)
+            assert b["token"]["system"]["hp"] == 10 and b["token"]["version"] == 1  # nothing applied
+
+            ack = await gm.call("attack", attack, timeout=5)  # the next attack resolves as usual
+            assert ack["ok"] is True, ack
+            b = await gm.call("token.get", {"id": "b"}, timeout=5)
+            assert b["token"]["system"]["hp"] == 8
+        finally:
+            await gm.disconnect()

@@ -59,20 +59,27 @@ def _owners(host: Host) -> dict[str, str]:
     return owners
 
 
+def _walk(steps, depth: int = 0):
+    for step in steps:
+        yield step, depth
+        yield from _walk(step.steps, depth + 1)
+
+
 def describe(host: Host, *, ruleset: str | None = None) -> dict[str, Any]:
     """Everything ``vtt-bridge plugins`` shows, as data (the ``--json`` output)."""
     owners = _owners(host)
     rulesets: dict[str, Any] = {}
     implements: dict[str, dict[str, list[str]]] = {}
-    chosen = [host.ruleset(ruleset)] if ruleset is not None else list(host.rulesets.values())
+    chosen = [host.ruleset(ruleset)] if ruleset is not None else [host.rulesets[r] for r in sorted(host.rulesets)]
     for rs in chosen:
         steps = []
-        for step in rs.all_steps():
+        for step, depth in _walk(rs.steps):
             hook = f"{rs.id}_{step.name}"
             impls = _impls(host, hook)
             entry: dict[str, Any] = {
                 "step": step.name,
                 "title": step.title,
+                "depth": depth,
                 "hook": hook,
                 "plugins": [i["plugin"] for i in impls],
                 "impls": impls,
@@ -83,7 +90,8 @@ def describe(host: Host, *, ruleset: str | None = None) -> dict[str, Any]:
                 options_hook = f"{rs.id}_{step.ask.name}_options"
                 entry["decision"] = step.ask.name
                 entry["options_hook"] = options_hook
-                entry["options_from"] = [i["plugin"] for i in _impls(host, options_hook)]
+                entry["options_impls"] = _impls(host, options_hook)
+                entry["options_from"] = [i["plugin"] for i in entry["options_impls"]]
                 for name in entry["options_from"]:
                     steps_of = implements.setdefault(name, {}).setdefault(rs.id, [])
                     if f"{step.ask.name}_options" not in steps_of:
@@ -127,12 +135,13 @@ def render(info: dict[str, Any]) -> str:
         owner = rs["provided_by"]
         lines.append("")
         lines.append(f"{rid} — {rs['title']} (from {owner})")
-        title_width = max([len(s["title"]) for s in rs["steps"]] + [10])
+        title_width = max([len(s["title"]) + 2 * s["depth"] for s in rs["steps"]] + [10])
         for step in rs["steps"]:
             order = " → ".join(_mark(i, owner) for i in step["impls"]) or "(nobody)"
-            lines.append(f"  {step['title']:{title_width}}  {order}")
+            title = "  " * step["depth"] + step["title"]
+            lines.append(f"  {title:{title_width}}  {order}")
             if "decision" in step:
-                offered = ", ".join(step["options_from"]) or "nobody"
+                offered = " → ".join(_mark(i, owner) for i in step["options_impls"]) or "nobody"
                 lines.append(f"  {'':{title_width}}    asks {step['decision']!r}: options from {offered}")
     return "\n".join(lines)
 

@@ -57,6 +57,17 @@ class ServerConfig:
     static_dir: Path | None = field(default=STATIC_DIR)
 
 
+class JsonPacket(socketio.packet.Packet):
+    """Socket.IO packets that are never binary.
+
+    Everything the bridge sends is JSON; python-socketio would otherwise walk
+    every outgoing payload recursively looking for ``bytes`` (a tenth of a
+    millisecond for an attack record). Incoming packets decode as usual.
+    """
+
+    uses_binary_events = False
+
+
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:
     """The aiohttp app with socket.io attached, and the bridge behind it."""
     manager = None
@@ -66,6 +77,7 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
     sio = socketio.AsyncServer(
         async_mode="aiohttp",
         client_manager=manager,
+        serializer=JsonPacket,
         cors_allowed_origins=cors,
         logger=False,
         engineio_logger=False,

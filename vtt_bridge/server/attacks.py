@@ -69,7 +69,7 @@ class Attacks:
     # -- attack -------------------------------------------------------------------
 
     async def attack(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.AttackRequest(), data)
+        request = self.bridge.messages.load(messages.AttackRequest, data)
         if not caller.is_gm:
             for name in GM_ONLY:
                 if name in request:
@@ -266,7 +266,7 @@ class Attacks:
     # -- history, get, undo -----------------------------------------------------------
 
     async def history(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.History(), data)
+        request = self.bridge.messages.load(messages.History, data)
         entries = await self.bridge.store.history(caller.table, limit=request["limit"], before=request.get("before"))
         items = []
         for entry in entries:
@@ -294,12 +294,12 @@ class Attacks:
         return {"seq": undo.seq, "user": undo.user, "at": undo.at}
 
     async def get(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.AttackRef(), data)
+        request = self.bridge.messages.load(messages.AttackRef, data)
         attack, undo = await self._entries(caller, request["id"])
         return {"attack": _with_seq(attack), "undone": self._undo_summary(undo)}
 
     async def undo(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.AttackRef(), data)
+        request = self.bridge.messages.load(messages.AttackRef, data)
         require_gm(caller, "undo an attack")
         bridge = self.bridge
         runtime = bridge.runtime(caller)

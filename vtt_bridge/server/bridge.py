@@ -67,6 +67,7 @@ class Bridge:
         self.callers: dict[str, Caller] = {}
         self._loading: dict[str, asyncio.Lock] = {}
         self._rulesets: dict[str, Any] | None = None
+        self.messages = messages.Messages()
         self.attacks = Attacks(self)
 
     # -- tables and connections -----------------------------------------------
@@ -152,12 +153,12 @@ class Bridge:
         return self._rulesets
 
     async def table_get(self, caller: Caller, data: Any) -> dict[str, Any]:
-        messages.load(messages.Empty(), data)
+        self.messages.load(messages.Empty, data)
         runtime = self.runtime(caller)
         return {"table": runtime.describe(), "user": caller.user, "role": caller.role, "users": runtime.users()}
 
     async def table_update(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.TableUpdate(), data)
+        request = self.messages.load(messages.TableUpdate, data)
         require_gm(caller, "change the table's settings")
         runtime = self.runtime(caller)
         runtime.info = await self.store.update_settings(caller.table, request)
@@ -166,7 +167,7 @@ class Bridge:
         return {"table": described}
 
     async def key_create(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.KeyCreate(), data)
+        request = self.messages.load(messages.KeyCreate, data)
         require_gm(caller, "create player keys")
         user = request["user"]
         if user == GM_USER or user == "default":
@@ -204,17 +205,17 @@ class Bridge:
         runtime.apply(draft.changes.values())
 
     async def token_list(self, caller: Caller, data: Any) -> dict[str, Any]:
-        messages.load(messages.Empty(), data)
+        self.messages.load(messages.Empty, data)
         runtime = await self.fresh(self.runtime(caller))
         return {"tokens": [runtime.tokens[k].to_dict() for k in sorted(runtime.tokens)]}
 
     async def token_get(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.TokenRef(), data)
+        request = self.messages.load(messages.TokenRef, data)
         runtime = await self.fresh(self.runtime(caller))
         return {"token": self._token(runtime, request["id"]).to_dict()}
 
     async def token_create(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.TokenCreate(), data)
+        request = self.messages.load(messages.TokenCreate, data)
         require_gm(caller, "create tokens")
         runtime = self.runtime(caller)
         token = build_token(self.host, request)
@@ -236,7 +237,7 @@ class Bridge:
         return {"token": wire}
 
     async def token_update(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.TokenUpdate(), data)
+        request = self.messages.load(messages.TokenUpdate, data)
         runtime = self.runtime(caller)
         async with runtime.write_lock:
             await self.fresh(runtime)
@@ -273,7 +274,7 @@ class Bridge:
         return {"token": wire}
 
     async def token_delete(self, caller: Caller, data: Any) -> dict[str, Any]:
-        request = messages.load(messages.TokenRef(), data)
+        request = self.messages.load(messages.TokenRef, data)
         runtime = self.runtime(caller)
         async with runtime.write_lock:
             await self.fresh(runtime)

@@ -114,7 +114,7 @@ class TableNamespace(socketio.AsyncNamespace):
 
     async def on_rulesets_list(self, sid: str, data: Any) -> dict[str, Any]:
         self.bridge.caller(sid)
-        messages.load(messages.Empty(), data)
+        self.bridge.messages.load(messages.Empty, data)
         return self.bridge.rulesets()
 
     async def on_table_get(self, sid: str, data: Any) -> dict[str, Any]:

@@ -35,7 +35,7 @@ def test_an_aoe_hit_centres_on_the_target_and_blasts_the_models_under_it():
 
 
 def test_blast_damage_is_never_boosted():
-    record = run(table(), weapon="Bombard", dice=[4, 3, 3, 3, 4, 4, 1, 1],
+    record = run(table(), weapon="Bombard", dice=[4, 3, 3, 3, 4, 4, 4, 1, 1],
                  answers={"boost_damage": "boost"}, modifiers={"boosted_damage": True})
     # the declared boost is the direct hit's (3 dice); the blasts roll 2 dice and are asked nothing
     assert [d["key"] for d in record["decisions"]] == ["boost_attack[a]"]
@@ -47,8 +47,8 @@ def test_the_blast_pow_printed_on_the_card_wins_over_half_pow():
     weapons = [{"name": "Mortar", "kind": "ranged", "RNG": 10, "POW": 15, "AOE": 4, "blast": 5}]
     t = table()
     t["jack"] = jack(focus=0, weapons=weapons)
-    record = run(t, weapon="Mortar", dice=[4, 3, 1, 1, 1, 1, 1, 1])
-    assert record["outcome"]["models"]["b"]["pow"] == 5
+    record = run(t, weapon="Mortar", dice=[4, 3] + [1] * 8)
+    assert [m["pow"] for m in record["outcome"]["models"].values()] == [15, 5, 5, 5]  # a; b, d, c under 4"
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def test_the_blast_pow_printed_on_the_card_wins_over_half_pow():
 )
 def test_a_missed_aoe_deviates_d6_inches_in_a_d6_direction(direction, distance, landing, moved):
     # miss: 1+2 + 5 = 8 against DEF 12
-    record = run(table(), weapon="Bombard", dice=[1, 2, direction, distance, 1, 1, 1, 1, 1, 1])
+    record = run(table(), weapon="Bombard", dice=[1, 2, direction, distance] + [1] * 10)
     deviation = record["outcome"]["deviation"]
     assert (deviation["to"]["x"], deviation["to"]["y"]) == landing
     assert deviation["from"] == {"x": 0.0, "y": 8.0}
@@ -88,7 +88,7 @@ def test_after_a_deviation_no_model_is_hit_directly_and_everything_under_it_take
 
 def test_a_deviation_landing_on_the_target_is_still_only_blast_damage():
     # direction 1, 1": lands on (0, 9), 1" from the target's centre
-    record = run(table(), weapon="Bombard", dice=[1, 2, 1, 1, 6, 1, 1, 1])
+    record = run(table(), weapon="Bombard", dice=[1, 2, 1, 1, 6, 1] + [1] * 4)
     models = record["outcome"]["models"]
     assert (models["a"]["hit"], models["a"]["how"], models["a"]["pow"]) == (True, "blast", 7)
     assert "direct" not in models["a"]
@@ -156,10 +156,10 @@ def test_a_spray_rolls_to_hit_each_model_under_the_template():
 def test_a_spray_asks_for_a_boost_per_model():
     t = spray_table()
     t["jack"] = jack(focus=2)
-    record = run(t, weapon="Flamer", models_under_template=["b"], dice=[4, 3, 1, 4, 4, 1, 1, 1, 1],
+    record = run(t, weapon="Flamer", models_under_template=["b"], dice=[4, 3, 1, 4, 4, 1, 1, 1, 1, 1],
                  answers={"boost_attack": ["boost", "boost"]})
-    assert [d["key"] for d in record["decisions"]] == ["boost_attack[a]", "boost_attack[b]", "boost_damage[a]",
-                                                       "boost_damage[b]"]
+    # the focus is spent on the attack rolls: no damage boost is offered
+    assert [d["key"] for d in record["decisions"]] == ["boost_attack[a]", "boost_attack[b]"]
     assert after(record, "jack")["focus"] == 0
     assert [m["roll"] for m in record["outcome"]["models"].values()] == [13, 14]
 

@@ -1,0 +1,111 @@
+"""Benchmark the odds: time to the exact answer, and 10,000 Monte Carlo resolutions.
+
+    .venv/bin/python bench/odds_bench.py            # the issue's figures
+    .venv/bin/python bench/odds_bench.py --quick    # 1,000 Monte Carlo resolutions
+
+For one typical attack per ruleset (a shipped example request), measured in
+this process with every installed plugin loaded, as ``vtt-bridge odds`` runs:
+
+1. the exact answer: ``compute_odds(..., method="exact")`` end to end —
+   validating the request (one probe resolution), the method choice, the
+   model's probes and its convolutions, the summary. *Cold* is the first call
+   with the dice caches emptied; *warm* the median of repeated calls.
+   Target: under 20 ms.
+2. Monte Carlo: 10,000 seeded resolutions of the same request through the real
+   pipeline (:func:`vtt_bridge.odds.monte_carlo`), as resolutions per second.
+   Target: 10,000 in under 1 s.
+
+The machine's load average is printed with the figures: other processes on a
+2-core box slow the Monte Carlo figures down in proportion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from vtt_bridge import make_host  # noqa: E402
+from vtt_bridge.cli.odds import load_tokens  # noqa: E402
+from vtt_bridge.odds import compute_odds, dice, monte_carlo, odds_request  # noqa: E402
+
+TYPICAL = {
+    "exalted2e": "plugins/vtt_exalted2e/examples/daiklave_vs_soldier.json",
+    "exalted2e_mass": "plugins/vtt_exalted2e_mass/examples/talon_vs_cinder.json",
+    "warmachine_mk3": "plugins/vtt_warmachine_mk3/examples/melee_jack_punch.json",
+    "highest_die": "plugins/vtt_highest_die/examples/seed_example_parry.json",
+    "godsgloom": "plugins/vtt_godsgloom/examples/melee_shieldwall.json",
+}
+EXACT_TARGET_MS = 20.0
+MC_TARGET_S = 1.0
+
+
+def _clear() -> None:
+    dice.clear_caches()
+    try:
+        from vtt_godsgloom.odds import pool_successes
+
+        pool_successes.cache_clear()
+    except ImportError:  # pragma: no cover - the ruleset is not installed
+        pass
+
+
+def exact_times(host, data, tokens, repeats: int) -> tuple[float, float]:
+    """(cold, warm median) seconds to the exact answer."""
+    _clear()
+    start = time.perf_counter()
+    compute_odds(host, data, tokens, method="exact")
+    cold = time.perf_counter() - start
+    warm = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        compute_odds(host, data, tokens, method="exact")
+        warm.append(time.perf_counter() - start)
+    return cold, statistics.median(warm)
+
+
+def mc_time(host, data, tokens, samples: int) -> float:
+    request = odds_request(host, data, tokens)
+    start = time.perf_counter()
+    monte_carlo(host, request, samples=samples, seed=1)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 Monte Carlo resolutions instead of 10,000")
+    parser.add_argument("--repeats", type=int, default=30, help="warm exact calls per ruleset (default 30)")
+    args = parser.parse_args(argv)
+    samples = 1_000 if args.quick else 10_000
+    host = make_host()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}  (cores: {os.cpu_count()})")
+    print(f"{'ruleset':16} {'exact cold':>11} {'exact warm':>11} {'vs 20 ms':>9}   {'MC ' + format(samples, ','):>12} {'res/s':>8} {'vs 1 s':>8}")
+    worst_exact, worst_mc = 0.0, 0.0
+    for ruleset, path in TYPICAL.items():
+        data = json.loads((ROOT / path).read_text())
+        tokens = load_tokens(host, data)
+        cold, warm = exact_times(host, data, tokens, args.repeats)
+        seconds = mc_time(host, data, tokens, samples)
+        per_10k = seconds * 10_000 / samples
+        worst_exact, worst_mc = max(worst_exact, cold), max(worst_mc, per_10k)
+        print(
+            f"{ruleset:16} {cold * 1e3:9.2f}ms {warm * 1e3:9.2f}ms {cold * 1e3 / EXACT_TARGET_MS:8.2f}x"
+            f"   {seconds:11.2f}s {samples / seconds:8.0f} {per_10k / MC_TARGET_S:7.2f}x"
+        )
+    print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"worst exact (cold): {worst_exact * 1e3:.2f} ms = {worst_exact * 1e3 / EXACT_TARGET_MS:.2f} × the 20 ms target; "
+        f"worst 10,000 MC: {worst_mc:.2f} s = {worst_mc / MC_TARGET_S:.2f} × the 1 s target"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,65 @@
+"""The request files in plugins/vtt_exalted2e/examples resolve, and show what they are named for."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import vtt_exalted2e
+from vtt_bridge import make_host
+from vtt_bridge.cli.card import render
+from vtt_bridge.cli.resolve import resolve_request
+
+EXAMPLES = Path(vtt_exalted2e.__file__).parent / "examples"
+
+
+@pytest.fixture(scope="module")
+def host():
+    return make_host()
+
+
+def load(name):
+    return json.loads((EXAMPLES / name).read_text())
+
+
+def test_there_are_examples():
+    assert {p.name for p in EXAMPLES.glob("*.json")} >= {
+        "daiklave_vs_soldier.json",
+        "excellencies_anoria_vs_monk.json",
+        "solar_counterattack.json",
+        "brigand_automatic_defense.json",
+        "bow_at_range.json",
+        "skin_of_bronze_hardness.json",
+    }
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
+def test_every_example_resolves_the_same_way_twice_and_renders(host, path):
+    data = json.loads(path.read_text())
+    assert data["ruleset"] == "exalted2e" and "seed" in data
+    first = resolve_request(host, data)
+    assert first == resolve_request(host, data)
+    card = render(first)
+    assert card.startswith(f"exalted2e attack: {data['attacker']} → {data['targets'][0]}")
+    assert "1. Declaration of attack" in card
+
+
+@pytest.mark.parametrize(
+    "name, check",
+    [
+        ("daiklave_vs_soldier.json", lambda r: r["outcome"]["hit"] and r["outcome"]["damage_type"] == "L"),
+        ("excellencies_anoria_vs_monk.json", lambda r: r["outcome"]["motes"] == {"anoria": 3, "monk": 2}),
+        ("solar_counterattack.json", lambda r: r["steps"][8]["children"][0]["kind"] == "counterattack"),
+        ("brigand_automatic_defense.json", lambda r: r["ended"] == "automatic defense" and r["dice_used"] == 0),
+        ("bow_at_range.json", lambda r: r["steps"][0]["changes"][1] == {"number": "external_penalty", "from": 0, "to": 1, "plugin": "exalted2e"}),
+        ("skin_of_bronze_hardness.json", lambda r: r["ended"] == "hardness" and r["outcome"]["raw_damage"] == 6),
+    ],
+)
+def test_each_example_shows_its_point(host, name, check):
+    assert check(resolve_request(host, load(name)))
+
+
+def test_scripted_dice_and_answers_override_the_file(host):
+    record = resolve_request(host, load("daiklave_vs_soldier.json"), dice=[10, 10, 10] + [1] * 8 + [7] * 9, answers={"defense": "dodge"})
+    assert record["dice"] == "scripted" and record["outcome"]["defense"] == "dodge"
+    assert record["outcome"]["damage"] == 9

@@ -1,0 +1,39 @@
+"""The abilities pack as a plugin: what it implements and how it loads."""
+
+from vtt_bridge import make_host
+
+import vtt_warmachine_abilities
+
+
+def test_the_pack_changes_only_steps_6_and_9g():
+    host = make_host(plugins=["vtt_warmachine_mk3", "vtt_warmachine_abilities"], entry_points=False, environ={})
+    hooks = {c.name for c in host.pm.get_hookcallers(vtt_warmachine_abilities)}
+    assert hooks == {
+        "warmachine_mk3_redirect_options", "warmachine_mk3_redirect",
+        "warmachine_mk3_transfer_damage_options", "warmachine_mk3_damage_transfer",
+    }
+    steps = {s.name: s for s in host.ruleset("warmachine_mk3").all_steps()}
+    assert steps["redirect"].title.startswith("6.") and steps["damage_transfer"].title.startswith("9g.")
+
+
+def test_the_pack_runs_before_the_rulesets_own_step():
+    host = make_host(plugins=["vtt_warmachine_mk3", "vtt_warmachine_abilities"], entry_points=False, environ={})
+    assert host.call_order("warmachine_mk3_redirect") == ["vtt_warmachine_abilities", "vtt_warmachine_mk3"]
+    assert host.call_order("warmachine_mk3_damage_transfer") == ["vtt_warmachine_abilities", "vtt_warmachine_mk3"]
+
+
+def test_without_the_ruleset_the_pack_still_loads():
+    host = make_host(plugins=["vtt_warmachine_abilities"], entry_points=False, environ={})
+    assert "warmachine_mk3" not in host.rulesets
+
+
+def test_the_pack_imports_only_the_public_api():
+    import ast
+    import pathlib
+
+    for path in pathlib.Path(vtt_warmachine_abilities.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                assert node.module in ("vtt_bridge", "__future__", "collections.abc", "typing"), (path, node.module)
+            elif isinstance(node, ast.Import):
+                assert all(a.name in ("math",) for a in node.names), (path, [a.name for a in node.names])
