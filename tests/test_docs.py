@@ -75,14 +75,20 @@ def test_a_missing_docstring_is_reported(dueling, monkeypatch):
 def test_reference_lists_steps_in_order_with_signature_docstring_and_decisions(dueling):
     text = docs.reference(dueling)
     section = text[text.index("### `duel` — Duel (engine test)") :]
-    order = [section.index(f"— `duel_{name}`") for name in ("declare", "defend", "roll", "reroll", "wounds", "wound", "counter")]
+    order = [
+        section.index(f"— `duel_{name}`")
+        for name in ("declare", "defend", "roll", "reroll", "wounds", "wound", "counter")
+    ]
     assert order == sorted(order)
     assert "```python\nduel_roll(ctx) -> None\n```\n\nStep 3. Roll." in section
     assert "| 2. Defend | `duel_defend` | `defense` (options: `duel_defense_options`) |" in section
     assert "| ↳ 5a. Wound | `duel_wound` |  |" in section
     assert "asks the defender's owner: “Block or take it?”" in section
     assert "##### options of `defense` — `duel_defense_options`" in section
-    assert "`done` (Done) is added to whatever is offered. Asked again after the hook until the answer is `done`." in section
+    assert (
+        "`done` (Done) is added to whatever is offered. Asked again after the hook until the answer is `done`."
+        in section
+    )
     assert "runs `wound` once for each item it selects" in section
     assert "May send the sequence back to `roll` with `ctx.goto(...)`." in section
     assert "Working numbers (traced on change, `ctx.<name>`): `pool`, `hits`, `block`." in section
@@ -115,7 +121,9 @@ def test_update_rewrites_generated_regions_and_leaves_prose_alone(dueling, tmp_p
         "More prose.\n\n<!-- generated: reference -->\n<!-- end generated -->\n"
     )
     fresh = docs.update(text, dueling, tmp_path)
-    assert fresh.startswith("# Title\n\nProse stays.\n\n<!-- generated: include snippet.py -->\n```python\nprint('hi')\n```\n")
+    assert fresh.startswith(
+        "# Title\n\nProse stays.\n\n<!-- generated: include snippet.py -->\n```python\nprint('hi')\n```\n"
+    )
     assert "\n\nMore prose.\n\n<!-- generated: reference -->\n\n## Hook reference\n" in fresh
     assert fresh.endswith("<!-- end generated -->\n")
     assert docs.update(fresh, dueling, tmp_path) == fresh  # regenerating changes nothing
@@ -124,7 +132,10 @@ def test_update_rewrites_generated_regions_and_leaves_prose_alone(dueling, tmp_p
 def test_check_names_the_stale_region(dueling, tmp_path):
     (tmp_path / "snippet.py").write_text("x = 1\n")
     doc = tmp_path / "doc.md"
-    doc.write_text("<!-- generated: include snippet.py -->\n<!-- end generated -->\n<!-- generated: reference -->\n<!-- end generated -->\n")
+    doc.write_text(
+        "<!-- generated: include snippet.py -->\n<!-- end generated -->\n"
+        "<!-- generated: reference -->\n<!-- end generated -->\n"
+    )
     doc.write_text(docs.update(doc.read_text(), dueling, tmp_path))
     assert docs.check(doc, dueling) == []
     (tmp_path / "snippet.py").write_text("x = 2\n")

@@ -36,7 +36,9 @@ __all__ = ["Region", "check", "hookspec_functions", "missing_docstrings", "refer
 SPEC_ATTR = "vtt_bridge_spec"  # where pluggy's HookspecMarker("vtt_bridge") leaves its options
 
 _REGION = re.compile(
-    r"(?P<open><!-- generated: (?P<kind>[a-z]+)(?: (?P<arg>[^ ]+))? -->\n)(?P<body>.*?)(?P<close><!-- end generated -->)",
+    r"(?P<open><!-- generated: (?P<kind>[a-z]+)(?: (?P<arg>[^ ]+))? -->\n)"
+    r"(?P<body>.*?)"
+    r"(?P<close><!-- end generated -->)",
     re.DOTALL,
 )
 
@@ -212,7 +214,9 @@ def _ruleset_section(host: Host, ruleset: Ruleset) -> list[str]:
     if module_doc:
         out += [_md(module_doc), ""]
     targets = (
-        f"{ruleset.min_targets}" if ruleset.min_targets == ruleset.max_targets else f"{ruleset.min_targets}–{ruleset.max_targets}"
+        f"{ruleset.min_targets}"
+        if ruleset.min_targets == ruleset.max_targets
+        else f"{ruleset.min_targets}–{ruleset.max_targets}"
     )
     out.append(f"- Hook prefix: `{rid}_`; targets per attack: {targets}.")
     if ruleset.numbers:
@@ -240,7 +244,9 @@ def _ruleset_section(host: Host, ruleset: Ruleset) -> list[str]:
         documented.add(name)
         if step.ask is not None:
             options = f"{rid}_{step.ask.name}_options"
-            out.extend(_hook_block(options, _spec(host, options, specs), level=5, title=f"options of `{step.ask.name}`"))
+            out.extend(
+                _hook_block(options, _spec(host, options, specs), level=5, title=f"options of `{step.ask.name}`")
+            )
             documented.add(options)
     others = [name for name in specs if name not in documented]
     if others:
@@ -267,7 +273,11 @@ def _step_facts(step: Step, ruleset: Ruleset) -> list[str]:
     facts = []
     ask = step.ask
     if ask is not None:
-        who = _WHO.get(ask.who, "the participant the ruleset picks") if isinstance(ask.who, str) else "the participant the ruleset picks"
+        who = (
+            _WHO.get(ask.who, "the participant the ruleset picks")
+            if isinstance(ask.who, str)
+            else "the participant the ruleset picks"
+        )
         if callable(ask.default):
             default = "chosen by the ruleset from the options offered"
         else:
@@ -279,7 +289,9 @@ def _step_facts(step: Step, ruleset: Ruleset) -> list[str]:
         if ask.decline is not None:
             text += f" `{ask.decline.id}` ({ask.decline.label}) is added to whatever is offered."
         if ask.repeat:
-            text += f" Asked again after the hook until the answer is `{ask.decline.id if ask.decline else 'declined'}`."
+            text += (
+                f" Asked again after the hook until the answer is `{ask.decline.id if ask.decline else 'declined'}`."
+            )
         facts.append(text)
     if step.steps:
         kids = ", ".join(f"`{c.name}`" for c in step.steps)
@@ -288,7 +300,9 @@ def _step_facts(step: Step, ruleset: Ruleset) -> list[str]:
         else:
             facts.append(f"After its hook, runs {kids}.")
     if step.goto:
-        facts.append("May send the sequence back to " + ", ".join(f"`{g}`" for g in step.goto) + " with `ctx.goto(...)`.")
+        facts.append(
+            "May send the sequence back to " + ", ".join(f"`{g}`" for g in step.goto) + " with `ctx.goto(...)`."
+        )
     if not facts:
         return []
     return [f"- {f}" for f in facts] + [""]
@@ -318,7 +332,13 @@ def _schema_table(caption: str, schema_cls: type[Schema]) -> list[str]:
 def _field_type(field: fields.Field) -> str:
     if isinstance(field, fields.Nested):
         nested = field.nested
-        name = nested.__name__ if isinstance(nested, type) else type(nested).__name__ if not isinstance(nested, str) else nested
+        name = (
+            nested.__name__
+            if isinstance(nested, type)
+            else type(nested).__name__
+            if not isinstance(nested, str)
+            else nested
+        )
         return f"{name}{' (many)' if field.many else ''}"
     if isinstance(field, fields.List):
         return f"list of {_field_type(field.inner)}"
@@ -445,7 +465,5 @@ def check(path: Path, host: Host) -> list[str]:
     if fresh == text:
         return []
     old = {(r.kind, r.arg): r.body for r in regions(text)}
-    stale = [
-        f"{r.kind}{' ' + r.arg if r.arg else ''}" for r in regions(fresh) if old.get((r.kind, r.arg)) != r.body
-    ]
+    stale = [f"{r.kind}{' ' + r.arg if r.arg else ''}" for r in regions(fresh) if old.get((r.kind, r.arg)) != r.body]
     return stale or ["(document)"]

@@ -11,8 +11,8 @@ answers given in advance, and asserts on the step-by-step trace::
             "exalted2e",
             {"anoria": {...}, "soldier": {...}},     # token id -> system data
             declaration={"charms": [{"id": "serpent-sting-fang"}]},
-            dice=[7, 7, 8, 2, 9, 1],
-            answers={"defense": "parry"},
+            dice=[10] * 10 + [7] * 30,                # scripted faces, used in order
+            answers={"defense": "dodge"},             # decisions answered in advance
             plugins=["vtt_pack_example"],            # the pack, by module path
         )
         res.assert_changed("raw_damage", by="vtt_pack_example", delta=+1)
@@ -547,7 +547,9 @@ class Result:
         found = self.changed(number, by=by, step=step)
         problem = None
         if not found:
-            problem = f"{number!r} was not changed" + (f" by {by}" if by else "") + (f" in step {step!r}" if step else "")
+            problem = (
+                f"{number!r} was not changed" + (f" by {by}" if by else "") + (f" in step {step!r}" if step else "")
+            )
         elif delta is not None:
             total = sum(c.delta for c in found)
             if total != delta:

@@ -57,10 +57,6 @@ def _weapon(system: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return FIST
 
 
-def _miss() -> AttackOutcome:
-    return AttackOutcome.miss()
-
-
 def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
     """The outcome distribution, or ``None`` if the pipeline does something the model does not know."""
     probe = request.probe()
@@ -114,23 +110,26 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
 
     pools = nets.map(damage_pool)
 
+    # Step 8's roll: health levels (None: a miss).
+    def rolled(pool: int | None) -> Distribution[int | None]:
+        if pool is None:
+            return Distribution.certain(None)
+        if pool < 0:
+            return Distribution.certain(0)
+        return dice.success_pool(pool, 10, 7, None)
+
     # Step 10: levels onto the track.
     track = HealthTrack.from_json(foe["health"])
 
-    def landed(levels: int) -> AttackOutcome:
+    def landed(levels: int | None) -> AttackOutcome:
+        if levels is None:
+            return AttackOutcome.miss()
         if levels <= 0:
             return AttackOutcome(hit=True, damage=0)
         gained = rules.new_conditions(track, rules.apply_damage(track, levels, kind))
         return AttackOutcome(hit=True, damage=levels, conditions=frozenset((foe_id, c) for c in gained))
 
-    def rolled(pool: int | None) -> Distribution[AttackOutcome]:
-        if pool is None:
-            return Distribution.certain(_miss())
-        if pool < 0:
-            return Distribution.certain(AttackOutcome(hit=True, damage=0))
-        return dice.success_pool(pool, 10, 7, None).map(landed)
-
-    return pools.bind(rolled)
+    return pools.bind(rolled).map(landed)
 
 
 def _defaults_only(request: OddsRequest) -> bool:

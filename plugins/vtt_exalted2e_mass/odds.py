@@ -99,11 +99,23 @@ def exalted2e_mass_outcomes(request: OddsRequest) -> Distribution[AttackOutcome]
         post = raw - soak
         return rules.ping(ctx.damage_pool + (post if post > 0 else 0), floor).pool
 
-    # Step 10.
+    # Step 8D: the levels rolled (None: a miss).
+    def rolled(pool: int | None) -> Distribution[int | None]:
+        if pool is None:
+            return Distribution.certain(None)
+        if pool < 0:
+            return Distribution.certain(-1)  # Hardness: struck, no damage, no Might
+        return dice.success_pool(pool, 10, 7, None)
+
+    # Steps 8E and 10.
     track = HealthTrack.from_json(foe["health"])
     might = ctx.might + me["might"]
 
-    def landed(levels: int) -> AttackOutcome:
+    def landed(levels: int | None) -> AttackOutcome:
+        if levels is None:
+            return AttackOutcome.miss()
+        if levels < 0:
+            return AttackOutcome(hit=True, damage=0)
         damage = ctx.damage + ctx.levels + levels + might
         if damage <= 0:
             return AttackOutcome(hit=True, damage=damage)
@@ -114,14 +126,7 @@ def exalted2e_mass_outcomes(request: OddsRequest) -> Distribution[AttackOutcome]
             gained = sorted(rules.unit_conditions(after) - rules.unit_conditions(track))
         return AttackOutcome(hit=True, damage=damage, conditions=frozenset((target, c) for c in gained))
 
-    def rolled(pool: int | None) -> Distribution[AttackOutcome]:
-        if pool is None:
-            return Distribution.certain(AttackOutcome.miss())
-        if pool < 0:
-            return Distribution.certain(AttackOutcome(hit=True, damage=0))
-        return dice.success_pool(pool, 10, 7, None).map(landed)
-
-    return nets.map(damage_pool).bind(rolled)
+    return nets.map(damage_pool).bind(rolled).map(landed)
 
 
 def _defaults_only(request: OddsRequest) -> bool:

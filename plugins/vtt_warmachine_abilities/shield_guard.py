@@ -27,7 +27,7 @@ def _owners(token: Any) -> set[str]:
 
 
 def _weapon(ctx: AttackContext) -> dict[str, Any]:
-    name = ctx.declaration["weapon"]
+    name = ctx.declaration.get("weapon")
     return next((w for w in ctx.attacker.system.get("weapons") or () if w.get("name") == name), {})
 
 

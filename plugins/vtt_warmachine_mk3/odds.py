@@ -130,18 +130,26 @@ def warmachine_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | N
     knockdown = _critical_effect(weapon) == "knockdown"
     already_down = bool(system.get("knocked_down"))
 
+    landings: dict[tuple[int, bool], Distribution[AttackOutcome]] = {}
+
+    def landing(p: int, knocked: bool) -> Distribution[AttackOutcome]:
+        """Step 10 for ``p`` points, once per (points, knocked down by a critical)."""
+        key = (p, knocked)
+        found = landings.get(key)
+        if found is None:
+            base = frozenset({(target, "knocked_down")}) if knocked else frozenset()
+            if p <= 0:
+                found = Distribution.certain(AttackOutcome(hit=True, damage=0, conditions=base))
+            else:
+                found = _applied(system, target, p, already_down or knocked).map(
+                    lambda dc: AttackOutcome(hit=True, damage=dc[0], conditions=base | dc[1])
+                )
+            landings[key] = found
+        return found
+
     def after_hit(critical: bool) -> Distribution[AttackOutcome]:
         knocked = critical and knockdown
-        base = frozenset({(target, "knocked_down")}) if knocked else frozenset()
-
-        def applied(p: int) -> Distribution[AttackOutcome]:
-            if p <= 0:
-                return Distribution.certain(AttackOutcome(hit=True, damage=0, conditions=base))
-            return _applied(system, target, p, already_down or knocked).map(
-                lambda dc: AttackOutcome(hit=True, damage=dc[0], conditions=base | dc[1])
-            )
-
-        return points.bind(applied)
+        return points.bind(lambda p: landing(p, knocked))
 
     return attacks.bind(lambda hc: after_hit(hc[1]) if hc[0] else Distribution.certain(AttackOutcome.miss()))
 

@@ -104,6 +104,11 @@ def _condition(ctx: AttackContext, model: str, condition: str, *, reached: bool 
         reached_list.remove(condition)
 
 
+def _modifiers(ctx: AttackContext) -> Mapping[str, Any]:
+    # A nested attack's declaration (ctx.nest) is not loaded through the schema: no defaults.
+    return ctx.declaration.get("modifiers") or {}
+
+
 def _pay(ctx: AttackContext, cost: rules.Boost) -> None:
     ctx.update(ctx.attacker.id, **{cost.resource: cost.after})
 
@@ -125,7 +130,7 @@ def _fresh_roll(ctx: AttackContext, rolls: dict[str, Roll], n: int, label: str, 
     """Steps 5b/9b: roll; coming back from a reroll, the removed dice return first."""
     model = ctx.item or ""
     previous = rolls.get(model)
-    if previous is not None:
+    if previous is not None:  # seed 001, 5e/9e: "add all dice removed in step c back to the roll"
         removed = [i for i in range(len(previous.faces)) if not previous.is_active(i)]
         for i in removed:
             previous.restore(i)
@@ -271,7 +276,7 @@ NUMBERS = (
 
 def setup(ctx: AttackContext) -> None:
     """Find the declared weapon on the attacker's card and start the attack's state."""
-    name = ctx.declaration["weapon"]
+    name = ctx.declaration.get("weapon", "")
     weapon = rules.weapon_of(ctx.attacker.system, name)
     if weapon is None:
         have = [w.get("name") for w in ctx.attacker.system.get("weapons") or ()]
@@ -337,7 +342,7 @@ def warmachine_mk3_range_check(ctx: AttackContext) -> None:
     for model in state.potential:
         _record(ctx, model, hit=False, how="out of range")
     ctx.note(f"{state.distance:.2f}\" to {ctx.defender.name}: beyond RNG {ctx.weapon_rng:g}, the attack misses")
-    ctx.goto("redirect")
+    ctx.goto("redirect")  # seed 001, step 3: no attack rolls, go to step 6
 
 
 @hookimpl(trylast=True)
@@ -349,7 +354,7 @@ def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
         gap = geometry.edge_distance(
             geometry.point_of(me), me.get("base", 30), geometry.point_of(them), them.get("base", 30)
         )
-        verdict = rules.automatic(me, them, state.weapon, ctx.declaration["modifiers"], gap)
+        verdict = rules.automatic(me, them, state.weapon, _modifiers(ctx), gap)
         if verdict is None:
             continue
         state.auto[model] = verdict
@@ -372,7 +377,7 @@ def warmachine_mk3_attack_rolls(ctx: AttackContext) -> None:
 def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
     state, model = _state(ctx), ctx.item or ""
     verdict = state.auto.get(model)
-    if verdict is not None and not verdict.roll:
+    if verdict is not None and not verdict.roll:  # seed 001, step 3/4: no attack roll is made
         _record(ctx, model, hit=verdict.did_hit, how="automatic", critical=False)
         if verdict.did_hit:
             state.hits[model] = Hit(how="automatic", direct=_single_target(ctx))
@@ -380,7 +385,7 @@ def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
                 ctx.direct_hit = model
         ctx.skip(f"{'hit' if verdict.did_hit else 'missed'} automatically: no attack roll")
     numbers = rules.attack_numbers(
-        ctx.current(ctx.attacker.id), ctx.current(model), state.weapon, ctx.declaration["modifiers"]
+        ctx.current(ctx.attacker.id), ctx.current(model), state.weapon, _modifiers(ctx)
     )
     ctx.attack_dice = 2
     ctx.attack_mod = numbers.modifier
@@ -395,7 +400,7 @@ def _single_target(ctx: AttackContext) -> bool:
 
 def _attack_boost(ctx: AttackContext) -> tuple[bool, rules.Boost | None]:
     """(boosted for free, what a boost would cost) for the current attack roll."""
-    if ctx.declaration["modifiers"].get("boosted_attack"):
+    if _modifiers(ctx).get("boosted_attack"):
         return True, None
     return False, rules.boost_cost(ctx.current(ctx.attacker.id))
 
@@ -410,7 +415,7 @@ def warmachine_mk3_boost_attack_options(ctx: AttackContext) -> list[Option]:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_roll_dice_count(ctx: AttackContext) -> None:
-    extra = ctx.declaration["modifiers"].get("extra_attack_dice", 0)
+    extra = _modifiers(ctx).get("extra_attack_dice", 0)
     if extra:
         ctx.attack_dice += extra
         ctx.note(f"+{extra} declared extra {'die' if extra == 1 else 'dice'}")
@@ -436,7 +441,7 @@ def warmachine_mk3_attack_roll_dice(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_roll_remove_dice(ctx: AttackContext) -> None:
-    count = ctx.declaration["modifiers"].get("discard_lowest_attack", 0)
+    count = _modifiers(ctx).get("discard_lowest_attack", 0)
     if count:
         roll = _state(ctx).attack_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
@@ -588,7 +593,7 @@ def warmachine_mk3_damage_roll(ctx: AttackContext) -> None:
     state, model = _state(ctx), ctx.item or ""
     hit = state.hits[model]
     name, power = rules.damage_pow(state.weapon, ctx.current(ctx.attacker.id), blast=hit.blast)
-    bonus = ctx.declaration["modifiers"].get("damage_bonus", 0)
+    bonus = _modifiers(ctx).get("damage_bonus", 0)
     ctx.damage_dice = 2
     ctx.damage_pow = power + bonus
     ctx.target_arm = rules.target_arm(ctx.current(model))
@@ -603,8 +608,8 @@ def _damage_boost(ctx: AttackContext) -> tuple[bool, rules.Boost | None]:
     """(boosted for free, what a boost would cost); blast damage is never boosted."""
     state, model = _state(ctx), ctx.item or ""
     if state.hits[model].blast:
-        return False, None
-    mods = ctx.declaration["modifiers"]
+        return False, None  # blast damage is never boosted (brief)
+    mods = _modifiers(ctx)
     if mods.get("boosted_damage") or (mods.get("charge") and state.weapon.kind == "melee"):
         return True, None
     return False, rules.boost_cost(ctx.current(ctx.attacker.id))
@@ -621,7 +626,7 @@ def warmachine_mk3_boost_damage_options(ctx: AttackContext) -> list[Option]:
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_dice_count(ctx: AttackContext) -> None:
     state, model = _state(ctx), ctx.item or ""
-    extra = ctx.declaration["modifiers"].get("extra_damage_dice", 0)
+    extra = _modifiers(ctx).get("extra_damage_dice", 0)
     if extra and not state.hits[model].blast:
         ctx.damage_dice += extra
         ctx.note(f"+{extra} declared extra {'die' if extra == 1 else 'dice'}")
@@ -629,7 +634,7 @@ def warmachine_mk3_damage_roll_dice_count(ctx: AttackContext) -> None:
     answer = ctx.answer("boost_damage")
     if free:
         ctx.damage_dice += 1
-        ctx.note("boosted (charge)" if ctx.declaration["modifiers"].get("charge") else "boosted (declared)")
+        ctx.note("boosted (charge)" if _modifiers(ctx).get("charge") else "boosted (declared)")
     elif answer is not None and answer.option == "boost" and cost is not None:
         _pay(ctx, cost)
         ctx.damage_dice += 1
@@ -647,7 +652,7 @@ def warmachine_mk3_damage_roll_dice(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_remove_dice(ctx: AttackContext) -> None:
-    count = ctx.declaration["modifiers"].get("discard_lowest_damage", 0)
+    count = _modifiers(ctx).get("discard_lowest_damage", 0)
     if count:
         roll = _state(ctx).damage_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
@@ -681,7 +686,7 @@ def warmachine_mk3_damage_roll_reroll(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_fails_to_exceed_arm(ctx: AttackContext) -> None:
-    if ctx.damage_points <= 0:
+    if ctx.damage_points <= 0:  # nothing "would suffer damage" (9g), nothing to apply (10)
         ctx.skip(f"the damage roll fails to exceed {_name(ctx, ctx.item or '')}'s ARM")
 
 
@@ -728,6 +733,7 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
 def warmachine_mk3_damage_application(ctx: AttackContext) -> None:
     state = _state(ctx)
     damaged = list(dict.fromkeys(b.model for b in state.booked if b.points > 0))
+    # seed 001, step 10: the active player chooses the order; the declaration carries the choice.
     chosen = [m for m in ctx.declaration.get("application_order", ()) if m in damaged]
     state.order = list(dict.fromkeys([*chosen, *damaged]))
     ctx.note("damage applied to: " + (", ".join(_name(ctx, m) for m in state.order) or "nobody"))

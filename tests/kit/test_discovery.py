@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from vtt_bridge import make_host
+from vtt_bridge import PluginError, make_host
 from vtt_bridge import testing as vt
 from vtt_bridge.cli import main
 from vtt_bridge.plugins import BLOCK_ENV, PLUGINS_ENV, TRACE_ENV
@@ -87,11 +87,9 @@ def test_no_trace_without_the_variable(packs, caplog):
 def test_a_failing_hook_is_traced_with_its_exception(install, caplog):
     install("vtt-kit-broken", "0.1", duel=RULES, broken="tests.kit.packs.broken")
     host = make_host(block=BUILTINS, environ={TRACE_ENV: "yes"})
-    with caplog.at_level(logging.INFO, logger="vtt_bridge.hooks"), pytest.raises(Exception):
+    with caplog.at_level(logging.INFO, logger="vtt_bridge.hooks"), pytest.raises(PluginError):
         vt.resolve("duel", FIGHTERS, host=host, declaration={"charms": [{"id": "cursed-blade"}]}, dice=[6, 6])
-    assert any(
-        r.getMessage().startswith("done duel_roll raised KeyError('no such key')") for r in caplog.records
-    )
+    assert any(r.getMessage().startswith("done duel_roll raised KeyError('no such key')") for r in caplog.records)
 
 
 # -- vtt-bridge plugins ---------------------------------------------------------
@@ -121,7 +119,9 @@ def test_plugins_command_shows_distribution_version_and_steps_in_call_order(only
 
 
 def test_plugins_command_json_and_one_ruleset(only_packs, capsys):
-    assert main(["--plugin", "tests.kit.packs.cheat", "plugins", "--json", "--ruleset", "duel", "--block", "steel"]) == 0
+    assert (
+        main(["--plugin", "tests.kit.packs.cheat", "plugins", "--json", "--ruleset", "duel", "--block", "steel"]) == 0
+    )
     info = json.loads(capsys.readouterr().out)
     by_name = {p["name"]: p for p in info["plugins"]}
     assert by_name["keen"]["distribution"] == "vtt-kit-packs" and by_name["keen"]["version"] == "1.2.3"
@@ -142,7 +142,10 @@ def test_cli_resolve_loads_a_pack_by_path(tmp_path, monkeypatch, capsys):
         json.dumps(
             {
                 "ruleset": "duel",
-                "tokens": [{"id": "a", "name": "A", "system": {"hp": 10}}, {"id": "b", "name": "B", "system": {"hp": 10}}],
+                "tokens": [
+                    {"id": "a", "name": "A", "system": {"hp": 10}},
+                    {"id": "b", "name": "B", "system": {"hp": 10}},
+                ],
                 "attacker": "a",
                 "targets": ["b"],
                 "declaration": {"charms": [{"id": "keen-edge"}]},

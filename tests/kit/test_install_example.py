@@ -8,14 +8,17 @@ pack can only be found through its entry point.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import socketio
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +76,7 @@ def test_the_installed_pack_is_listed_with_its_distribution_and_step(fresh, tmp_
     assert raw["impls"][0] == {"plugin": "serpent_sting_fang", "wrapper": True, "tryfirst": False, "trylast": False}
     # where it was installed from: the fresh venv, not this checkout
     where = subprocess.run(
-        [str(fresh / "python"), "-c", "import vtt_pack_example, vtt_bridge; print(vtt_pack_example.__file__, vtt_bridge.__file__)"],
+        [str(fresh / "python"), "-c", "import vtt_pack_example as p, vtt_bridge as b; print(p.__file__, b.__file__)"],
         capture_output=True, text=True, cwd=tmp_path, env=_env(), check=True,
     )  # fmt: skip
     assert all(path.startswith(str(fresh.parent)) for path in where.stdout.split())
@@ -94,11 +97,6 @@ def test_the_installed_pack_changes_raw_damage_at_step_7(fresh, tmp_path):
 
 
 async def test_the_server_loads_the_pack_through_its_entry_point(fresh, tmp_path):
-    import asyncio
-    import re
-
-    import socketio
-
     log = (tmp_path / "server.log").open("w")
     proc = await asyncio.create_subprocess_exec(
         str(fresh / "vtt-bridge"), "serve", "--demo", "--port", "0", "--db", str(tmp_path / "bridge.sqlite"),
@@ -122,7 +120,9 @@ async def test_the_server_loads_the_pack_through_its_entry_point(fresh, tmp_path
             ids = {}
             for token in request["tokens"]:
                 ids[token["id"]] = "fang-" + token["id"]  # the demo table has its own anoria
-                ack = await gm.call("token.create", {**token, "id": ids[token["id"]], "ruleset": "exalted2e"}, timeout=10)
+                ack = await gm.call(
+                    "token.create", {**token, "id": ids[token["id"]], "ruleset": "exalted2e"}, timeout=10
+                )
                 assert ack["ok"], ack
             ack = await gm.call(
                 "attack",
@@ -139,7 +139,9 @@ async def test_the_server_loads_the_pack_through_its_entry_point(fresh, tmp_path
             assert ack["ok"], ack
             steps = ack["attack"]["steps"]
             by_pack = [(s["step"], c) for s in steps for c in s["changes"] if c["plugin"] == "serpent_sting_fang"]
-            assert [(step, c["number"], c["to"] - c["from"]) for step, c in by_pack] == [("raw_damage", "raw_damage", 1)]
+            assert [(step, c["number"], c["to"] - c["from"]) for step, c in by_pack] == [
+                ("raw_damage", "raw_damage", 1)
+            ]
         finally:
             await gm.disconnect()
     finally:

@@ -1,6 +1,12 @@
 """A pack's mistakes stay the pack's: one failed attack, a refused start-up, a caught write."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+import socketio
 
 from vtt_bridge import (
     InvalidRequest,
@@ -13,6 +19,7 @@ from vtt_bridge import (
 from vtt_bridge import testing as vt
 from vtt_bridge.cli import main
 from vtt_bridge.plugins import BLOCK_ENV
+from vtt_bridge.server import BridgeServer, ServerConfig, create_table
 
 from .conftest import BUILTINS
 
@@ -62,7 +69,7 @@ def test_a_pack_raising_anywhere_in_a_step_is_still_plugin_error(where):
 
             @hookimpl(wrapper=True)
             def duel_wound(self, ctx):
-                result = yield
+                yield
                 raise RuntimeError("after the ruleset")
 
         else:
@@ -75,8 +82,12 @@ def test_a_pack_raising_anywhere_in_a_step_is_still_plugin_error(where):
     hook = {"options": "duel_defense_options", "wrapper": "duel_wound", "setup_of_nested": "duel_declare"}[where]
     with pytest.raises(PluginError) as err:
         vt.resolve(
-            "duel", FIGHTERS, declaration={"charms": [{"id": "riposte"}]}, dice=[6, 6, 6, 6],
-            answers={"defense": "none"}, plugins=[RULES, Faulty()],
+            "duel",
+            FIGHTERS,
+            declaration={"charms": [{"id": "riposte"}]},
+            dice=[6, 6, 6, 6],
+            answers={"defense": "none"},
+            plugins=[RULES, Faulty()],
         )
     assert err.value.details["hook"] == hook
     assert err.value.details["plugin"] == "Faulty"
@@ -147,8 +158,12 @@ def test_writing_to_a_token_snapshot_is_caught_and_changes_nothing(install):
     toks = vt.tokens("duel", FIGHTERS, host=host)
     with pytest.raises(PluginError) as err:
         vt.resolve(
-            "duel", toks, declaration={"charms": [{"id": "vorpal"}]}, dice=[6, 6],
-            answers={"defense": "none"}, host=host,
+            "duel",
+            toks,
+            declaration={"charms": [{"id": "vorpal"}]},
+            dice=[6, 6],
+            answers={"defense": "none"},
+            host=host,
         )
     assert err.value.details == {
         "plugin": "vorpal",
@@ -181,8 +196,12 @@ def test_every_way_of_writing_to_a_snapshot_is_caught(write):
     toks = vt.tokens("duel", FIGHTERS, host=vt.host(RULES, entry_points=False))
     with pytest.raises(PluginError) as err:
         vt.resolve(
-            "duel", toks, declaration={"charms": [{"id": "x"}]}, dice=[6, 6],
-            answers={"defense": "none"}, plugins=[RULES, Cheat()],
+            "duel",
+            toks,
+            declaration={"charms": [{"id": "x"}]},
+            dice=[6, 6],
+            answers={"defense": "none"},
+            plugins=[RULES, Cheat()],
         )
     assert err.value.details["exception"] == "SnapshotMutation"
     assert err.value.details["plugin"] == "Cheat"
@@ -204,9 +223,6 @@ def test_a_stray_attribute_on_the_context_fails_loudly():
 
 
 async def test_on_the_server_a_raising_pack_fails_one_attack_and_nothing_else(tmp_path):
-    socketio = pytest.importorskip("socketio")
-    from vtt_bridge.server import BridgeServer, ServerConfig, create_table
-
     host = vt.host(RULES, "tests.kit.packs.broken", entry_points=False)
     config = ServerConfig(
         port=0, db=str(tmp_path / "bridge.sqlite"), entry_points=False, static_dir=None,
@@ -220,7 +236,13 @@ async def test_on_the_server_a_raising_pack_fails_one_attack_and_nothing_else(tm
             for token_id in ("a", "b"):
                 token = {"id": token_id, "name": token_id.upper(), "ruleset": "duel", "system": {"hp": 10}}
                 assert (await gm.call("token.create", token, timeout=5))["ok"]
-            attack = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [6, 6], "answers": {"defense": "none"}}
+            attack = {
+                "ruleset": "duel",
+                "attacker": "a",
+                "targets": ["b"],
+                "dice": [6, 6],
+                "answers": {"defense": "none"},
+            }
             cursed = {**attack, "declaration": {"charms": [{"id": "cursed-blade"}]}}
 
             ack = await gm.call("attack", cursed, timeout=5)
@@ -237,3 +259,18 @@ async def test_on_the_server_a_raising_pack_fails_one_attack_and_nothing_else(tm
             assert b["token"]["system"]["hp"] == 8
         finally:
             await gm.disconnect()
+
+
+def test_the_server_refuses_to_start_with_a_hook_that_matches_no_step(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VTT_BRIDGE_")}
+    env[BLOCK_ENV] = ",".join(BUILTINS)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "vtt-bridge"), "--plugin", RULES, "--plugin", "tests.kit.packs.typo",
+         "serve", "--port", "0", "--db", str(tmp_path / "bridge.sqlite")],
+        cwd=root, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error [plugin_invalid]: plugin 'tests.kit.packs.typo' implements 'duel_rol'" in done.stderr
+    assert "did you mean 'duel_roll'?" in done.stderr
+    assert "listening" not in done.stdout

@@ -131,8 +131,12 @@ def test_assert_changed_fails_with_every_change_of_that_number_and_the_card(host
     assert f"'pool' was not changed by {KEEN}" in text
     assert "3. Roll" in text  # the chat card follows
     res = vt.resolve(
-        "duel", FIGHTERS, declaration={"charms": [{"id": "keen-edge"}]}, dice=[6, 6, 2],
-        answers={"defense": "none"}, host=host,
+        "duel",
+        FIGHTERS,
+        declaration={"charms": [{"id": "keen-edge"}]},
+        dice=[6, 6, 2],
+        answers={"defense": "none"},
+        host=host,
     )
     with pytest.raises(AssertionError, match=r"'pool' changed by \+1, expected \+2"):
         res.assert_changed("pool", by=KEEN, delta=2)
@@ -151,8 +155,12 @@ def test_a_missing_step_is_reported_with_the_steps_that_ran(host):
 
 def test_nested_attacks_are_read_through_their_step(host):
     res = vt.resolve(
-        "duel", FIGHTERS, declaration={"charms": [{"id": "riposte"}]}, dice=[6, 6, 5, 5],
-        answers={"defense": "none", "counterattack/defense": "none", "reroll": "done"}, host=host,
+        "duel",
+        FIGHTERS,
+        declaration={"charms": [{"id": "riposte"}]},
+        dice=[6, 6, 5, 5],
+        answers={"defense": "none", "counterattack/defense": "none", "reroll": "done"},
+        host=host,
     )
     counter = res.step("counter").children
     assert [c.kind for c in counter] == ["counterattack"]
@@ -180,7 +188,10 @@ def test_card_reads_like_the_cli(host):
 
 
 def test_tokens_may_be_passed_as_snapshots(host):
-    toks = {"a": Token("a", "A", "duel", {"hp": 3, "rerolls": 0}), "b": Token("b", "B", "duel", {"hp": 3, "rerolls": 0})}
+    toks = {
+        "a": Token("a", "A", "duel", {"hp": 3, "rerolls": 0}),
+        "b": Token("b", "B", "duel", {"hp": 3, "rerolls": 0}),
+    }
     res = vt.resolve("duel", toks, dice=[6, 6], answers={"defense": "none"}, host=host)
     assert res.token_after("b")["hp"] == 1
 

@@ -14,25 +14,9 @@ from .agreement import disagreements
 SAMPLES = 4000
 
 
-def _unwired_models() -> list[str]:
-    # TEMPORARY while the ruleset packages do not yet import their odds module.
-    import importlib
-
-    out = []
-    for pkg in ("vtt_godsgloom", "vtt_exalted2e", "vtt_exalted2e_mass", "vtt_warmachine_mk3", "vtt_highest_die"):
-        try:
-            module = importlib.import_module(pkg)
-            importlib.import_module(pkg + ".odds")
-        except ImportError:
-            continue
-        if not hasattr(module, "vtt_bridge_exact_odds"):
-            out.append(pkg + ".odds")
-    return out
-
-
 def real_host(*extra: str):
     """The host a user gets: every installed entry point (rulesets, packs, their odds models)."""
-    return make_host(plugins=[*extra, *_unwired_models()], environ={})
+    return make_host(plugins=list(extra), environ={})
 
 
 def tokens_of(host: Any, ruleset: str, raw: list[Mapping[str, Any]]) -> dict[str, Token]:

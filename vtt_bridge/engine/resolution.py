@@ -47,6 +47,56 @@ def parse_answer(value: Any) -> Answer:
     )
 
 
+def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool]]) -> Callable[[AttackContext], list[Any]]:
+    """New-style (``wrapper=True``) hook wrappers run directly, as pluggy's ``_multicall`` runs them.
+
+    Same order (``calls`` is pluggy's: wrappers first), same flow: each wrapper
+    runs to its ``yield``, the plain implementations collect results, then the
+    wrappers resume innermost first, sent the result or thrown the exception
+    (an ended cycle included); a wrapper's return value replaces the result.
+    """
+
+    def call(ctx: AttackContext) -> list[Any]:
+        results: list[Any] = []
+        teardowns = []
+        exception: BaseException | None = None
+        try:
+            for function, takes_ctx, wrapper in calls:
+                if wrapper:
+                    gen = function(ctx) if takes_ctx else function()
+                    try:
+                        next(gen)
+                    except StopIteration:
+                        raise RuntimeError(f"wrap_controller at {function.__name__!r} did not yield") from None
+                    teardowns.append(gen)
+                else:
+                    r = function(ctx) if takes_ctx else function()
+                    if r is not None:
+                        results.append(r)
+        except BaseException as exc:
+            exception = exc
+        result: Any = results
+        for gen in reversed(teardowns):
+            try:
+                if exception is not None:
+                    gen.throw(exception)
+                else:
+                    gen.send(result)
+                gen.close()
+            except StopIteration as stop:
+                result, exception = stop.value, None
+                continue
+            except BaseException as exc:
+                exception = exc
+                continue
+            raise RuntimeError(f"wrap_controller at {gen.__name__!r} has second yield")
+        if exception is not None:
+            raise exception
+        return result
+
+    return call
+
+
 class _Compiled:
     """A step with its hook callers looked up once per ruleset."""
 
@@ -120,14 +170,17 @@ class Engine:
     def _caller(self, name: str) -> Callable[[AttackContext], Any]:
         """A callable running a hook's implementations as pluggy would, built once.
 
-        With no wrappers and no call monitoring, the implementations are called
-        directly in pluggy's order (saving its per-call bookkeeping on the hot
-        path); otherwise pluggy runs them.
+        With no old-style hookwrappers and no call monitoring, the
+        implementations — new-style wrappers included (:func:`_wrapped`) — are
+        called directly in pluggy's order (saving its per-call bookkeeping on
+        the hot path); otherwise pluggy runs them.
         """
         caller = getattr(self.hook, name)
         impls = caller.get_hookimpls()
-        if not self.fast or any(i.wrapper or i.hookwrapper for i in impls):
+        if not self.fast or any(i.hookwrapper for i in impls):
             return lambda ctx: caller(ctx=ctx)
+        if any(i.wrapper for i in impls):
+            return _wrapped([(i.function, bool(i.argnames), i.wrapper) for i in reversed(impls)])
         calls = [(i.function, bool(i.argnames)) for i in reversed(impls)]
         if len(calls) == 1 and calls[0][1]:
             only = calls[0][0]

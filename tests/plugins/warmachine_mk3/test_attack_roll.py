@@ -4,7 +4,7 @@ import pytest
 
 from vtt_bridge import Option, hookimpl
 
-from .kit import active, after, at, attack, faces, grunt, jack, model, run, step, steps, tokens
+from .kit import active, after, attack, faces, grunt, jack, model, run, step, steps, tokens
 
 # -- 5 and 5d: the numbers and the verdict ---------------------------------------
 

@@ -4,7 +4,7 @@ import pytest
 
 from vtt_bridge import Option, hookimpl
 
-from .kit import HEAVY_GRID, after, at, attack, faces, grunt, jack, model, run, step, steps, tokens
+from .kit import after, at, attack, faces, grunt, jack, model, run, step, steps, tokens
 
 # -- 9 and 9d: POW or P+S plus dice against ARM -------------------------------------
 

@@ -266,3 +266,53 @@ def test_after_the_attack_the_active_then_inactive_then_attacking_effects_run_ev
     ran = [(s["step"], [n["text"] for n in s["notes"]]) for s in record["steps"][-3:]]
     assert ran == [("after_active", ["12"]), ("after_inactive", ["13"]), ("after_active_attacks", ["14"])]
     assert step(record, "attack_resolved")["notes"][0]["text"] == "the attack missed"
+
+
+# -- a pack's follow-up attack at step 14, nested ----------------------------------
+
+
+class FollowUp:
+    """A test pack: after a hit, the attacker makes one more attack at "b" (step 14)."""
+
+    @hookimpl
+    def warmachine_mk3_after_active_attacks(self, ctx):
+        if ctx.kind == "attack" and ctx.outcome["hit"]:
+            ctx.nest(kind="follow_up", attacker=ctx.attacker.id, targets=["b"], declaration={"weapon": "Fist"})
+
+
+FOLLOW_UP = FollowUp()
+
+
+def test_an_attack_made_after_the_attack_is_a_nested_resolution_sharing_the_changes():
+    table = tokens(jack(focus=0), grunt("a"), grunt("b", position=at(1.5, 0)))
+    # first attack: hit a and destroy it; follow-up: MAT 7 + 3+3 hits b, 1+1 + 14 = 16 - 14 = 2
+    record = run(table, dice=[4, 3, 3, 2, 3, 3, 1, 1], packs=(FOLLOW_UP,))
+    child = step(record, "after_active_attacks")["children"][0]
+    assert child["kind"] == "follow_up" and child["targets"] == ["b"]
+    assert child["outcome"]["conditions"] == {"b": ["disabled", "boxed", "destroyed"]}
+    assert set(record["changes"]) == {"a", "b"}
+
+
+# -- the demo table ------------------------------------------------------------------
+
+
+def test_the_sample_tokens_are_valid_and_a_seeded_attack_is_replayable():
+    from vtt_bridge import Token
+
+    from vtt_warmachine_mk3 import RULESET
+    from vtt_warmachine_mk3.schemas import System
+
+    table = {}
+    for raw in RULESET.sample_tokens():
+        table[raw["id"]] = Token.from_dict({**raw, "system": System().load(raw["system"])})
+    from .kit import host
+
+    def once():
+        res = host().start("warmachine_mk3", table, attacker="ironclad", targets=["juggernaut"],
+                           declaration={"weapon": "Hammer"}, seed=2024)
+        res.run()
+        return res.record
+
+    first, second = once(), once()
+    assert first == second
+    assert first["dice"] == "seeded" and first["dice_used"] >= 2
