@@ -48,14 +48,20 @@ class InvalidRequest(VTTError):
 
 
 class Forbidden(VTTError):
+    """The caller may not do this (not the token's owner, not the GM)."""
+
     code = "forbidden"
 
 
 class NotFound(VTTError):
+    """A table, token or attack named by the request does not exist (for this caller)."""
+
     code = "not_found"
 
 
 class UnknownRuleset(VTTError):
+    """The request names a ruleset no installed plugin provides."""
+
     code = "unknown_ruleset"
 
 
@@ -96,6 +102,8 @@ class SnapshotMutation(VTTError, TypeError):
 
 
 class InternalError(VTTError):
+    """A bug on our side; the client sees only a generic message."""
+
     code = "internal"
 
 

@@ -40,7 +40,7 @@ class _Attack:
 
     __slots__ = (
         "me", "foe", "weapon", "ranged", "damage_type", "roll", "mark",
-        "dodge_base", "parry_base", "parry_stunted", "dodge_ability", "parry_ability",
+        "dodge_base", "parry_base", "parry_stunted", "dodge_ability", "parry_ability", "stunted_ability",
         "bonus", "penalty", "dodge_penalty", "counter", "defended",
     )  # fmt: skip
 
@@ -214,9 +214,8 @@ def _defense_values(ctx, st: _Attack) -> None:
         parry = stunted = None
     st.dodge_base = dodge
     st.parry_base, st.parry_ability = parry, parry_ability
-    st.parry_stunted = stunted if parry is None else parry
-    if parry is None and stunted is not None:
-        st.parry_ability = stunted_ability
+    # With a stunt the best weapon parries, a bare hand against a blade included.
+    st.parry_stunted, st.stunted_ability = stunted, stunted_ability
     ranged = st.ranged
     st.bonus = rules.cover_bonus(foe["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
         decl.get("height", 0), close=not ranged, reach=st.weapon["reach"]
@@ -292,7 +291,7 @@ def exalted2e_declare_defense(ctx) -> None:
     if choice == "dodge":
         dv, ctx.defense_ability = dodge, st.dodge_ability
     elif choice == "parry":
-        dv, ctx.defense_ability = parry, st.parry_ability
+        dv, ctx.defense_ability = parry, st.stunted_ability if stunt else st.parry_ability
     else:  # "nothing", or a pack's own option: the better of the two
         dv = dodge if dodge > parry else parry
     ctx.dv = dv + ctx.dv_bonus

@@ -206,3 +206,20 @@ def test_render_shows_table_and_bars():
     assert len(rows) == len(result.damage)
     mc = render(compute_odds(host(), request(), duel_odds.tokens(), mc_samples=200, seed=1))
     assert "Monte Carlo" in mc and "±" in mc
+
+
+def test_worker_processes_give_the_same_counts():
+    h = host()
+    one = compute_odds(h, request(bonus=2), duel_odds.tokens(), mc_samples=2000, seed=9, method="monte_carlo")
+    two = compute_odds(h, request(bonus=2), duel_odds.tokens(), mc_samples=2000, seed=9, method="monte_carlo", workers=2)
+    assert one == two
+
+
+def test_a_probe_stops_at_the_first_roll_with_the_numbers_set():
+    from vtt_bridge.odds import odds_request
+
+    req = odds_request(host(), request(bonus=3), duel_odds.tokens())
+    stopped = req.probe()
+    assert stopped.exhausted and stopped.step == "roll" and stopped.ctx.pool == 5
+    done = req.probe([6, 6, 6, 1, 1])
+    assert not done.exhausted and done.ctx.outcome["damage"] == 2  # three hits, one blocked

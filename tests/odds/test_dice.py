@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from vtt_bridge.odds import dice
+from vtt_bridge.odds import Distribution, dice
 
 SIXTENTHS = Fraction(6, 10)
 HALF = Fraction(1, 2)
@@ -76,3 +76,23 @@ def test_multinomial_against_brute_force(n):
     for roll in itertools.product(range(1, 7), repeat=n):
         want[counts(roll)] = want.get(counts(roll), 0) + Fraction(1, 6**n)
     assert dict(dice.multinomial(n, (2, 3, 1)).items()) == want
+
+
+@pytest.mark.parametrize("double", [None, 10])
+def test_success_pools_agree_with_icepool(double):
+    import icepool
+
+    die = icepool.d10.map(lambda f: 2 if f == double else int(f >= 7))
+    for n in range(1, 16):
+        assert dice.success_pool(n, 10, 7, double) == Distribution.from_die(n @ die), n
+    d6 = icepool.d6.map(lambda f: int(f >= 4))
+    assert dice.success_pool(7, 6, 4) == Distribution.from_die(7 @ d6)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_botch_against_brute_force(n):
+    want = Fraction(0)
+    for roll in itertools.product(range(1, 11), repeat=n):
+        if not any(f >= 7 for f in roll) and 1 in roll:
+            want += Fraction(1, 10**n)
+    assert dice.success_pool_botch(n, 10, 7, 10).prob(lambda o: o[1]) == want

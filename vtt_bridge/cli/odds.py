@@ -13,6 +13,7 @@ damage distribution as a table with a bar chart, and each condition's chance.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,12 @@ def register(sub) -> None:
     )
     parser.add_argument("--samples", type=int, default=10_000, help="Monte Carlo resolutions (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="base seed of the Monte Carlo resolutions (default 0)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes for Monte Carlo (default: one per core; the result does not depend on it)",
+    )
     parser.add_argument(
         "--answer", action="append", default=[], metavar="KEY=OPTION", help="answer a decision in advance"
     )
@@ -86,6 +93,7 @@ def run(args) -> int:
         mc_samples=args.samples,
         seed=args.seed,
         method=args.method.replace("-", "_"),
+        workers=args.workers,
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))

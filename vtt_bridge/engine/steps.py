@@ -32,7 +32,8 @@ class Option:
         usual decider (Shield Guard's guarding model).
     :ivar params: names and descriptions of extra values the answer may carry
         (``{"motes": "motes to spend"}``).
-    :ivar plugin: which plugin offered it (filled in by the engine).
+    :ivar plugin: which plugin offered it, when that plugin names itself (shown to
+        players so a pack's option can be told from the rules' own).
     """
 
     id: str

@@ -100,6 +100,7 @@ def compute_odds(
     mc_samples: int = DEFAULT_SAMPLES,
     seed: int = 0,
     method: Prefer = "auto",
+    workers: int = 1,
 ) -> OddsResult:
     """The odds of an attack before it is rolled.
 
@@ -112,6 +113,8 @@ def compute_odds(
     :param seed: base seed of the Monte Carlo resolutions.
     :param method: ``"auto"`` (see :mod:`vtt_bridge.odds.method`), ``"exact"``
         (refused with ``invalid_request`` when not available) or ``"monte_carlo"``.
+    :param workers: processes for Monte Carlo (see :func:`~vtt_bridge.odds.monte_carlo`;
+        keep 1 inside a threaded server).
     :raises InvalidRequest: a bad request, as a live attack would refuse it.
     """
     if method not in ("auto", "exact", "monte_carlo"):
@@ -139,8 +142,8 @@ def compute_odds(
         assert choice.exact is not None
         summary = summarise_exact(choice.exact.outcomes)
         return OddsResult(**common, **_fields(summary))
-    samples = monte_carlo(host, req, samples=mc_samples, seed=seed)
-    summary = summarise_samples(samples)
+    counts = monte_carlo(host, req, samples=mc_samples, seed=seed, workers=workers)
+    summary = summarise_samples(counts)
     return OddsResult(**common, **_fields(summary), samples=mc_samples, seed=seed)
 
 

@@ -3,11 +3,14 @@
 Every resolution is an ordinary one — the same host, plugins, steps and
 decisions as a live attack — with its own seed and the rules' default for
 every decision not answered in advance. Seeds are derived from one base seed,
-so a run is reproducible.
+so a run is reproducible, and the counts do not depend on how the seeds are
+shared out between worker processes.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+from collections import Counter
 from typing import Any
 
 from .model import AttackOutcome, OddsRequest, outcome_from
@@ -17,6 +20,9 @@ __all__ = ["monte_carlo", "sample_seeds"]
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
 
+#: Below this many resolutions per worker, extra processes cost more than they save.
+MIN_PER_WORKER = 1_000
+
 
 def _mix(z: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
@@ -24,34 +30,70 @@ def _mix(z: int) -> int:
     return z ^ (z >> 31)
 
 
-def sample_seeds(seed: int, n: int) -> list[int]:
-    """``n`` well-spread dice seeds derived from ``seed`` (SplitMix64 outputs)."""
+def sample_seeds(seed: int, n: int, start: int = 0) -> list[int]:
+    """Dice seeds ``start … start + n − 1`` derived from ``seed`` (SplitMix64 outputs)."""
     base = seed & _MASK
-    return [_mix((base + (i + 1) * _GOLDEN) & _MASK) >> 1 for i in range(n)]
+    return [_mix((base + (i + 1) * _GOLDEN) & _MASK) >> 1 for i in range(start, start + n)]
 
 
-def monte_carlo(host: Any, request: OddsRequest, *, samples: int, seed: int) -> list[AttackOutcome]:
-    """Resolve ``request`` ``samples`` times with derived seeds; the outcome of each.
-
-    :param host: the :class:`~vtt_bridge.Host` whose plugins resolve the attack.
-    :param request: a validated request (see :func:`~vtt_bridge.odds.compute_odds`).
-    :param samples: how many resolutions (at least 1).
-    :param seed: the base seed.
-    """
-    if samples < 1:
-        raise ValueError("Monte Carlo needs at least one sample")
+def _run(host: Any, request: OddsRequest, seeds: list[int]) -> Counter[AttackOutcome]:
     engine = host.engine
-    ruleset = request.ruleset
-    tokens = request.tokens
-    attacker = request.attacker
-    targets = list(request.targets)
-    declaration = request.declaration
+    ruleset, tokens, attacker = request.ruleset, request.tokens, request.attacker
+    targets, declaration = list(request.targets), request.declaration
     answers = {key: list(given) for key, given in request.answers.items()} or None
-    out = []
-    append = out.append
-    for s in sample_seeds(seed, samples):
+    counts: Counter[AttackOutcome] = Counter()
+    for s in seeds:
         res = engine.start(
             ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, seed=s, answers=answers
         )
-        append(outcome_from(res.run().outcome))
-    return out
+        counts[outcome_from(res.run().outcome)] += 1
+    return counts
+
+
+# What a forked worker runs: set in the parent just before the fork, inherited, never pickled.
+_JOB: tuple[Any, OddsRequest, int] | None = None
+
+
+def _work(span: tuple[int, int]) -> Counter[AttackOutcome]:
+    assert _JOB is not None
+    host, request, seed = _JOB
+    start, n = span
+    return _run(host, request, sample_seeds(seed, n, start))
+
+
+def monte_carlo(
+    host: Any, request: OddsRequest, *, samples: int, seed: int, workers: int = 1
+) -> Counter[AttackOutcome]:
+    """Resolve ``request`` ``samples`` times with derived seeds: how often each outcome came.
+
+    :param host: the :class:`~vtt_bridge.Host` whose plugins resolve the attack.
+    :param request: a validated request (see :func:`~vtt_bridge.odds.odds_request`).
+    :param samples: how many resolutions (at least 1).
+    :param seed: the base seed.
+    :param workers: processes to share the resolutions between (forked, so only
+        where ``fork`` exists, and best from a single-threaded caller such as
+        the CLI: a server should call this with 1 from an executor). The counts
+        are the same for any number of workers.
+    """
+    global _JOB
+    if samples < 1:
+        raise ValueError("Monte Carlo needs at least one sample")
+    workers = max(1, min(workers, samples // MIN_PER_WORKER))
+    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return _run(host, request, sample_seeds(seed, samples))
+    share, extra = divmod(samples, workers)
+    spans, start = [], 0
+    for i in range(workers):
+        n = share + (1 if i < extra else 0)
+        spans.append((start, n))
+        start += n
+    _JOB = (host, request, seed)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_work, spans)
+    finally:
+        _JOB = None
+    total: Counter[AttackOutcome] = Counter()
+    for part in parts:
+        total.update(part)
+    return total

@@ -138,13 +138,14 @@ def _proportion(count: int, n: int) -> Estimate:
     return Estimate(value=p, se=math.sqrt(p * (1 - p) / n))
 
 
-def summarise_samples(samples: Iterable[AttackOutcome]) -> Summary:
+def summarise_samples(samples: Mapping[AttackOutcome, int] | Iterable[AttackOutcome]) -> Summary:
     """The same numbers estimated from resolutions, each with its standard error.
 
-    A proportion's standard error is ``sqrt(p(1-p)/n)``; the mean's is the
+    ``samples`` are the outcomes, or how often each came (a ``Counter``). A
+    proportion's standard error is ``sqrt(p(1-p)/n)``; the mean's is the
     sample standard deviation over ``sqrt(n)``.
     """
-    counts = Counter(samples)
+    counts = Counter(samples) if not isinstance(samples, Mapping) else Counter(dict(samples))
     n = sum(counts.values())
     if n == 0:
         raise ValueError("no samples")

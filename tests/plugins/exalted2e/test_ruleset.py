@@ -574,3 +574,18 @@ def test_reroll_keeps_the_better_roll_and_both_failing_misses(riposte_host):
     first = step(record, "attack_roll")["rolls"][0]
     assert all(r["active"] is False and r["discarded"] for r in first["terms"][0]["results"])
     assert changes(record, "attack_reroll") == {"attack_successes": (0, 6)}
+
+
+@pytest.mark.parametrize(
+    "answer, parry, ability",
+    [
+        # against the lethal spear her fists cannot parry: the daiklave, (4 + Melee 3 + 2) / 2 -> 5
+        ("parry", 5, 3),
+        # a stunt lets the best weapon parry, her fist: (4 + Martial Arts 5 + 2) / 2 -> 6
+        ({"option": "parry", "params": {"stunt": 1}}, 6, 5),
+    ],
+)
+def test_a_parry_stunt_uses_the_best_weapon_and_its_ability(host, answer, parry, ability):
+    res = start(host, "soldier", "anoria", {"weapon": "spear"}, dice=[1] * 10, answers={"defense": answer})
+    res.run()
+    assert res.ctx.parry_dv == parry and res.ctx.defense_ability == ability

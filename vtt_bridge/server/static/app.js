@@ -414,12 +414,12 @@
     const top = placed.size ? Math.ceil(maxY) + 3 : 1.5;
     const perRow = 6;
     rest.forEach((t, i) => {
-      const spot = { x: 1.5 + (i % perRow) * 4, y: top + Math.floor(i / perRow) * 4, free: positional(t.ruleset) };
+      const spot = { x: 2 + (i % perRow) * 4, y: top + Math.floor(i / perRow) * 4, free: positional(t.ruleset) };
       placed.set(t.id, spot);
       maxX = Math.max(maxX, spot.x);
       maxY = Math.max(maxY, spot.y);
     });
-    return { placed, width: Math.max(maxX + 4, 22), height: Math.max(maxY + 3, 12) };
+    return { placed, width: Math.max(maxX + 3, 18), height: Math.max(maxY + 3, 12) };
   }
 
   function renderScene() {
