@@ -78,7 +78,7 @@ class Host:
         self._plugin_cache: dict[str, str | None] = {}
         self._schemas: dict[tuple[str, str], Schema] = {}
         self.traced = traced
-        self.engine = Engine(pm.hook, self.rulesets, self.plugin_of, fast=not traced)
+        self.engine = Engine(pm.hook, self.rulesets, self.plugin_of)
 
     # -- introspection -------------------------------------------------------
 
@@ -134,13 +134,17 @@ class Host:
         """Watch every hook call from now on (tracing, ``vtt_bridge.testing.HookRecorder``).
 
         ``before(hook_name, hook_impls, kwargs)`` and ``after(outcome, hook_name,
-        hook_impls, kwargs)`` as in pluggy's ``add_hookcall_monitoring``. The
-        engine's direct-call fast path is switched off so no call is missed.
+        hook_impls, kwargs)`` as in pluggy's ``add_hookcall_monitoring``; the
+        engine reports the step hooks it runs directly, pluggy the rest.
         Returns a function that stops watching.
         """
-        undo = self.pm.add_hookcall_monitoring(before, after)
-        self.engine.fast = False
-        self.engine._plans.clear()
+        undo_pm = self.pm.add_hookcall_monitoring(before, after)
+        undo_engine = self.engine.add_monitor(before, after)
+
+        def undo() -> None:
+            undo_pm()
+            undo_engine()
+
         return undo
 
     # -- validation ----------------------------------------------------------
@@ -226,7 +230,8 @@ def _traced(kwargs: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def _trace_calls(pm: pluggy.PluginManager) -> None:
+def _trace_calls(host: Host) -> None:
+    """Log every hook call: plugins in call order, arguments (a context's numbers), result."""
     trace_log = logging.getLogger("vtt_bridge.hooks")
 
     def before(hook_name, hook_impls, kwargs):
@@ -241,7 +246,7 @@ def _trace_calls(pm: pluggy.PluginManager) -> None:
         else:
             trace_log.info("done %s result=%r; args: %s", hook_name, outcome.get_result(), _traced(kwargs))
 
-    pm.add_hookcall_monitoring(before, after)
+    host.monitor(before, after)
 
 
 def _import_plugin(name: str) -> ModuleType:
@@ -330,9 +335,10 @@ def make_host(
                 )
     _refuse_unknown_hooks(pm)
     traced = trace if trace is not None else env.get(TRACE_ENV, "") not in ("", "0", "false")
+    host = Host(pm, rulesets, traced=traced)
     if traced:
-        _trace_calls(pm)
-    return Host(pm, rulesets, traced=traced)
+        _trace_calls(host)
+    return host
 
 
 def _refuse_unknown_hooks(pm: pluggy.PluginManager) -> None:

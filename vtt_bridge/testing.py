@@ -514,9 +514,13 @@ class Result:
         return [c for view in self._walk() for c in view.changes]
 
     def _is(self, plugin: str | None, by: str | None) -> bool:
+        """Whether ``plugin`` is ``by``: its name, or the module it was registered as."""
         if by is None or plugin == by:
             return True
-        return plugin is not None and self.host.plugin_of(by) == plugin
+        if plugin is None:
+            return False
+        registered = self.host.pm.get_plugin(plugin)
+        return registered is not None and getattr(registered, "__name__", type(registered).__module__) == by
 
     def changes_by(self, plugin: str) -> list[Change]:
         """The changes made by ``plugin``: its name (an entry point's name) or its module."""

@@ -28,7 +28,7 @@ A weapon's ``defense`` of ``null`` (the default) means it cannot parry (a bow);
 
 from __future__ import annotations
 
-from marshmallow import ValidationError, post_load, validates_schema
+from marshmallow import ValidationError, post_load, pre_load, validates_schema
 
 from vtt_bridge import CharmUse, StrictSchema
 from vtt_bridge.schemas import fields, validate
@@ -119,7 +119,21 @@ class _Penalty(fields.Field):
 
 
 class HealthTrackSchema(StrictSchema):
-    """Two lists, top level first: each level's penalty and its damage (null, "B", "L", "A")."""
+    """Two lists, top level first: each level's penalty and its damage (null, "B", "L", "A").
+
+    Also accepted on input, one object per level (stored as the two lists)::
+
+        {"levels": [{"penalty": 0, "damage": "L"}, ..., {"penalty": "I", "damage": null}]}
+    """
+
+    @pre_load
+    def _from_levels(self, data, **kwargs):
+        levels = data.get("levels") if isinstance(data, dict) else None
+        if levels is None or set(data) != {"levels"}:
+            return data
+        if not isinstance(levels, list) or not all(isinstance(lv, dict) and "penalty" in lv for lv in levels):
+            raise ValidationError('Each level is {"penalty": ..., "damage": ...}.', field_name="levels")
+        return {"penalties": [lv["penalty"] for lv in levels], "damage": [lv.get("damage") for lv in levels]}
 
     penalties = fields.List(_Penalty(), required=True, validate=validate.Length(min=1, max=50))
     damage = fields.List(

@@ -142,6 +142,10 @@ def test_bad_requests_are_refused_like_live_attacks():
         compute_odds(h, request(), duel_odds.tokens(), mc_samples=0)
     with pytest.raises(InvalidRequest):
         compute_odds(h, request(), duel_odds.tokens(), method="guess")
+    with pytest.raises(InvalidRequest):
+        compute_odds(h, {**request(), "answers": ["none"]}, duel_odds.tokens())
+    with pytest.raises(InvalidRequest):
+        compute_odds(h, {**request(), "targets": "b"}, duel_odds.tokens())
 
 
 class BrokenModel:

@@ -145,6 +145,7 @@ class AttackContext:
         "ruleset",
         "tokens",
         "attacker",
+        "defender",
         "targets",
         "declaration",
         "dice",
@@ -164,6 +165,7 @@ class AttackContext:
         "_step",
         "_nested",
         "_plugin_of",
+        "_plugin",
         "_values",
     )
 
@@ -191,6 +193,8 @@ class AttackContext:
                 raise NotFound(f"no token {token_id!r}", details={"token": token_id})
         self.attacker = tokens[attacker]
         self.targets = tuple(tokens[t] for t in targets)
+        #: The first (usually only) target.
+        self.defender = self.targets[0] if self.targets else None
         self.declaration = freeze(declaration)
         self.dice = dice
         self.answers: dict[str, Answer] = dict(answers or {})
@@ -209,14 +213,11 @@ class AttackContext:
         self._step: Any = None
         self._nested: list[dict[str, Any]] = []
         self._plugin_of = plugin_of
+        #: The plugin whose hook implementation is running (set by the engine).
+        self._plugin: str | None = None
         self._values = [0] * len(self._NUMBERS)
 
     # -- reading -------------------------------------------------------------
-
-    @property
-    def defender(self) -> Token:
-        """The first (usually only) target."""
-        return self.targets[0]
 
     @property
     def is_counterattack(self) -> bool:
@@ -247,6 +248,9 @@ class AttackContext:
     # -- changing ------------------------------------------------------------
 
     def _caller(self) -> str | None:
+        plugin = self._plugin
+        if plugin is not None:
+            return plugin
         return self._plugin_of(sys._getframe(2).f_globals.get("__name__", ""))
 
     def update(self, token_id: str, **fields: Any) -> None:
@@ -304,6 +308,9 @@ class AttackContext:
         return f"<{type(self).__name__} {self.attacker.id} -> {[t.id for t in self.targets]}>"
 
 
+_CLASSES: dict[tuple[str, tuple[str, ...]], type[AttackContext]] = {}
+
+
 def _number(index: int, name: str) -> property:
     def get(self: AttackContext) -> Any:
         return self._values[index]
@@ -314,12 +321,13 @@ def _number(index: int, name: str) -> property:
         values[index] = value
         entry = self._entry
         if entry is not None and old != value:
-            entry.changes.append((name, old, value, self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))))
+            # The engine names the running plugin; outside its direct calls, find it by module.
+            plugin = self._plugin
+            if plugin is None:
+                plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+            entry.changes.append((name, old, value, plugin))
 
-    return property(get, set_, doc=f"working number {name!r}, traced on change")
-
-
-_CLASSES: dict[tuple[str, tuple[str, ...]], type[AttackContext]] = {}
+    return property(get, set_, doc=f"working number {name!r}, every change traced")
 
 
 def context_class(ruleset: Ruleset) -> type[AttackContext]:

@@ -172,8 +172,22 @@ class Dice:
         modifier: int = 0,
     ) -> Roll:
         """Roll ``n`` dice of ``sides`` sides (``n`` below 0 rolls none) and record it."""
-        face = self._face
-        faces = [face(sides) for _ in range(n)] if n > 0 else []
+        if n <= 0:
+            faces = []
+        elif self._script is None:
+            # SplitMix64 inlined: the hot path of every resolution.
+            state = self._state
+            faces = []
+            for _ in range(n):
+                state = z = (state + 0x9E3779B97F4A7C15) & _MASK
+                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+                faces.append(1 + (((z ^ (z >> 31)) * sides) >> 64))
+            self._state = state
+            self._used += n
+        else:
+            face = self._face
+            faces = [face(sides) for _ in range(n)]
         roll = Roll(label, sides, faces, target=target, double=double, modifier=modifier, step=self.step)
         self.rolls.append(roll)
         return roll

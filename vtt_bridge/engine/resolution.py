@@ -17,6 +17,8 @@ scripted dice and answers the decisions.
 from __future__ import annotations
 
 import traceback
+
+import pluggy
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
@@ -47,13 +49,32 @@ def parse_answer(value: Any) -> Answer:
     )
 
 
-def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool]]) -> Callable[[AttackContext], list[Any]]:
+def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[AttackContext], list[Any]]:
+    """Plain implementations run directly in pluggy's order, each one's plugin named on the context."""
+
+    def call(ctx: AttackContext) -> list[Any]:
+        results = []
+        try:
+            for function, takes_ctx, plugin in calls:
+                ctx._plugin = plugin
+                r = function(ctx) if takes_ctx else function()
+                if r is not None:
+                    results.append(r)
+        finally:
+            ctx._plugin = None
+        return results
+
+    return call
+
+
+def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callable[[AttackContext], list[Any]]:
     """New-style (``wrapper=True``) hook wrappers run directly, as pluggy's ``_multicall`` runs them.
 
     Same order (``calls`` is pluggy's: wrappers first), same flow: each wrapper
     runs to its ``yield``, the plain implementations collect results, then the
     wrappers resume innermost first, sent the result or thrown the exception
     (an ended cycle included); a wrapper's return value replaces the result.
+    Whichever part runs has its plugin named on the context.
     """
 
     def call(ctx: AttackContext) -> list[Any]:
@@ -61,14 +82,15 @@ def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool]]) -> Callable[[At
         teardowns = []
         exception: BaseException | None = None
         try:
-            for function, takes_ctx, wrapper in calls:
+            for function, takes_ctx, wrapper, plugin in calls:
+                ctx._plugin = plugin
                 if wrapper:
                     gen = function(ctx) if takes_ctx else function()
                     try:
                         next(gen)
                     except StopIteration:
                         raise RuntimeError(f"wrap_controller at {function.__name__!r} did not yield") from None
-                    teardowns.append(gen)
+                    teardowns.append((gen, plugin))
                 else:
                     r = function(ctx) if takes_ctx else function()
                     if r is not None:
@@ -76,23 +98,47 @@ def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool]]) -> Callable[[At
         except BaseException as exc:
             exception = exc
         result: Any = results
-        for gen in reversed(teardowns):
-            try:
-                if exception is not None:
-                    gen.throw(exception)
-                else:
-                    gen.send(result)
-                gen.close()
-            except StopIteration as stop:
-                result, exception = stop.value, None
-                continue
-            except BaseException as exc:
-                exception = exc
-                continue
-            raise RuntimeError(f"wrap_controller at {gen.__name__!r} has second yield")
+        try:
+            for gen, plugin in reversed(teardowns):
+                ctx._plugin = plugin
+                try:
+                    if exception is not None:
+                        gen.throw(exception)
+                    else:
+                        gen.send(result)
+                    gen.close()
+                except StopIteration as stop:
+                    result, exception = stop.value, None
+                    continue
+                except BaseException as exc:
+                    exception = exc
+                    continue
+                raise RuntimeError(f"wrap_controller at {gen.__name__!r} has second yield")
+        finally:
+            ctx._plugin = None
         if exception is not None:
             raise exception
         return result
+
+    return call
+
+
+def _through_pluggy(caller: Any) -> Callable[[AttackContext], Any]:
+    """The slow path (old-style hookwrappers): pluggy runs it; changes are traced by module."""
+    return lambda ctx: caller(ctx=ctx)
+
+
+def _monitored(name: str, impls: list[Any], inner: Callable[[AttackContext], Any], monitors: list[tuple[Any, Any]]):
+    """Report a directly-run hook call to pluggy-style monitors (tracing, the test kit's recorder)."""
+
+    def call(ctx: AttackContext) -> Any:
+        kwargs = {"ctx": ctx}
+        for before, _ in monitors:
+            before(name, impls, kwargs)
+        outcome = pluggy.Result.from_call(lambda: inner(ctx))
+        for _, after in monitors:
+            after(outcome, name, impls, kwargs)
+        return outcome.get_result()
 
     return call
 
@@ -139,6 +185,7 @@ class Engine:
     ) -> None:
         self.hook = hook
         self.fast = fast
+        self.monitors: list[tuple[Any, Any]] = []
         self.rulesets = dict(rulesets)
         self.plugin_of = plugin_of
         self._plans: dict[str, _Plan] = {}
@@ -163,38 +210,49 @@ class Engine:
         out = []
         for step in steps:
             name = f"{ruleset.id}_{step.name}"
-            options = self._caller(f"{ruleset.id}_{step.ask.name}_options") if step.ask else None
+            options = self._caller(f"{ruleset.id}_{step.ask.name}_options", trace=False) if step.ask else None
             out.append(_Compiled(step, name, self._caller(name), options, self._compile(ruleset, step.steps)))
         return tuple(out)
 
-    def _caller(self, name: str) -> Callable[[AttackContext], Any]:
+    def _caller(self, name: str, *, trace: bool = True) -> Callable[[AttackContext], Any]:
         """A callable running a hook's implementations as pluggy would, built once.
 
-        With no old-style hookwrappers and no call monitoring, the
-        implementations — new-style wrappers included (:func:`_wrapped`) — are
-        called directly in pluggy's order (saving its per-call bookkeeping on
-        the hot path); otherwise pluggy runs them.
+        Implementations — new-style wrappers included — are called directly in
+        pluggy's order, which saves pluggy's per-call bookkeeping on the hot path
+        and names the running plugin on the context for the trace; monitors added with
+        :meth:`add_monitor` still see every call. Only old-style hookwrappers
+        (or ``fast=False``) go through pluggy itself.
         """
         caller = getattr(self.hook, name)
         impls = caller.get_hookimpls()
         if not self.fast or any(i.hookwrapper for i in impls):
-            return lambda ctx: caller(ctx=ctx)
+            return _through_pluggy(caller)
         if any(i.wrapper for i in impls):
-            return _wrapped([(i.function, bool(i.argnames), i.wrapper) for i in reversed(impls)])
-        calls = [(i.function, bool(i.argnames)) for i in reversed(impls)]
-        if len(calls) == 1 and calls[0][1]:
-            only = calls[0][0]
-            return lambda ctx: [r] if (r := only(ctx)) is not None else []
+            call = _wrapped([(i.function, bool(i.argnames), i.wrapper, i.plugin_name) for i in reversed(impls)])
+        elif trace:
+            call = _plain([(i.function, bool(i.argnames), i.plugin_name) for i in reversed(impls)])
+        else:
+            functions = [(i.function, bool(i.argnames)) for i in reversed(impls)]
 
-        def call(ctx: AttackContext) -> list[Any]:
-            results = []
-            for function, takes_ctx in calls:
-                r = function(ctx) if takes_ctx else function()
-                if r is not None:
-                    results.append(r)
-            return results
+            def call(ctx: AttackContext) -> list[Any]:
+                return [r for f, takes_ctx in functions if (r := f(ctx) if takes_ctx else f()) is not None]
 
+        if self.monitors:
+            call = _monitored(name, impls, call, self.monitors)
         return call
+
+    def add_monitor(self, before: Any, after: Any) -> Callable[[], None]:
+        """Report every step and options hook call, as pluggy's ``add_hookcall_monitoring`` does."""
+        pair = (before, after)
+        self.monitors.append(pair)
+        self._plans.clear()
+
+        def undo() -> None:
+            if pair in self.monitors:
+                self.monitors.remove(pair)
+                self._plans.clear()
+
+        return undo
 
     def start(
         self,
@@ -343,7 +401,16 @@ class Resolution:
                 ctx._entry = entry
                 answer = None
                 if ask is not None:
-                    answer = yield from self._ask(compiled, ctx, entry)
+                    try:
+                        offered = compiled.options_call(ctx)
+                    except (EndCycle, SkipItem):
+                        raise
+                    except Exception as exc:
+                        raise self._fault(exc, f"{ctx.ruleset.id}_{ask.name}_options", step.name) from exc
+                    if any(offered):
+                        answer = yield from self._ask(compiled, ctx, entry, offered)
+                    else:
+                        ctx.answers.pop(ask.name, None)
                 dice.step = step.name
                 ctx._step = step
                 first = len(rolls)
@@ -399,9 +466,8 @@ class Resolution:
                 pass  # that item's sub-sequence is over; the next one starts
         ctx.item = outer
 
-    def _ask(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry):
+    def _ask(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry, offered: list[list[Option]]):
         ask: Ask = compiled.step.ask
-        offered = self._guard(compiled.options_call, ctx, f"{ctx.ruleset.id}_{ask.name}_options", compiled.step.name)
         options: list[Option] = [o for batch in offered if batch for o in batch]
         if not options:
             ctx.answers.pop(ask.name, None)

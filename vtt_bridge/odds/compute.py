@@ -43,8 +43,10 @@ def odds_request(
     targets = request.get("targets", [])
     if not isinstance(targets, (list, tuple)) or not all(isinstance(t, str) for t in targets):
         raise InvalidRequest("targets is a list of token ids", details={"targets": ["Not a valid list."]})
-    given = dict(request.get("answers") or {})
-    given.update(answers or {})
+    given_in_request = request.get("answers") or {}
+    if not isinstance(given_in_request, Mapping) or not isinstance(answers or {}, Mapping):
+        raise InvalidRequest("answers map decisions to options", details={"answers": ["Not a valid mapping."]})
+    given = {**given_in_request, **(answers or {})}
     parsed = {
         key: tuple(parse_answer(v) for v in (value if isinstance(value, list) else [value]))
         for key, value in given.items()

@@ -24,7 +24,7 @@ def load(name):
 
 def test_there_are_examples():
     assert {p.name for p in EXAMPLES.glob("*.json")} >= {
-        "daiklave_vs_soldier.json",
+        "sword_vs_soldier.json",
         "excellencies_anoria_vs_monk.json",
         "solar_counterattack.json",
         "brigand_automatic_defense.json",
@@ -47,7 +47,7 @@ def test_every_example_resolves_the_same_way_twice_and_renders(host, path):
 @pytest.mark.parametrize(
     "name, check",
     [
-        ("daiklave_vs_soldier.json", lambda r: r["outcome"]["hit"] and r["outcome"]["damage_type"] == "L"),
+        ("sword_vs_soldier.json", lambda r: r["outcome"]["hit"] and r["outcome"]["damage_type"] == "L"),
         ("excellencies_anoria_vs_monk.json", lambda r: r["outcome"]["motes"] == {"anoria": 3, "monk": 2}),
         ("solar_counterattack.json", lambda r: r["steps"][8]["children"][0]["kind"] == "counterattack"),
         ("brigand_automatic_defense.json", lambda r: r["ended"] == "automatic defense" and r["dice_used"] == 0),
@@ -60,6 +60,6 @@ def test_each_example_shows_its_point(host, name, check):
 
 
 def test_scripted_dice_and_answers_override_the_file(host):
-    record = resolve_request(host, load("daiklave_vs_soldier.json"), dice=[10, 10, 10] + [1] * 8 + [7] * 9, answers={"defense": "dodge"})
+    record = resolve_request(host, load("sword_vs_soldier.json"), dice=[10, 10, 10] + [1] * 8 + [7] * 9, answers={"defense": "dodge"})
     assert record["dice"] == "scripted" and record["outcome"]["defense"] == "dodge"
     assert record["outcome"]["damage"] == 9

@@ -81,3 +81,12 @@ def test_bad_token_data_is_refused(host, extra, field):
     with pytest.raises(InvalidRequest) as err:
         host.load_system("exalted2e", {**BASE, **extra})
     assert field in err.value.details["token"]
+
+
+def test_the_health_track_may_also_be_written_level_by_level(host):
+    levels = [{"penalty": p, "damage": d} for p, d in zip([0, -1, -1, -2, -2, -4, "I", "D", "D"], ["L", "B"] + [None] * 7)]
+    system = host.load_system("exalted2e", {**BASE, "health": {"levels": levels}})
+    assert system["health"] == {"penalties": [0, -1, -1, -2, -2, -4, "I", "D", "D"], "damage": ["L", "B"] + [None] * 7}
+    with pytest.raises(InvalidRequest) as err:
+        host.load_system("exalted2e", {**BASE, "health": {"levels": [{"damage": "L"}]}})
+    assert "health" in err.value.details["token"]

@@ -88,6 +88,8 @@
     tokens: new Map(), // id → token
     sceneRuleset: "",
     zoom: 36, // pixels per scene unit
+    fit: true, // fit the zoom to the next scene drawn
+    origin: null, // the scene's top-left corner, in scene units
     selected: null, // token id shown in the inspector
     attacker: "",
     targets: [], // in the order chosen
@@ -398,40 +400,59 @@
       .sort((a, b) => a.ruleset.localeCompare(b.ruleset) || a.id.localeCompare(b.id));
   }
 
+  /**
+   * Where each token stands on the scene, in scene units. Positioned tokens stand at their
+   * position; the view starts a little above and left of the nearest one (state.origin, kept
+   * while the scene is shown, so a drag does not shift the view). Tokens without a position
+   * stand in rows below.
+   */
   function layout(tokens) {
     const placed = new Map();
-    let maxX = 0;
-    let maxY = 0;
-    for (const t of tokens) {
-      if (positional(t.ruleset) && hasPosition(t)) {
-        placed.set(t.id, { x: t.system.position.x, y: t.system.position.y, free: true });
-        maxX = Math.max(maxX, t.system.position.x);
-        maxY = Math.max(maxY, t.system.position.y);
-      }
+    const positions = tokens.filter((t) => positional(t.ruleset) && hasPosition(t)).map((t) => [t.id, t.system.position]);
+    const minX = Math.min(...positions.map(([, p]) => p.x));
+    const minY = Math.min(...positions.map(([, p]) => p.y));
+    const origin = state.origin;
+    if (state.fit || !origin || minX < origin.x || minY < origin.y) {
+      state.origin = positions.length
+        ? { x: Math.max(0, Math.floor(minX) - 2), y: Math.max(0, Math.floor(minY) - 2) }
+        : { x: 0, y: 0 };
     }
-    // Tokens without a position stand in rows below the placed ones.
+    const { x: ox, y: oy } = state.origin;
+    let maxX = ox;
+    let maxY = oy;
+    for (const [id, p] of positions) {
+      placed.set(id, { x: p.x, y: p.y, free: true });
+      maxX = Math.max(maxX, p.x);
+      maxY = Math.max(maxY, p.y);
+    }
     const rest = tokens.filter((t) => !placed.has(t.id));
-    const top = placed.size ? Math.ceil(maxY) + 3 : 1.5;
+    const top = positions.length ? Math.ceil(maxY) + 3 : oy + 1.5;
     const perRow = 6;
     rest.forEach((t, i) => {
-      const spot = { x: 2 + (i % perRow) * 4, y: top + Math.floor(i / perRow) * 4, free: positional(t.ruleset) };
+      const spot = { x: ox + 2 + (i % perRow) * 4, y: top + Math.floor(i / perRow) * 4, free: positional(t.ruleset) };
       placed.set(t.id, spot);
       maxX = Math.max(maxX, spot.x);
       maxY = Math.max(maxY, spot.y);
     });
-    return { placed, width: Math.max(maxX + 3, 18), height: Math.max(maxY + 3, 12) };
+    return { placed, width: Math.max(maxX - ox + 3, 16), height: Math.max(maxY - oy + 3, 10) };
   }
 
   function renderScene() {
     const scene = $("scene");
     const tokens = sceneTokens();
     const { placed, width, height } = layout(tokens);
+    if (state.fit) {
+      // A new scene: fit its width to the window, within reason.
+      state.fit = false;
+      const room = $("scene-wrap").clientWidth - 4;
+      if (room > 0) state.zoom = Math.max(18, Math.min(48, Math.floor(room / width)));
+    }
     const z = state.zoom;
     scene.style.width = `${width * z}px`;
     scene.style.height = `${height * z}px`;
     scene.style.backgroundSize = `${z}px ${z}px`;
     const rid = state.sceneRuleset;
-    $("scene-unit").textContent = rid && positional(rid) ? "1 square = 1 unit of position (drag to move)" : "";
+    $("scene-unit").textContent = rid && positional(rid) ? "1 square = 1 unit · drag to move" : "";
     scene.replaceChildren(
       ...tokens.map((t) => {
         const spot = placed.get(t.id);
@@ -455,7 +476,7 @@
           {
             class: classes.join(" "),
             dataset: { token: t.id, ruleset: t.ruleset },
-            style: { left: `${spot.x * z}px`, top: `${spot.y * z - size / 2}px` },
+            style: { left: `${(spot.x - state.origin.x) * z}px`, top: `${(spot.y - state.origin.y) * z - size / 2}px` },
           },
           disc,
           h("div", { class: "label" }, t.name),
@@ -509,8 +530,8 @@
         el.classList.remove("dragging");
         const z = state.zoom;
         const size = parseFloat(disc.style.width);
-        const x = Math.round((parseFloat(el.style.left) / z) * 10) / 10;
-        const y = Math.round(((parseFloat(el.style.top) + size / 2) / z) * 10) / 10;
+        const x = Math.round((parseFloat(el.style.left) / z + state.origin.x) * 10) / 10;
+        const y = Math.round(((parseFloat(el.style.top) + size / 2) / z + state.origin.y) * 10) / 10;
         if (ev.type === "pointercancel") return renderScene();
         await moveToken(token.id, Math.max(0, x), Math.max(0, y));
       };
@@ -603,6 +624,7 @@
   function setRuleset(id) {
     $("attack-ruleset").value = id;
     $("scene-ruleset").value = id;
+    if (state.sceneRuleset !== id) state.fit = true;
     state.sceneRuleset = id;
     state.attacker = "";
     state.targets = [];
@@ -1083,7 +1105,7 @@
 
   function addStep(card, index, step) {
     if (card.stepItems.has(index)) return;
-    const li = renderStep(step, card.about?.ruleset);
+    const li = renderStep(step);
     li.dataset.index = index;
     // Keep the steps in trace order whatever order they are drawn in.
     const after = [...card.stepItems.entries()].filter(([i]) => i > index).sort((a, b) => a[0] - b[0])[0];
@@ -1093,7 +1115,10 @@
     card.el.scrollIntoView({ block: "nearest" });
   }
 
-  function renderStep(step, ruleset) {
+  /** A change or note made by a pack (named), not by a ruleset's own plugin (left unnamed). */
+  const packPlugin = (plugin) => !!plugin && !state.rulesets.has(plugin);
+
+  function renderStep(step) {
     return h(
       "li",
       { class: `step${step.ended ? " ended" : ""}`, dataset: { step: step.step } },
@@ -1110,13 +1135,13 @@
                 h("span", { class: "number" }, human(c.number)),
                 ` ${formatValue(c.from)} → `,
                 h("strong", {}, formatValue(c.to)),
-                c.plugin && c.plugin !== ruleset ? h("span", { class: "plugin" }, ` ${c.plugin}`) : null,
+                packPlugin(c.plugin) ? h("span", { class: "plugin" }, ` ${c.plugin}`) : null,
               ),
             ),
           )
         : null,
       step.notes?.length
-        ? h("ul", { class: "notes" }, step.notes.map((n) => h("li", {}, n.text, n.plugin && n.plugin !== ruleset ? h("span", { class: "plugin" }, ` (${n.plugin})`) : null)))
+        ? h("ul", { class: "notes" }, step.notes.map((n) => h("li", {}, n.text, packPlugin(n.plugin) ? h("span", { class: "plugin" }, ` (${n.plugin})`) : null)))
         : null,
       step.decisions?.length ? h("div", { class: "asked" }, "asked: ", step.decisions.map((d) => h("span", { class: "chip tiny" }, human(d)))) : null,
       step.children?.length ? step.children.map(renderNested) : null,
@@ -1136,7 +1161,7 @@
         " → ",
         (child.targets || []).map(tokenName).join(", "),
       ),
-      h("ol", { class: "steps" }, (child.steps || []).map((s) => renderStep(s, child.ruleset))),
+      h("ol", { class: "steps" }, (child.steps || []).map((s) => renderStep(s))),
       child.outcome ? renderOutcomeLine(child.outcome, child.ended) : null,
     );
   }
@@ -1184,14 +1209,16 @@
   }
 
   function renderOutcomeLine(outcome, ended) {
-    const conditions = Object.entries(outcome.conditions || {}).flatMap(([token, list]) => list.map((c) => `${tokenName(token)}: ${human(c)}`));
+    const conditions = Object.entries(outcome.conditions || {})
+      .filter(([, list]) => Array.isArray(list) && list.length)
+      .map(([token, list]) => `${tokenName(token)}: ${list.map(human).join(", ")}`);
     return h(
       "div",
       { class: `outcome ${outcome.hit ? "hit" : "miss"}` },
       h("strong", {}, outcome.hit ? "Hit" : "Miss"),
       outcome.hit || outcome.damage ? ` · damage ${outcome.damage}` : null,
       ended ? ` · ${human(ended)}` : null,
-      conditions.length ? h("span", { class: "conditions" }, ` · ${conditions.join(", ")}`) : null,
+      conditions.length ? h("span", { class: "conditions" }, ` · ${conditions.join("; ")}`) : null,
     );
   }
 
@@ -1241,7 +1268,8 @@
       h(
         "div",
         { class: "card-tools" },
-        h("span", { class: "hint" }, `${attack.dice === "scripted" ? "scripted dice" : `seed ${attack.seed ?? "?"}`}${attack.seq ? ` · #${attack.seq}` : ""}`),
+        // (The seed is a 63-bit integer: JavaScript cannot show it exactly, so it is not shown.)
+        h("span", { class: "hint" }, `${attack.dice === "scripted" ? "scripted dice" : "seeded dice"}${attack.seq ? ` · #${attack.seq}` : ""}`),
         state.role === "gm" && card.status === "resolved"
           ? h("button", { type: "button", class: "small undo", onclick: () => undo(attack.id) }, "Undo")
           : null,

@@ -1,0 +1,162 @@
+"""Resolutions per second for exalted2e, through the plugin host and by hand.
+
+Runs, side by side in one process on one core:
+
+1. ``exalted2e`` with the Excellency pack blocked;
+2. ``exalted2e`` with the pack loaded (the pack's hooks run on every step it claims);
+3. the same, with a First Excellency declared (the pack changes the attack pool and spends motes);
+4. the same attack as a plain hand-inlined function: the ruleset's own pure rule
+   functions called in order, no plugin host, no trace, no decisions.
+
+Every resolution records its full trace (steps, rolls, numbers changed and by whom);
+``+record`` figures also build the wire record (Foundry roll JSON included), as the
+server does for every attack. Before timing, the inlined function is checked to give the
+same outcome as the pipeline for the same seeds, so the ratio compares like with like.
+
+    .venv/bin/python bench/engine_bench.py [--seconds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+from pathlib import Path
+
+from vtt_bridge import Dice, Token, freeze, make_host
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json"
+
+
+def load(host):
+    data = json.loads(EXAMPLE.read_text())
+    tokens = {
+        t["id"]: Token.from_dict({**t, "system": host.load_system("exalted2e", t["system"])}) for t in data["tokens"]
+    }
+    return data, tokens
+
+
+def inline_attack(att, dfd, decl, attacker_id, seed):
+    """Steps 1-10 of exalted2e for one melee/ranged attack, written out by hand."""
+    from vtt_exalted2e import rules
+    from vtt_exalted2e.ruleset import FIST
+
+    dice = Dice(seed)
+    weapon = next(w for w in att["weapons"] or (FIST,) if w["name"] == decl["weapon"])
+    ability = weapon["ability"]
+    ranged = ability in ("archery", "thrown")
+    kind = weapon["damage_type"]
+    # 1. declaration
+    pool = att["attributes"]["dexterity"] + att["abilities"][ability] + weapon["accuracy"]
+    pool += decl.get("stunt", 0) + rules.wound_penalty_json(att["health"])
+    pool = max(pool, 0)
+    # 2. defense: the better DV
+    attrs, abilities, divine = dfd["attributes"], dfd["abilities"], dfd["divine"]
+    dodge = rules.dodge_dv(attrs["dexterity"], abilities["dodge"], dfd["essence"], divine=divine)
+    limited = (kind != "B" or ranged) and not dfd["natural_armor"]
+    parry = None
+    for w in dfd["weapons"] or (FIST,):
+        if w["defense"] is None or (limited and w["unarmed"]):
+            continue
+        value = rules.parry_dv(attrs["dexterity"], abilities[w["ability"]], w["defense"], divine=divine)
+        parry = value if parry is None or value > parry else parry
+    bonus = rules.cover_bonus(dfd["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
+        decl.get("height", 0), close=not ranged, reach=weapon["reach"]
+    )
+    penalty = dfd["dv_penalty"] - rules.wound_penalty_json(dfd["health"]) + dfd["onslaught"].get(attacker_id, 0)
+    armor = dfd["armor"]
+    dodge_dv = (dodge or 0) + bonus - penalty - (armor["mobility"] if armor else 0) - decl.get("terrain", 0)
+    parry_dv = (parry or 0) + bonus - penalty
+    dv = dodge_dv if rules.better_defense(dodge_dv, parry_dv) == "dodge" else parry_dv
+    # 3-6. attack roll, DV
+    successes = rules.roll_pool(dice, pool, label="attack").successes
+    net = successes - (dv if dv > 0 else 0)
+    if successes <= 0 or net <= 0:
+        return False, 0, None
+    # 7-8. raw damage, Hardness, soak, damage roll
+    raw = weapon["damage"] + (att["attributes"]["strength"] if weapon["strength"] else 0) + net
+    hardness = max(dfd["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
+    if rules.hardness_stops(raw, hardness):
+        return True, 0, None
+    soak = rules.total_soak(
+        attrs["stamina"], kind, divine=divine,
+        armor_bashing=armor["bashing"] if armor else 0, armor_lethal=armor["lethal"] if armor else 0,
+        piercing=weapon["piercing"],
+    )  # fmt: skip
+    final = rules.damage_pool(raw, soak, minimum=rules.minimum_damage(weapon["minimum"], att["essence"])).final
+    levels = rules.roll_pool(dice, final, label="damage", damage=True).successes
+    # 10. apply results
+    if levels <= 0:
+        return True, 0, None
+    track = rules.apply_damage(rules.HealthTrack.from_json(dfd["health"]), levels, kind)
+    return True, levels, track.to_json()
+
+
+def rate(fn, seconds: float) -> float:
+    """Calls per second of ``fn(i)``, CPU time, bounded by ``seconds`` and a count."""
+    n, start = 0, time.process_time()
+    deadline = start + seconds
+    while n < 2_000_000:
+        for _ in range(200):
+            fn(n)
+            n += 1
+        if time.process_time() >= deadline:
+            break
+    return n / (time.process_time() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measurement")
+    args = parser.parse_args()
+
+    with_pack, without_pack = make_host(), make_host(block=["excellencies"])
+    data, tokens = load(with_pack)
+    attacker, targets = data["attacker"], data["targets"]
+    decl = freeze(with_pack.load_declaration("exalted2e", data["declaration"]))
+    charmed = freeze(
+        with_pack.load_declaration(
+            "exalted2e", {**data["declaration"], "charms": [{"id": "first-excellency", "dice": 2}]}
+        )
+    )
+    att, dfd = tokens[attacker].system, tokens[targets[0]].system
+
+    def through(host, declaration, record=False):
+        engine = host.engine
+
+        def go(i):
+            res = engine.start("exalted2e", tokens, attacker=attacker, targets=targets, declaration=declaration, seed=i)
+            res.run()
+            if record:
+                res.record
+
+        return go
+
+    # Like with like: the hand-inlined attack gives the pipeline's outcome for each seed.
+    for seed in range(300):
+        res = without_pack.engine.start("exalted2e", tokens, attacker=attacker, targets=targets, declaration=decl, seed=seed)
+        result = res.run()
+        hit, levels, health = inline_attack(att, dfd, decl, attacker, seed)
+        after = result.changes.get(targets[0], {}).get("after", {}).get("health")
+        assert (result.outcome["hit"], result.outcome["damage"]) == (hit, levels), seed
+        assert health is None or health == after, seed
+
+    rows = [
+        ("exalted2e, pack blocked", rate(through(without_pack, decl), args.seconds)),
+        ("exalted2e, Excellency pack loaded", rate(through(with_pack, decl), args.seconds)),
+        ("exalted2e, pack + First Excellency", rate(through(with_pack, charmed), args.seconds)),
+        ("exalted2e, pack loaded +record", rate(through(with_pack, decl, record=True), args.seconds)),
+        ("hand-inlined, no plugin host", rate(lambda i: inline_attack(att, dfd, decl, attacker, i), args.seconds)),
+    ]
+    inline = rows[-1][1]
+    print(f"{'attack (sword vs soldier, seed 002 tokens)':42s} {'res/s':>10s} {'µs/res':>8s} {'inline ×':>9s}")
+    for name, r in rows:
+        print(f"{name:42s} {r:10,.0f} {1e6 / r:8.1f} {inline / r:9.2f}")
+    print(f"target: ≥15,000 res/s with the pack loaded; measured {rows[1][1]:,.0f}")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory of this process: {peak:.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()
