@@ -58,6 +58,15 @@ class LiveServer:
         """Run a coroutine in the server's loop and wait for its result."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
+    @staticmethod
+    async def _cancel_leftovers() -> None:
+        # Connections' ping tasks can outlive the server by a beat; end them before the loop.
+        current = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     @property
     def url(self) -> str:
         return self.server.url
@@ -69,6 +78,7 @@ class LiveServer:
     def stop(self) -> None:
         try:
             self.run(self.server.stop())
+            self.run(self._cancel_leftovers())
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)

@@ -43,7 +43,7 @@
   }
 
   const human = (name) => String(name).replace(/[_-]+/g, " ");
-  const pct = (p) => `${(100 * p).toFixed(p > 0 && p < 0.001 ? 2 : p < 0.1 ? 1 : 0)}%`;
+  const pct = (p) => (p > 0 && p < 0.001 ? "< 0.1%" : `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`);
   const sameJSON = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
   function toast(message, kind = "info") {
@@ -1076,6 +1076,7 @@
   }
 
   function renderCardHead(card) {
+    card.el.dataset.status = card.status;
     const a = card.about;
     const ruleset = a ? state.rulesets.get(a.ruleset) : null;
     const status = { running: "rolling…", resolved: "resolved", failed: "failed", undone: "undone" }[card.status];
