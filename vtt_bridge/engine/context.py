@@ -15,8 +15,9 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalTransition, InvalidRequest, NotFound
 from .dice import Dice, Roll
+from .foundry import roll_to_foundry
 from .steps import Answer, Ruleset
-from .tokens import FrozenDict, Token, freeze, thaw
+from .tokens import _ATOMS, FrozenDict, Token, freeze, thaw
 
 __all__ = ["AttackContext", "Changes", "EndCycle", "SkipItem", "StashKey", "TraceEntry"]
 
@@ -63,14 +64,13 @@ class TraceEntry:
         self.decisions: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
-        from .foundry import roll_to_foundry
-
         out: dict[str, Any] = {
             "step": self.step,
             "title": self.title,
             "rolls": [roll_to_foundry(r) for r in self.rolls],
             "changes": [
-                {"number": n, "from": thaw(a), "to": thaw(b), "plugin": p} for n, a, b, p in self.changes
+                {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
+                for n, a, b, p in self.changes
             ],
             "notes": [{"text": t, "plugin": p} for t, p in self.notes],
         }
@@ -112,13 +112,16 @@ class Changes:
             self.reasons.append((token_id, key, plugin))
 
     def diff(self) -> dict[str, dict[str, Any]]:
-        """``{token_id: {"before": system, "after": system}}`` for every changed token."""
+        """``{token_id: {"before": system, "after": system}}`` for every changed token.
+
+        ``before`` is the snapshot's shared plain form (see :meth:`Token.plain`);
+        ``after`` shares its unchanged parts. Both are read-only by convention.
+        """
         out = {}
         for token_id, patch in self.patches.items():
-            before = thaw(self.tokens[token_id].system)
-            after = {**before, **thaw(patch)}
-            if after != before:
-                out[token_id] = {"before": before, "after": after}
+            before = self.tokens[token_id].plain()
+            if any(key not in before or before[key] != value for key, value in patch.items()):
+                out[token_id] = {"before": before, "after": {**before, **patch}}
         return out
 
 

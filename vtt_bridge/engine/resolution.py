@@ -598,12 +598,13 @@ class Record:
     :ivar ended: why the cycle ended early, or ``None``.
     """
 
-    __slots__ = ("ctx", "resolution", "_dict")
+    __slots__ = ("ctx", "resolution", "_dict", "_changes")
 
     def __init__(self, ctx: AttackContext, resolution: Resolution | None) -> None:
         self.ctx = ctx
         self.resolution = resolution
         self._dict: dict[str, Any] | None = None
+        self._changes: dict[str, dict[str, Any]] | None = None
 
     @property
     def outcome(self) -> dict[str, Any]:
@@ -616,7 +617,9 @@ class Record:
     @property
     def changes(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token."""
-        return self.ctx.changes.diff()
+        if self._changes is None:
+            self._changes = self.ctx.changes.diff()
+        return self._changes
 
     def __getitem__(self, key: str) -> Any:
         return self.to_dict()[key]
@@ -648,6 +651,6 @@ class Record:
             out["decisions"] = [
                 {**d.to_dict(), "answer": a.to_dict(), "how": how} for d, a, how in res.decisions
             ]
-            out["changes"] = ctx.changes.diff()
+            out["changes"] = self.changes
         self._dict = out
         return out

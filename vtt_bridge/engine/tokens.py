@@ -73,7 +73,7 @@ class Token:
     ``ownership`` maps user names to Foundry levels (0 none … 3 owner).
     """
 
-    __slots__ = ("id", "name", "ruleset", "ownership", "system", "version")
+    __slots__ = ("id", "name", "ruleset", "ownership", "system", "version", "_plain")
 
     def __init__(
         self,
@@ -91,6 +91,7 @@ class Token:
         object.__setattr__(self, "system", freeze(system))
         object.__setattr__(self, "ownership", freeze(ownership or {}))
         object.__setattr__(self, "version", version)
+        object.__setattr__(self, "_plain", None)
 
     __setattr__ = __delattr__ = _refuse
 
@@ -99,6 +100,18 @@ class Token:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.system.get(key, default)
+
+    def plain(self) -> dict[str, Any]:
+        """``system`` as plain dicts and lists, made once per snapshot and shared.
+
+        Resolution records carry it as each changed token's ``before`` state; treat
+        it as read-only (``thaw`` it to get a copy you may change).
+        """
+        plain = self._plain
+        if plain is None:
+            plain = thaw(self.system)
+            object.__setattr__(self, "_plain", plain)
+        return plain
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Token:

@@ -252,7 +252,7 @@
             return h(
               "span",
               { class: `level${mark ? " marked" : ""}`, title: `${label}${mark ? `: ${mark} damage` : ""}` },
-              box(!!mark, mark ? DAMAGE_MARKS[mark] || mark : "", undefined, mark ? ` dmg-${mark}` : ""),
+              box(false, mark ? DAMAGE_MARKS[mark] || mark : "", undefined, mark ? ` dmg-${mark}` : ""),
               full ? h("small", {}, label) : null,
             );
           }),
@@ -1218,7 +1218,7 @@
       { class: `outcome ${outcome.hit ? "hit" : "miss"}` },
       h("strong", {}, outcome.hit ? "Hit" : "Miss"),
       outcome.hit || outcome.damage ? ` · damage ${outcome.damage}` : null,
-      ended ? ` · ${human(ended)}` : null,
+      ended && ended !== "miss" ? ` · ${human(ended)}` : null,
       conditions.length ? h("span", { class: "conditions" }, ` · ${conditions.join("; ")}`) : null,
     );
   }
@@ -1239,7 +1239,10 @@
   function renderCardFoot(card) {
     const attack = card.attack;
     if (!attack) return;
-    const tokens = Object.entries(attack.tokens || {}).filter(([, t]) => t.after && t.before && t.after.version !== t.before.version);
+    // Tokens whose track the attack changed (motes spent and the like show on the sheet, not here).
+    const tokens = Object.entries(attack.tokens || {}).filter(
+      ([, t]) => t.after && t.before && renderTrack(t.before.system).outerHTML !== renderTrack(t.after.system).outerHTML,
+    );
     const decisions = attack.decisions || [];
     card.foot.replaceChildren(
       renderOutcomeLine(attack.outcome || {}, attack.ended),
@@ -1254,6 +1257,9 @@
                 { dataset: { decision: d.key } },
                 h("span", { class: "hint" }, `${tokenName(d.token)}: ${d.prompt} `),
                 h("strong", {}, chosen?.label || d.answer?.option || "—"),
+                d.answer?.params && Object.keys(d.answer.params).length
+                  ? ` (${Object.entries(d.answer.params).map(([k, v]) => `${human(k)} ${v}`).join(", ")})`
+                  : null,
                 d.how && d.how !== "answered" ? h("span", { class: "how" }, ` (${d.how})`) : null,
               );
             }),
