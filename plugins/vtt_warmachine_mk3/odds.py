@@ -108,9 +108,11 @@ def warmachine_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | N
 
     if first.step == "attack_roll_dice":
         n = first.ctx.attack_dice
-        # Does the roll hit whatever it shows (melee against a knocked-down model)?
-        ones = request.probe([1] * n)
-        auto = bool(ones.ctx.outcome["models"].get(target, {}).get("hit"))
+        # Does the roll hit whatever it shows (melee against a knocked-down model)? The
+        # verdicts that skip the roll never get here, so distance (Stealth) does not matter.
+        me, them = request.tokens[request.attacker].system, request.tokens[target].system
+        verdict = rules.automatic(me, them, weapon, mods, 0.0)
+        auto = verdict is not None and verdict.roll and verdict.did_hit
         attacks = attack_roll(n, first.ctx.attack_mod, first.ctx.target_def, discard=mods["discard_lowest_attack"], auto_hit=auto)
         hitting = [faces for faces in dice.faces(n, 6) if rules.judge_attack(
             _kept(faces, mods["discard_lowest_attack"]), first.ctx.attack_mod, first.ctx.target_def, auto_hit=auto).did_hit]

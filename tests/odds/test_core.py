@@ -227,3 +227,24 @@ def test_a_probe_stops_at_the_first_roll_with_the_numbers_set():
     assert stopped.exhausted and stopped.step == "roll" and stopped.ctx.pool == 5
     done = req.probe([6, 6, 6, 1, 1])
     assert not done.exhausted and done.ctx.outcome["damage"] == 2  # three hits, one blocked
+
+
+class RefusingModel:
+    @hookimpl
+    def vtt_bridge_exact_odds(self, ruleset, request):
+        raise InvalidRequest("not enough motes", details={"charm": "x"})
+
+
+class CrashingModel:
+    @hookimpl
+    def vtt_bridge_exact_odds(self, ruleset, request):
+        return {}["nothing"]
+
+
+def test_a_refusal_passes_through_and_a_crash_is_a_plugin_error():
+    with pytest.raises(InvalidRequest) as refused:
+        compute_odds(host(RefusingModel()), request(), duel_odds.tokens())
+    assert refused.value.code == "invalid_request"
+    with pytest.raises(PluginError) as crashed:
+        compute_odds(host(CrashingModel()), request(), duel_odds.tokens())
+    assert crashed.value.details["exception"] == "KeyError"

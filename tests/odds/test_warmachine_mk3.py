@@ -117,3 +117,21 @@ def test_aoe_goes_to_monte_carlo(host, tokens):
     result = compute_odds(host, request("ironclad", "juggernaut", weapon="Bombard"), tokens, mc_samples=200)
     assert result.method == "monte_carlo"
     assert result.reason == "no exact model covers this warmachine_mk3 attack"
+
+
+def test_melee_against_a_knocked_down_model_always_hits(host, tokens):
+    down = dict(tokens)
+    from vtt_bridge import Token
+
+    t = tokens["trencher1"]
+    down["trencher1"] = Token(t.id, t.name, t.ruleset, {**t.system, "knocked_down": True})
+    req = request("ironclad", "trencher1", weapon="Hammer", modifiers={"attack_bonus": -10})
+    result = assert_agree(host, req, down, samples=1500)
+    assert result.hit.value == 1
+
+
+def test_an_answer_that_is_no_option_is_refused_not_a_plugin_error(host, tokens):
+    from vtt_bridge import InvalidRequest
+
+    with pytest.raises(InvalidRequest):
+        compute_odds(host, request("ironclad", "juggernaut", weapon="Hammer"), tokens, answers={"boost_attack": "twice"})

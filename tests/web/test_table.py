@@ -200,6 +200,13 @@ def test_player_attacks_gm_answers_both_browsers_agree(live_server, browser, tab
         "first => parseInt(document.getElementById('decision-countdown').textContent) < first", arg=first, timeout=3000
     )
     expect(alice.page.locator("dialog#decision")).to_be_hidden()
+    # While the question waits, both cards already show the steps before it, and no more.
+    # (The GM's socket got them before the question, on the same connection: count there.)
+    running = gm.page.locator('#chat .card[data-status="running"]')
+    expect(running).to_have_count(1)
+    steps_before = running.locator("ol.steps > li.step").count()
+    assert steps_before >= 1
+    expect(alice.page.locator('#chat .card[data-status="running"] ol.steps > li.step')).to_have_count(steps_before)
     gm.page.click('dialog#decision [data-option="nothing"]')
     expect(dialog).to_be_hidden()
 
@@ -212,6 +219,8 @@ def test_player_attacks_gm_answers_both_browsers_agree(live_server, browser, tab
     assert record["attacker"] == "hero" and record["targets"] == ["brute"]
     defense = next(d for d in record["decisions"] if d["key"] == "defense")
     assert defense["answer"]["option"] == "nothing" and defense["how"] == "answered"
+    asking = next(i for i, step in enumerate(record["steps"]) if "defense" in step.get("decisions", ()))
+    assert steps_before == asking
 
     seen = {person.user: person.card_content(attack_id) for person in (alice, gm)}
     assert seen["alice"] == seen["gm"]

@@ -1,6 +1,118 @@
-"""`vtt-bridge table` (being written)."""
+"""``vtt-bridge table``: create tables, issue player keys, list tables, check a log.
+
+Works on the same store the server uses (``--db`` or ``--redis``), also while
+the server runs: keys are read from the store on every connect. Keys are
+printed once and stored only as digests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from marshmallow import ValidationError
+
+from ..errors import InvalidRequest, NotFound
+from ..server.bridge import create_table, issue_key
+from ..state import GM_USER, Store, open_store, replay
+from ..state.messages import USER_NAME
 
 
 def register(sub) -> None:
-    parser = sub.add_parser("table", help="(not yet available)")
-    parser.set_defaults(func=lambda args: print("not yet available") or 1)
+    parser = sub.add_parser("table", help="create tables and keys, list tables, check a table's audit log")
+    actions = parser.add_subparsers(dest="action", required=True)
+
+    def store_options(p) -> None:
+        p.add_argument("--db", default="vtt_bridge.sqlite", help="SQLite file (default: ./vtt_bridge.sqlite)")
+        p.add_argument("--redis", metavar="URL", help="use the Redis store instead")
+
+    create = actions.add_parser("create", help="create a table; prints its id and the GM key")
+    create.add_argument("name")
+    create.add_argument("--decision-timeout", type=float, metavar="S", help="seconds players have to answer")
+    store_options(create)
+    create.set_defaults(func=lambda args: _run(args, _create))
+
+    key = actions.add_parser("key", help="issue (or replace) a player's key; 'gm' replaces the GM key")
+    key.add_argument("table")
+    key.add_argument("user")
+    store_options(key)
+    key.set_defaults(func=lambda args: _run(args, _key))
+
+    listing = actions.add_parser("list", help="list the tables")
+    listing.add_argument("--json", action="store_true")
+    store_options(listing)
+    listing.set_defaults(func=lambda args: _run(args, _list))
+
+    check = actions.add_parser("check", help="replay a table's audit log and compare it with its tokens")
+    check.add_argument("table")
+    store_options(check)
+    check.set_defaults(func=lambda args: _run(args, _check))
+
+
+def _run(args, action) -> int:
+    async def go() -> int:
+        store = open_store(db=args.db, redis=args.redis)
+        await store.open()
+        try:
+            return await action(store, args)
+        finally:
+            await store.close()
+
+    return asyncio.run(go())
+
+
+async def _create(store: Store, args) -> int:
+    settings: dict[str, Any] = {}
+    if args.decision_timeout is not None:
+        if not 0.05 <= args.decision_timeout <= 3600:
+            raise InvalidRequest("--decision-timeout is 0.05 to 3600 seconds", details={})
+        settings["decision_timeout"] = args.decision_timeout
+    table, key = await create_table(store, args.name, settings=settings)
+    print(f"table:   {table.id}")
+    print(f"name:    {table.name}")
+    print(f"GM key:  {key}")
+    print("(the key is shown once; `vtt-bridge table key TABLE gm` issues a new one)")
+    return 0
+
+
+async def _key(store: Store, args) -> int:
+    try:
+        USER_NAME(args.user)
+    except ValidationError as exc:
+        raise InvalidRequest(f"{args.user!r} cannot be a user name: {exc.messages[0]}", details={}) from None
+    if args.user == "default":
+        raise InvalidRequest("'default' is reserved for everyone's ownership level", details={})
+    key = await issue_key(store, args.table, args.user)
+    print(f"key for {args.user} at {args.table}: {key}")
+    return 0
+
+
+async def _list(store: Store, args) -> int:
+    tables = await store.list_tables()
+    if args.json:
+        print(json.dumps([t.to_dict() for t in tables], indent=2))
+        return 0
+    if not tables:
+        print("no tables yet: vtt-bridge table create NAME")
+    for table in tables:
+        tokens = len(await store.tokens(table.id))
+        users = sorted(k.user for k in await store.keys(table.id))
+        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(table.created))
+        print(f"{table.id}  {table.name!r:24s} created {created}  {tokens} tokens  keys: {', '.join(users)}")
+    return 0
+
+
+async def _check(store: Store, args) -> int:
+    if await store.get_table(args.table) is None:
+        raise NotFound(f"no table {args.table!r}", details={})
+    entries = await store.audit(args.table)
+    replayed = replay(entries)
+    stored = {tid: t.to_dict() for tid, t in (await store.tokens(args.table)).items()}
+    if replayed == stored:
+        print(f"ok: {len(entries)} audit entries replay to the {len(stored)} stored tokens")
+        return 0
+    differ = sorted(set(replayed) ^ set(stored) | {t for t in replayed if t in stored and replayed[t] != stored[t]})
+    print(f"MISMATCH: tokens {', '.join(differ)} differ from the replayed audit log")
+    return 1

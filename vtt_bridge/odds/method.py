@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal
 
-from ..errors import InvalidRequest, PluginError
+from ..errors import InvalidRequest, PluginError, VTTError
 from .model import ExactOdds, OddsRequest
 from .result import Method
 
@@ -78,6 +78,8 @@ def exact_model(host: Any, request: OddsRequest) -> ExactOdds | None:
         return None
     try:
         answer = caller(ruleset=request.ruleset, request=request)
+    except VTTError:
+        raise  # a refusal from the pipeline a model probed: the request's fault, reported as is
     except Exception as exc:  # a model's bug is reported like any plugin's
         raise PluginError(
             f"the exact odds model for {request.ruleset} failed: {type(exc).__name__}: {exc}",

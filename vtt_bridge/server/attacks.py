@@ -124,6 +124,7 @@ class Attacks:
         bridge = self.bridge
         async with runtime.attack_lock:
             started = time.perf_counter()
+            await runtime.outbox.drain()
             await bridge.fresh(runtime)
             attack_id = new_id("atk")
             seed, dice = request.get("seed"), request.get("dice")
@@ -213,12 +214,21 @@ class Attacks:
 
     @staticmethod
     def _steps(runtime: TableRuntime, res: Resolution, attack_id: str, sent: int, *, finished: bool) -> int:
-        """Broadcast the top-level steps finished since the last call; returns how many are out."""
+        """Broadcast the steps finished since the last call; returns how many are out."""
         trace = res.ctx.trace
-        # While a decision waits, the last entry is the step asking it: not finished yet.
-        done = len(trace) if finished else len(trace) - 1
+        if finished:
+            # The record serializes every step anyway: broadcast those same dicts.
+            record = res.record
+            assert record is not None
+            steps = record["steps"]
+            done = len(steps)
+        else:
+            # While a decision waits, the last entry is the step asking it: not finished yet.
+            steps = None
+            done = len(trace) - 1
         for index in range(sent, done):
-            runtime.outbox.put("attack.step", {"attack": attack_id, "index": index, "step": trace[index].to_dict()})
+            step = steps[index] if steps is not None else trace[index].to_dict()
+            runtime.outbox.put("attack.step", {"attack": attack_id, "index": index, "step": step})
         return max(sent, done)
 
     def _result(

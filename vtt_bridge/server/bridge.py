@@ -27,7 +27,7 @@ from ..state.store import Store
 from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
-from .tables import TableRuntime
+from .tables import BROADCASTS, TableRuntime
 
 __all__ = ["Bridge", "merge"]
 
@@ -73,6 +73,12 @@ class Bridge:
     # -- tables and connections -----------------------------------------------
 
     async def _emit(self, event: str, data: Any, room: str) -> None:
+        manager = self.sio.manager
+        # With one process, skip encoding a broadcast nobody listens to; with
+        # a message bus, listeners may be on other processes.
+        if type(manager) is socketio.AsyncManager:
+            if next(iter(manager.get_participants("/", room)), None) is None:
+                return
         await self.sio.emit(event, data, to=room)
 
     async def table(self, table_id: str) -> TableRuntime:
@@ -99,16 +105,23 @@ class Bridge:
             runtime.replace_tokens(await self.store.tokens(runtime.id))
         return runtime
 
-    async def authenticate(self, sid: str, auth: Any) -> tuple[Caller, TableRuntime]:
-        """Check ``auth = {table, key}`` and register the connection.
+    async def authenticate(self, sid: str, auth: Any) -> tuple[Caller, TableRuntime, list[str]]:
+        """Check ``auth = {table, key, events?}`` and register the connection.
 
-        An unknown table and a wrong key get the same answer, so a key cannot
-        be used to discover which tables exist.
+        Returns the caller, its table and the broadcast events it receives
+        (``events`` if given, else all). An unknown table and a wrong key get
+        the same answer, so a key cannot be used to discover which tables exist.
         """
         if not isinstance(auth, Mapping) or not isinstance(auth.get("table"), str) or not isinstance(auth.get("key"), str):
             raise InvalidRequest(
                 "connect with auth: {table, key}",
                 details={"auth": ["Expected an object with string fields table and key."]},
+            )
+        events = auth.get("events", BROADCASTS)
+        if not isinstance(events, (list, tuple)) or not all(isinstance(e, str) and e in BROADCASTS for e in events):
+            raise InvalidRequest(
+                "auth.events lists the broadcasts to receive",
+                details={"events": [f"Each must be one of: {', '.join(BROADCASTS)}."]},
             )
         refused = Forbidden("the key does not open this table", details={})
         table_id, key = auth["table"], auth["key"]
@@ -122,7 +135,7 @@ class Bridge:
         caller = Caller(sid, table_id, found.user)
         self.callers[sid] = caller
         runtime.join(caller)
-        return caller, runtime
+        return caller, runtime, list(dict.fromkeys(events))
 
     def leave(self, sid: str) -> Caller | None:
         caller = self.callers.pop(sid, None)

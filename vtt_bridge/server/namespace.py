@@ -88,7 +88,7 @@ class TableNamespace(socketio.AsyncNamespace):
 
     async def on_connect(self, sid: str, environ: Mapping[str, Any], auth: Any = None) -> None:
         try:
-            caller, runtime = await self.bridge.authenticate(sid, auth)
+            caller, runtime, events = await self.bridge.authenticate(sid, auth)
         except VTTError as exc:
             log.info("connection refused", extra=fields(sid=sid, code=exc.code, reason=exc.message))
             raise ConnectionRefusedError(exc.message, exc.to_dict()) from None
@@ -97,7 +97,8 @@ class TableNamespace(socketio.AsyncNamespace):
             raise ConnectionRefusedError(
                 "internal server error", {"code": "internal", "message": "internal server error", "details": {}}
             ) from None
-        await self.enter_room(sid, runtime.room)
+        for room in (runtime.room, *runtime.rooms(events)):
+            await self.enter_room(sid, room)
         log.info("connected", extra=fields(sid=sid, table=caller.table, user=caller.user))
 
     async def on_disconnect(self, sid: str, reason: Any = None) -> None:

@@ -27,11 +27,25 @@ from ..state.records import TableInfo, TokenChange
 from .logs import fields
 from .session import OWNER, Caller, level
 
-__all__ = ["Outbox", "TableRuntime"]
+__all__ = ["BROADCASTS", "Outbox", "TableRuntime"]
 
 log = logging.getLogger("vtt_bridge.server")
 
 Emit = Callable[[str, Any, str], Awaitable[None]]
+
+# Every event the server broadcasts to a table. A connection receives all of
+# them unless it names the ones it wants (``auth.events``); each event has its
+# own room per table, so nobody is sent what they did not ask for.
+BROADCASTS = (
+    "attack.step",
+    "attack.resolved",
+    "attack.failed",
+    "attack.undone",
+    "token.created",
+    "token.updated",
+    "token.deleted",
+    "table.updated",
+)
 
 
 class Outbox:
@@ -39,10 +53,13 @@ class Outbox:
 
     ``put`` never waits, so a handler can queue its broadcasts and return its
     acknowledgement at once; the order clients see is the order of ``put``.
+    An attack drains the outbox before it starts, so broadcasts never fall
+    more than one attack behind.
     """
 
     def __init__(self, room: str, emit: Emit) -> None:
         self.room = room
+        self.rooms = {event: f"{room}/{event}" for event in BROADCASTS}
         self._emit = emit
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -71,7 +88,7 @@ class Outbox:
         while True:
             event, data = await queue.get()
             try:
-                await self._emit(event, data, self.room)
+                await self._emit(event, data, self.rooms[event])
             except Exception:
                 log.exception("broadcast failed", extra=fields(room=self.room, event=event))
             finally:
@@ -100,6 +117,10 @@ class TableRuntime:
     @property
     def room(self) -> str:
         return f"table:{self.info.id}"
+
+    def rooms(self, events: Iterable[str]) -> list[str]:
+        """The rooms a connection joins to receive ``events``."""
+        return [self.outbox.rooms[event] for event in events]
 
     @property
     def decision_timeout(self) -> float:

@@ -252,7 +252,7 @@
             return h(
               "span",
               { class: `level${mark ? " marked" : ""}`, title: `${label}${mark ? `: ${mark} damage` : ""}` },
-              box(false, mark ? DAMAGE_MARKS[mark] || mark : "", undefined, mark ? ` dmg-${mark}` : ""),
+              box(!!mark, mark ? DAMAGE_MARKS[mark] || mark : "", undefined, mark ? ` dmg-${mark}` : ""),
               full ? h("small", {}, label) : null,
             );
           }),
