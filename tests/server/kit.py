@@ -60,6 +60,7 @@ class Client:
 
     async def _decide(self, data: dict) -> Any:
         self.decisions.append(data)
+        self.events.append(("decision", data))
         self._changed.set()
         if self.policy is None:
             return None
@@ -68,6 +69,14 @@ class Client:
     async def connect(self, auth: Any) -> Client:
         await self.sio.connect(self.url, auth=auth, transports=["websocket"], wait_timeout=5)
         return self
+
+    async def try_connect(self, auth: Any) -> bool:
+        """Connect, or record why the server refused (``self.refused``)."""
+        try:
+            await self.connect(auth)
+        except socketio.exceptions.ConnectionError:
+            return False
+        return True
 
     async def call(self, event: str, data: Any = None, *, timeout: float = 5) -> Any:
         if data is None:
@@ -106,10 +115,21 @@ class Seat:
     def auth(self, user: str) -> dict[str, str]:
         return {"table": self.id, "key": self.keys[user]}
 
-    async def join(self, user: str, policy: Policy | None = None) -> Client:
-        client = await Client(self.server.url, policy).connect(self.auth(user))
+    async def join(self, user: str, policy: Policy | None = None, **auth: Any) -> Client:
+        client = await Client(self.server.url, policy).connect({**self.auth(user), **auth})
         self.clients.append(client)
         return client
+
+    async def tokens(self) -> dict[str, dict]:
+        """The table's tokens as stored (read behind the server's back)."""
+        return {tid: t.to_dict() for tid, t in (await self.server.store.tokens(self.id)).items()}
+
+    async def audit(self) -> list:
+        return await self.server.store.audit(self.id)
+
+    async def state(self) -> tuple[dict, int]:
+        """What must not change when a request is refused: tokens and audit length."""
+        return await self.tokens(), len(await self.audit())
 
     async def close(self) -> None:
         for client in self.clients:

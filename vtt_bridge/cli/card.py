@@ -23,12 +23,24 @@ def roll_line(roll: dict[str, Any]) -> str:
     return f"{flavor}: {roll['formula']} → [{' '.join(dice)}] = {roll['total']}"
 
 
-def render(record: dict[str, Any], *, indent: str = "") -> str:
-    """The chat card of a resolution record, one block per step."""
+def _diffs(before: Any, after: Any, path: str) -> list[str]:
+    """What changed between two values, down to the nested keys that differ."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for key in after:
+            if before.get(key) != after[key]:
+                out.extend(_diffs(before.get(key), after[key], f"{path}.{key}" if path else str(key)))
+        return out
+    return [f"{path}: {before} → {after}"]
+
+
+def render(record: dict[str, Any], *, indent: str = "", decisions: dict[str, Any] | None = None) -> str:
+    """The chat card of a resolution record, one block per step (nested attacks indented)."""
     lines = []
     head = f"{record['ruleset']} {record.get('kind', 'attack')}: {record['attacker']} → {', '.join(record['targets'])}"
     lines.append(indent + head)
-    decisions = {d["key"]: d for d in record.get("decisions", [])}
+    if decisions is None:
+        decisions = {d["key"]: d for d in record.get("decisions", [])}
     for step in record["steps"]:
         title = step["title"] + (f" [{step['item']}]" if step.get("item") else "")
         lines.append(f"{indent}  {title}")
@@ -45,13 +57,11 @@ def render(record: dict[str, Any], *, indent: str = "") -> str:
             by = f" ({note['plugin']})" if note.get("plugin") else ""
             lines.append(f"{indent}    · {note['text']}{by}")
         for child in step.get("children", []):
-            lines.append(render(child, indent=indent + "    "))
+            lines.append(render(child, indent=indent + "    ", decisions=decisions))
         if step.get("ended"):
             lines.append(f"{indent}    ✗ ended: {step['ended']}")
     if record.get("outcome"):
         lines.append(f"{indent}  outcome: " + ", ".join(f"{k}={v}" for k, v in record["outcome"].items()))
     for token_id, change in record.get("changes", {}).items():
-        before, after = change["before"], change["after"]
-        diffs = [f"{k}: {before.get(k)} → {after[k]}" for k in after if before.get(k) != after[k]]
-        lines.append(f"{indent}  {token_id}: " + "; ".join(diffs))
+        lines.append(f"{indent}  {token_id}: " + "; ".join(_diffs(change["before"], change["after"], "")))
     return "\n".join(lines)
