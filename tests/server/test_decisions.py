@@ -29,10 +29,12 @@ async def test_the_defender_is_asked_and_their_answer_decides(seat):
 
 
 async def test_an_ignored_prompt_takes_the_rules_default_on_timeout(seat):
-    await seat.join("bob", ignore)
+    bob = await seat.join("bob", ignore)
     gm = await seat.join("gm")
     attack = (await gm.ok("attack", ATTACK))["attack"]
     assert attack["decisions"][0]["how"] == "timeout"
+    [closed] = await bob.wait_for("decision.closed")
+    assert closed["how"] == "timeout" and closed["key"] == "defense"
     assert attack["decisions"][0]["answer"] == {"option": "block"}
     assert attack["tokens"]["b"]["after"]["system"]["hp"] == 9
 
@@ -102,6 +104,10 @@ async def test_with_two_tabs_open_the_first_answer_wins(seat):
     attack = (await gm.ok("attack", ATTACK))["attack"]
     assert len(fast.decisions) == len(other.decisions) == 1
     assert attack["decisions"][0]["answer"] == {"option": "none"}
+    # The tab that was too late is told to close its dialog; the winner is not.
+    [closed] = await other.wait_for("decision.closed")
+    assert closed == {"attack": attack["id"], "key": "defense", "how": "answered"}
+    assert fast.named("decision.closed") == []
 
 
 async def test_the_gm_may_give_answers_in_advance_and_nobody_is_asked(seat):

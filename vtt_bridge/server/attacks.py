@@ -65,6 +65,16 @@ class Attacks:
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
         self.prompter = Prompter(bridge.sio)
+        # Attacks in progress, so a stopping server can cut short those
+        # still waiting for an answer (they commit nothing).
+        self.running: set[asyncio.Task[Any]] = set()
+
+    async def cancel_running(self) -> None:
+        tasks = list(self.running)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
 
     # -- attack -------------------------------------------------------------------
 
@@ -121,6 +131,15 @@ class Attacks:
             )
 
     async def _run(self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], *, mark: str | None = None) -> dict[str, Any]:
+        task = asyncio.current_task()
+        assert task is not None
+        self.running.add(task)
+        try:
+            return await self._locked(caller, runtime, request, mark)
+        finally:
+            self.running.discard(task)
+
+    async def _locked(self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], mark: str | None) -> dict[str, Any]:
         bridge = self.bridge
         async with runtime.attack_lock:
             started = time.perf_counter()

@@ -6,7 +6,7 @@ connections gets a ``decision`` event; the first acknowledgement wins. The
 outcome is reported to the engine explicitly: an answer, or the rules'
 default with why — ``timeout`` (nobody answered in time), ``disconnect``
 (nobody to ask, or everyone asked went away), ``invalid`` (the answer was
-not one of the options).
+not one of the options). The others who were asked get ``decision.closed``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Prompter:
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
-        answer, how = await self._ask(runtime, sids, payload, timeout)
+        answer, how, winner = await self._ask(runtime, sids, payload, timeout)
         if how == "answered":
             try:
                 res.answer(answer)
@@ -52,13 +52,21 @@ class Prompter:
                 res.default(how)
         else:
             res.default(how)
+        # Everyone else who was asked can close their dialog.
+        closed = {"attack": attack.get("id"), "key": decision.key, "how": how}
+        for sid in sids:
+            if sid != winner and sid in runtime.sessions:
+                await self.sio.emit("decision.closed", closed, to=sid)
         log.debug(
             "decision settled",
             extra=fields(table=runtime.id, attack=attack.get("id"), decision=decision.key, how=how),
         )
         return how
 
-    async def _ask(self, runtime: TableRuntime, sids: list[str], payload: dict[str, Any], timeout: float) -> tuple[Any, str]:
+    async def _ask(
+        self, runtime: TableRuntime, sids: list[str], payload: dict[str, Any], timeout: float
+    ) -> tuple[Any, str, str | None]:
+        """``(answer, how, who answered)``; ``how`` is ``answered``, ``timeout`` or ``disconnect``."""
         calls: dict[asyncio.Future[Any], str] = {
             asyncio.ensure_future(self.sio.call("decision", payload, to=sid, timeout=timeout)): sid for sid in sids
         }
@@ -73,7 +81,7 @@ class Prompter:
                     if future in calls:
                         error = future.exception()
                         if error is None:
-                            return future.result(), "answered"
+                            return future.result(), "answered", calls[future]
                         if not isinstance(error, socketio.exceptions.TimeoutError):
                             log.warning("asking a decider failed: %r", error, extra=fields(sid=calls[future]))
                         timed_out.add(calls[future])
@@ -81,7 +89,7 @@ class Prompter:
                         left.add(gone[future])
                 if timed_out | left >= set(sids):
                     break
-            return None, ("timeout" if timed_out - left else "disconnect")
+            return None, ("timeout" if timed_out - left else "disconnect"), None
         finally:
             for future in calls:
                 if not future.done():

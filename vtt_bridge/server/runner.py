@@ -60,7 +60,9 @@ class BridgeServer:
         await self.store.open()
         app, self._sio, self.bridge = build(config, self.host, self.store)
         # No access log: every socket.io poll would be a line, and it costs on the hot path.
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        # A short shutdown timeout: by the time cleanup runs, attacks are done and the
+        # clients were told to go; only their websockets linger.
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.25)
         await runner.setup()
         site = web.TCPSite(runner, config.host, config.port)
         await site.start()
@@ -89,6 +91,12 @@ class BridgeServer:
                         await runtime.outbox.drain()
             except TimeoutError:
                 log.warning("stopping with an attack still in progress; it commits nothing", extra=fields(table=runtime.id))
+        await bridge.attacks.cancel_running()
+        # Say goodbye to every client (they see "io server disconnect" and
+        # will not reconnect on their own); aiohttp would otherwise wait for
+        # their websockets until its shutdown timeout.
+        for sid in list(bridge.callers):
+            await self._sio.disconnect(sid)
         await self._sio.shutdown()
         await bridge.close()
         await runner.cleanup()

@@ -174,6 +174,7 @@
       renderHeader();
     });
     socket.on("decision", (data, ack) => enqueueDecision(data, ack));
+    socket.on("decision.closed", onDecisionClosed);
   }
 
   async function load() {
@@ -1330,8 +1331,13 @@
     }
     state.history = ack.attacks;
     const undone = new Set(ack.attacks.filter((e) => e.kind === "undo").map((e) => e.id));
+    const all = $("history-all").checked;
+    const undoneAttack = (id) => {
+      const attack = ack.attacks.find((a) => a.kind === "attack" && a.id === id);
+      return attack ? `#${attack.seq} ${tokenName(attack.attacker)} → ${(attack.targets || []).map(tokenName).join(", ")}` : id;
+    };
     $("history").replaceChildren(
-      ...ack.attacks.map((e) => {
+      ...ack.attacks.filter((e) => all || e.kind === "attack" || e.kind === "undo").map((e) => {
         const isAttack = e.kind === "attack";
         const line = isAttack
           ? [
@@ -1340,7 +1346,9 @@
               (e.targets || []).map(tokenName).join(", "),
               h("span", { class: `result ${e.outcome?.hit ? "hit" : "miss"}` }, e.outcome?.hit ? ` hit, ${e.outcome.damage}` : " miss"),
             ]
-          : [human(e.kind), e.id ? ` ${tokenName(e.id)}` : ""];
+          : e.kind === "undo"
+            ? ["undo of ", undoneAttack(e.id)]
+            : [human(e.kind), e.id ? ` ${tokenName(e.id)}` : ""];
         return h(
           "li",
           { class: `entry ${e.kind.replace(".", "-")}${undone.has(e.id) && isAttack ? " undone" : ""}`, dataset: { seq: e.seq, attack: isAttack ? e.id : undefined } },
@@ -1388,7 +1396,7 @@
     }
     const { data } = item;
     const attack = data.attack || {};
-    ensureCard(attack.id, attack.attacker ? attack : undefined);
+    if (attack.id) ensureCard(attack.id, attack.attacker ? attack : undefined);
     $("decision-context").textContent = `${tokenName(data.token)} · ${tokenName(attack.attacker)} attacks ${(attack.targets || []).map(tokenName).join(", ")}`;
     $("decision-prompt").textContent = data.prompt || human(data.name);
     dialog.dataset.decision = data.key;
@@ -1446,6 +1454,18 @@
     if (state.decision !== item) return;
     clearInterval(state.decisionTimer);
     nextDecision();
+  }
+
+  /** The server settled a question this client was asked (another tab answered, or time ran out). */
+  function onDecisionClosed(data) {
+    const matches = (item) => item.data.attack?.id === data.attack && item.data.key === data.key;
+    state.decisions = state.decisions.filter((item) => !matches(item));
+    const current = state.decision;
+    if (current && matches(current)) {
+      if (data.how === "timeout") toast("No answer in time: the rules chose the default");
+      else if (data.how === "answered") toast("Answered elsewhere");
+      finishDecision(current);
+    }
   }
 
   /** Another client answered (or the attack ended): drop what is on screen for it. */
@@ -1512,6 +1532,7 @@
       renderScene();
     });
     $("history-refresh").addEventListener("click", refreshHistory);
+    $("history-all").addEventListener("change", refreshHistory);
     $("timeout-form").addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const ack = await call("table.update", { decision_timeout: Number($("decision-timeout").value) });

@@ -1,0 +1,76 @@
+"""``rulesets.list`` describes the rules for a client; ``/healthz`` and the web table's files."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from vtt_bridge.server import BridgeServer
+
+from .conftest import config
+
+
+async def test_rulesets_list_describes_steps_decisions_schemas_and_plugins(seat):
+    player = await seat.join("carol")
+    ack = await player.ok("rulesets.list")
+    [duel] = ack["rulesets"]
+    assert duel["id"] == "duel" and duel["title"] == "Duel (engine test)"
+    assert duel["targets"] == {"min": 1, "max": 3}
+    steps = {s["name"]: s for s in duel["steps"]}
+    assert list(steps) == ["declare", "defend", "roll", "reroll", "wounds", "counter"]
+    assert steps["defend"]["decision"] == {
+        "name": "defense",
+        "prompt": "Block or take it?",
+        "who": "defender",
+        "default": None,  # the rules choose it at the time
+        "repeat": False,
+        "decline": None,
+        "timeout": None,
+    }
+    assert steps["reroll"]["decision"]["who"] == "attacker"
+    assert steps["reroll"]["decision"]["decline"] == {"id": "done", "label": "Done"}
+    assert steps["reroll"]["goto"] == ["roll"]
+    assert steps["wounds"]["each"] is True and steps["wounds"]["steps"][0]["name"] == "wound"
+    assert duel["token_schema"] == {
+        "type": "object",
+        "properties": {"hp": {"type": "integer"}, "rerolls": {"type": "integer", "default": 0}},
+        "required": ["hp"],
+        "additionalProperties": False,
+    }
+    declaration = duel["declaration_schema"]["properties"]
+    assert declaration["bonus"] == {"type": "integer", "default": 0}
+    assert declaration["charms"]["type"] == "array" and declaration["charms"]["default"] == []
+    plugins = {p["name"]: p for p in ack["plugins"]}
+    assert any("duel_roll" in p["hooks"] for p in plugins.values())
+
+
+async def test_healthz_reports_the_server_and_its_store(server, seat):
+    await seat.join("gm")
+    async with aiohttp.ClientSession() as http:
+        async with http.get(server.url + "/healthz") as response:
+            assert response.status == 200
+            body = await response.json()
+    assert body["ok"] is True and body["store"] == "sqlite" and body["rulesets"] == ["duel"]
+    assert body["tables"] == 1 and body["connections"] == 1
+
+
+async def test_healthz_says_503_when_the_store_is_gone(server):
+    await server.store.close()
+    async with aiohttp.ClientSession() as http:
+        async with http.get(server.url + "/healthz") as response:
+            assert response.status == 503
+            assert (await response.json())["ok"] is False
+
+
+async def test_the_web_tables_files_are_served_when_present(tmp_path):
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "index.html").write_text("<h1>table</h1>")
+    (static / "app.js").write_text("console.log(1)")
+    async with BridgeServer(config(tmp_path, static_dir=static)) as running:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(running.url + "/") as response:
+                assert response.status == 200 and "table" in await response.text()
+            async with http.get(running.url + "/static/app.js") as response:
+                assert response.status == 200
+            async with http.get(running.url + "/static/../bridge.sqlite") as response:
+                assert response.status in (403, 404)

@@ -1,0 +1,123 @@
+"""The store contract, for SQLite and for Redis (a real redis-server)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from vtt_bridge import Conflict, NotFound, Token
+from vtt_bridge.state import AuditDraft, KeyInfo, TableInfo, TokenChange, replay
+
+
+def token(token_id: str, hp: int, version: int = 1) -> Token:
+    return Token(token_id, token_id.upper(), "duel", {"hp": hp}, ownership={"alice": 3}, version=version)
+
+
+def draft(kind: str = "token.create", request_id: str | None = None, ref: str | None = None, **changes: TokenChange) -> AuditDraft:
+    return AuditDraft(kind=kind, user="gm", at=time.time(), changes=changes, request_id=request_id, ref=ref, data={"n": 1})
+
+
+async def table(store, name: str = "t") -> str:
+    info = TableInfo(id=f"t-{name}", name=name, created=time.time(), settings={"decision_timeout": 3})
+    await store.create_table(info)
+    return info.id
+
+
+async def test_tables_and_settings(store):
+    tid = await table(store)
+    assert (await store.get_table(tid)).settings == {"decision_timeout": 3}
+    assert await store.get_table("t-none") is None
+    updated = await store.update_settings(tid, {"decision_timeout": 9})
+    assert updated.settings == {"decision_timeout": 9} == (await store.get_table(tid)).settings
+    assert [t.id for t in await store.list_tables()] == [tid]
+    with pytest.raises(NotFound):
+        await store.update_settings("t-none", {"decision_timeout": 1})
+
+
+async def test_a_users_new_key_replaces_the_old(store):
+    tid = await table(store)
+    await store.set_key(tid, KeyInfo(user="alice", digest="d1", created=1.0))
+    await store.set_key(tid, KeyInfo(user="alice", digest="d2", created=2.0))
+    await store.set_key(tid, KeyInfo(user="gm", digest="g", created=1.0))
+    keys = {k.user: k.digest for k in await store.keys(tid)}
+    assert keys == {"alice": "d2", "gm": "g"}
+
+
+async def test_commit_writes_tokens_and_the_entry_together(store):
+    tid = await table(store)
+    entry = await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10))))
+    assert entry.seq == 1 and entry.kind == "token.create"
+    assert (await store.tokens(tid))["a"].to_dict() == token("a", 10).to_dict()
+    second = await store.commit(tid, draft("attack", ref="atk-1", request_id="r1", a=TokenChange(before=token("a", 10), after=token("a", 7, 2))))
+    assert second.seq == 2
+    assert (await store.tokens(tid))["a"].system == {"hp": 7}
+    assert (await store.by_request(tid, "r1")).seq == 2
+    assert [e.seq for e in await store.by_ref(tid, "atk-1")] == [2]
+    assert await store.by_request(tid, "nope") is None
+
+
+async def test_a_stale_change_writes_nothing_at_all(store):
+    tid = await table(store)
+    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10)), b=TokenChange(before=None, after=token("b", 10))))
+    stale_b = token("b", 10, version=5)
+    with pytest.raises(Conflict) as err:
+        await store.commit(tid, draft(
+            "attack",
+            a=TokenChange(before=token("a", 10), after=token("a", 1, 2)),
+            b=TokenChange(before=stale_b, after=token("b", 1, 6)),
+        ))
+    assert err.value.details == {"token": "b", "expected": 5, "version": 1}
+    tokens = await store.tokens(tid)
+    assert tokens["a"].system == {"hp": 10} and tokens["a"].version == 1
+    assert len(await store.audit(tid)) == 1
+
+
+async def test_creating_an_existing_token_or_changing_a_missing_one_conflicts(store):
+    tid = await table(store)
+    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10))))
+    with pytest.raises(Conflict):
+        await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 3))))
+    with pytest.raises(Conflict):
+        await store.commit(tid, draft("token.update", z=TokenChange(before=token("z", 1), after=token("z", 2, 2))))
+
+
+async def test_a_request_id_is_used_once_per_table(store):
+    tid = await table(store)
+    other = await table(store, "u")
+    await store.commit(tid, draft("attack", request_id="r1"))
+    with pytest.raises(Conflict):
+        await store.commit(tid, draft("attack", request_id="r1"))
+    await store.commit(other, draft("attack", request_id="r1"))
+    assert len(await store.audit(tid)) == 1
+
+
+async def test_history_is_newest_first_and_pages(store):
+    tid = await table(store)
+    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10))))
+    for n in range(5):
+        await store.commit(tid, draft("attack", ref=f"atk-{n}"))
+    await store.commit(tid, draft("undo", ref="atk-4"))
+    page = await store.history(tid, limit=3)
+    assert [(e.kind, e.ref) for e in page] == [("undo", "atk-4"), ("attack", "atk-4"), ("attack", "atk-3")]
+    rest = await store.history(tid, limit=10, before=page[-1].seq)
+    assert [e.ref for e in rest] == ["atk-2", "atk-1", "atk-0"]
+    assert [e.kind for e in await store.by_ref(tid, "atk-4")] == ["attack", "undo"]
+
+
+async def test_deleting_and_replaying(store):
+    tid = await table(store)
+    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10)), b=TokenChange(before=None, after=token("b", 4))))
+    await store.commit(tid, draft("attack", a=TokenChange(before=token("a", 10), after=token("a", 8, 2))))
+    await store.commit(tid, draft("token.delete", b=TokenChange(before=token("b", 4), after=None)))
+    stored = {k: v.to_dict() for k, v in (await store.tokens(tid)).items()}
+    assert list(stored) == ["a"]
+    assert replay(await store.audit(tid)) == stored
+
+
+async def test_tables_do_not_share_tokens(store):
+    one, two = await table(store, "one"), await table(store, "two")
+    await store.commit(one, draft(a=TokenChange(before=None, after=token("a", 10))))
+    assert await store.tokens(two) == {}
+    await store.commit(two, draft(a=TokenChange(before=None, after=token("a", 1))))
+    assert (await store.tokens(one))["a"].system == {"hp": 10}
