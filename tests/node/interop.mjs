@@ -13,7 +13,8 @@ const [url, table, key] = process.argv.slice(2);
 
 function connect(auth) {
   return new Promise((resolve, reject) => {
-    const socket = io(url, { auth, transports: ["websocket"], reconnection: false });
+    // Default transports: long-polling first, then the upgrade to websocket, as a browser does.
+    const socket = io(url, { auth, reconnection: false });
     socket.on("connect", () => resolve(socket));
     socket.on("connect_error", (err) => {
       socket.close();

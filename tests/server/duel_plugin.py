@@ -14,7 +14,13 @@ from vtt_bridge import hookimpl
 
 def sample_tokens() -> list[dict]:
     return [
-        {"id": "a", "name": "Attacker", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
+        {
+            "id": "a",
+            "name": "Attacker",
+            "ruleset": "duel",
+            "ownership": {"alice": 3},
+            "system": {"hp": 10, "rerolls": 0},
+        },
         {"id": "b", "name": "Defender", "ruleset": "duel", "ownership": {"bob": 3}, "system": {"hp": 10, "rerolls": 0}},
         {"id": "c", "name": "Bystander", "ruleset": "duel", "ownership": {}, "system": {"hp": 5, "rerolls": 0}},
     ]

@@ -39,9 +39,10 @@ def answer(option: Any) -> Policy:
 
 
 class Client:
-    def __init__(self, url: str, policy: Policy | None = None) -> None:
+    def __init__(self, url: str, policy: Policy | None = None, *, transports: tuple[str, ...] = ("websocket",)) -> None:
         self.url = url
         self.policy = policy
+        self.transports = list(transports)
         self.sio = socketio.AsyncClient(reconnection=False)
         self.events: list[tuple[str, Any]] = []
         self.decisions: list[dict] = []
@@ -67,7 +68,7 @@ class Client:
         return await self.policy(data)
 
     async def connect(self, auth: Any) -> Client:
-        await self.sio.connect(self.url, auth=auth, transports=["websocket"], wait_timeout=5)
+        await self.sio.connect(self.url, auth=auth, transports=self.transports, wait_timeout=5)
         return self
 
     async def try_connect(self, auth: Any) -> bool:

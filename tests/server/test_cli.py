@@ -64,9 +64,23 @@ async def _serve(db: Path) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin",
-        "serve", "--demo", "--port", "0", "--db", str(db), "--decision-timeout", "5",
-        cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        "-c",
+        code,
+        "--plugin",
+        "tests.server.duel_plugin",
+        "serve",
+        "--demo",
+        "--port",
+        "0",
+        "--db",
+        str(db),
+        "--decision-timeout",
+        "5",
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     seen: list[str] = []
     found = {"url": (await _read_until(proc.stdout, r"listening on (http://\S+)", seen)).group(1)}
@@ -75,6 +89,7 @@ async def _serve(db: Path) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
     text = "".join(seen[start:])
     found["table"] = re.search(r"demo table '(t-\w+)'", text).group(1)
     found.update(re.findall(r"key for (\w+):\s+(\S+)", text))
+    await _read_until(proc.stdout, r'emitWithAck\("attack", \{"ruleset"', seen)
     return proc, found
 
 

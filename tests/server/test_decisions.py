@@ -18,7 +18,13 @@ async def test_the_defender_is_asked_and_their_answer_decides(seat):
     assert decision["key"] == "defense" and decision["token"] == "b"
     assert [o["id"] for o in decision["options"]] == ["block", "none"]
     assert decision["default"] == "block" and decision["timeout"] == 0.5
-    assert decision["attack"] == {"id": attack["id"], "ruleset": "duel", "attacker": "a", "targets": ["b"], "user": "gm"}
+    assert decision["attack"] == {
+        "id": attack["id"],
+        "ruleset": "duel",
+        "attacker": "a",
+        "targets": ["b"],
+        "user": "gm",
+    }
     assert gm.decisions == []  # the owner was connected, so the GM was not asked
     assert attack["decisions"][0]["answer"] == {"option": "none"}
     assert attack["decisions"][0]["how"] == "answered"
@@ -198,6 +204,26 @@ async def test_a_tables_attacks_apply_in_order(seat):
     assert all(a["ok"] for a in acks)
     attacks = sorted((a["attack"] for a in acks), key=lambda a: a["seq"])
     # Each attack started from the state the one before it left.
-    for before, after in zip(attacks, attacks[1:]):
+    for before, after in zip(attacks, attacks[1:], strict=False):
         assert after["tokens"]["b"]["before"] == before["tokens"]["b"]["after"]
     assert (await seat.tokens())["b"] == attacks[-1]["tokens"]["b"]["after"]
+
+
+async def test_long_polling_clients_are_asked_and_hear_broadcasts_too(seat):
+    from .kit import Client
+
+    bob = await Client(seat.server.url, answer("none"), transports=("polling",)).connect(seat.auth("bob"))
+    gm = await Client(seat.server.url, transports=("polling",)).connect(seat.auth("gm"))
+    try:
+        attack = (await gm.ok("attack", ATTACK))["attack"]
+        assert attack["decisions"][0]["how"] == "answered"
+        await bob.wait_for("token.updated")
+        assert bob.named("attack.resolved")[0]["attack"] == attack
+    finally:
+        # python-socketio's client waits for its pending long-poll (up to the
+        # 25 s ping interval) when it disconnects; the server hanging up is instant.
+        server = seat.server.bridge
+        for sid in list(server.callers):
+            await server.sio.disconnect(sid)
+        await bob.close()
+        await gm.close()

@@ -68,7 +68,9 @@ async def test_a_result_the_rulesets_schema_refuses_is_not_committed(broken):
     seat = broken
     gm = await seat.join("gm")
     before = await seat.state()
-    ack = await gm.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}})
+    ack = await gm.call(
+        "attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}}
+    )
     assert ack["error"]["code"] == "plugin_error"
     assert ack["error"]["details"]["token"] == "b"
     assert ack["error"]["details"]["errors"] == {"token": {"hp": ["Not a valid integer."]}}

@@ -23,7 +23,12 @@ BAD = [
     ("token.create", {"name": "x", "ruleset": "duel", "system": "hp"}, "invalid_request", "system"),
     ("token.create", {"name": "x", "ruleset": "duel", "system": {"hp": "lots"}}, "invalid_request", "token"),
     ("token.create", {"name": "x", "ruleset": "duel", "system": {"hp": 1, "mana": 3}}, "invalid_request", "token"),
-    ("token.create", {"name": "x", "ruleset": "duel", "system": {"hp": 1}, "ownership": {"al": 7}}, "invalid_request", "ownership"),
+    (
+        "token.create",
+        {"name": "x", "ruleset": "duel", "system": {"hp": 1}, "ownership": {"al": 7}},
+        "invalid_request",
+        "ownership",
+    ),
     ("token.create", {"name": "x", "ruleset": "chess", "system": {"hp": 1}}, "unknown_ruleset", "ruleset"),
     ("token.create", {"id": "a", "name": "x", "ruleset": "duel", "system": {"hp": 1}}, "conflict", "token"),
     ("token.get", {}, "invalid_request", "id"),

@@ -16,8 +16,14 @@ async def _npm_install() -> None:
     if (NODE_DIR / "node_modules" / "socket.io-client").is_dir():
         return
     proc = await asyncio.create_subprocess_exec(
-        "npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
-        cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        "npm",
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        cwd=NODE_DIR,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await asyncio.wait_for(proc.communicate(), 180)
     if proc.returncode != 0:
@@ -30,8 +36,14 @@ async def test_node_socket_io_client_connects_attacks_answers_and_hears_broadcas
         pytest.skip("node and npm are needed for the JavaScript interop test")
     await _npm_install()
     proc = await asyncio.create_subprocess_exec(
-        "node", "interop.mjs", server.url, seat.id, seat.keys["gm"],
-        cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        "node",
+        "interop.mjs",
+        server.url,
+        seat.id,
+        seat.keys["gm"],
+        cwd=NODE_DIR,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err.decode()

@@ -47,7 +47,9 @@ async def test_clients_on_two_servers_share_tables_tokens_and_broadcasts(pair):
         # An attack resolved on server two; bob, on server one, is not asked
         # there (prompts go to deciders on the resolving server) — the GM is.
         gm.policy = answer("none")
-        attack = (await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]}))["attack"]
+        attack = (await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]}))[
+            "attack"
+        ]
         assert attack["tokens"]["b"]["after"]["system"]["hp"] == 8
         # The broadcast crossed the bus to bob's server.
         [resolved] = await bob.wait_for("attack.resolved")
@@ -57,7 +59,12 @@ async def test_clients_on_two_servers_share_tables_tokens_and_broadcasts(pair):
         assert (await bob.ok("token.get", {"id": "b"}))["token"] == attack["tokens"]["b"]["after"]
         # A write on server one is seen by the next attack on server two.
         await bob.ok("token.update", {"id": "b", "system": {"hp": 20}})
-        again = (await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}}))["attack"]
+        again = (
+            await gm.ok(
+                "attack",
+                {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}},
+            )
+        )["attack"]
         assert again["tokens"]["b"]["before"]["system"]["hp"] == 20
         assert replay(await two.store.audit(seat.id)) == await seat.tokens()
     finally:
@@ -68,7 +75,14 @@ async def test_a_retry_on_the_other_server_returns_the_first_result(pair):
     one, two = pair
     seat = await seat_table(one)
     try:
-        request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}, "request_id": "x1"}
+        request = {
+            "ruleset": "duel",
+            "attacker": "a",
+            "targets": ["b"],
+            "dice": [5, 6],
+            "answers": {"defense": "none"},
+            "request_id": "x1",
+        }
         first = await seat.join("gm")
         ack = await first.ok("attack", request)
         seat.server = two

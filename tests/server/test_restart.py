@@ -17,7 +17,9 @@ async def test_stop_and_restart_keeps_tables_keys_tokens_history_and_idempotency
         seat = await seat_table(first)
         await seat.join("bob", answer("none"))
         alice = await seat.join("alice")
-        attack = (await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "request_id": "r1"}))["attack"]
+        attack = (await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "request_id": "r1"}))[
+            "attack"
+        ]
         gm = await seat.join("gm")
         dave_key = (await gm.ok("key.create", {"user": "dave"}))["key"]
         await gm.ok("token.update", {"id": "c", "name": "Renamed", "system": {"hp": 4}})
@@ -58,7 +60,9 @@ async def test_stopping_during_a_prompt_commits_nothing(tmp_path):
 
     bob = await seat.join("bob", never)
     alice = await seat.join("alice")
-    pending = asyncio.ensure_future(alice.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}, timeout=10))
+    pending = asyncio.ensure_future(
+        alice.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}, timeout=10)
+    )
     while not bob.decisions:
         await asyncio.sleep(0.01)
     before = await seat.state()

@@ -12,7 +12,11 @@ from .kit import ignore
 async def test_create_get_list_update_delete(seat):
     gm = await seat.join("gm")
     carol = await seat.join("carol")
-    made = (await gm.ok("token.create", {"name": "Ogre", "ruleset": "duel", "system": {"hp": 20}, "ownership": {"carol": 3}}))["token"]
+    made = (
+        await gm.ok(
+            "token.create", {"name": "Ogre", "ruleset": "duel", "system": {"hp": 20}, "ownership": {"carol": 3}}
+        )
+    )["token"]
     assert made["id"].startswith("tok-") and made["version"] == 1
     assert made["system"] == {"hp": 20, "rerolls": 0}  # the ruleset's schema filled the default
     assert (await carol.ok("token.get", {"id": made["id"]}))["token"] == made
@@ -70,7 +74,9 @@ async def test_tokens_in_an_attack_waiting_for_an_answer_cannot_be_edited(server
 
         bob = await seat.join("bob", later)
         gm = await seat.join("gm")
-        pending = asyncio.ensure_future(gm.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]}))
+        pending = asyncio.ensure_future(
+            gm.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]})
+        )
         while not bob.decisions:
             await asyncio.sleep(0.01)
         busy = await gm.call("token.update", {"id": "b", "system": {"hp": 1}})
@@ -88,7 +94,10 @@ async def test_tokens_in_an_attack_waiting_for_an_answer_cannot_be_edited(server
 
 async def test_ownership_default_gives_every_player_a_level(seat):
     gm = await seat.join("gm")
-    await gm.ok("token.create", {"id": "shared", "name": "Cart", "ruleset": "duel", "system": {"hp": 4}, "ownership": {"default": 3}})
+    await gm.ok(
+        "token.create",
+        {"id": "shared", "name": "Cart", "ruleset": "duel", "system": {"hp": 4}, "ownership": {"default": 3}},
+    )
     carol = await seat.join("carol")
     assert (await carol.ok("token.update", {"id": "shared", "name": "Wagon"}))["token"]["name"] == "Wagon"
     await carol.ok("attack", {"ruleset": "duel", "attacker": "shared", "targets": ["c"]})

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from vtt_bridge.state import AuditEntry, KeyInfo, ReplayMismatch, TokenChange, digest, match_key, new_key, replay
 from vtt_bridge import Token
+from vtt_bridge.state import AuditEntry, KeyInfo, ReplayMismatch, TokenChange, digest, match_key, new_key, replay
 
 
 def entry(seq: int, **changes) -> AuditEntry:
@@ -43,7 +43,10 @@ def test_token_change_checks_versions():
 def test_keys_are_random_stored_as_digests_and_matched():
     key = new_key()
     assert len(key) >= 40 and new_key() != key
-    stored = [KeyInfo(user="gm", digest=digest(new_key()), created=0), KeyInfo(user="bob", digest=digest(key), created=0)]
+    stored = [
+        KeyInfo(user="gm", digest=digest(new_key()), created=0),
+        KeyInfo(user="bob", digest=digest(key), created=0),
+    ]
     assert key not in repr(stored)
     assert match_key(key, stored).user == "bob"
     assert match_key(key + "x", stored) is None

@@ -14,8 +14,12 @@ def token(token_id: str, hp: int, version: int = 1) -> Token:
     return Token(token_id, token_id.upper(), "duel", {"hp": hp}, ownership={"alice": 3}, version=version)
 
 
-def draft(kind: str = "token.create", request_id: str | None = None, ref: str | None = None, **changes: TokenChange) -> AuditDraft:
-    return AuditDraft(kind=kind, user="gm", at=time.time(), changes=changes, request_id=request_id, ref=ref, data={"n": 1})
+def draft(
+    kind: str = "token.create", request_id: str | None = None, ref: str | None = None, **changes: TokenChange
+) -> AuditDraft:
+    return AuditDraft(
+        kind=kind, user="gm", at=time.time(), changes=changes, request_id=request_id, ref=ref, data={"n": 1}
+    )
 
 
 async def table(store, name: str = "t") -> str:
@@ -49,7 +53,9 @@ async def test_commit_writes_tokens_and_the_entry_together(store):
     entry = await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10))))
     assert entry.seq == 1 and entry.kind == "token.create"
     assert (await store.tokens(tid))["a"].to_dict() == token("a", 10).to_dict()
-    second = await store.commit(tid, draft("attack", ref="atk-1", request_id="r1", a=TokenChange(before=token("a", 10), after=token("a", 7, 2))))
+    second = await store.commit(
+        tid, draft("attack", ref="atk-1", request_id="r1", a=TokenChange(before=token("a", 10), after=token("a", 7, 2)))
+    )
     assert second.seq == 2
     assert (await store.tokens(tid))["a"].system == {"hp": 7}
     assert (await store.by_request(tid, "r1")).seq == 2
@@ -59,14 +65,19 @@ async def test_commit_writes_tokens_and_the_entry_together(store):
 
 async def test_a_stale_change_writes_nothing_at_all(store):
     tid = await table(store)
-    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10)), b=TokenChange(before=None, after=token("b", 10))))
+    await store.commit(
+        tid, draft(a=TokenChange(before=None, after=token("a", 10)), b=TokenChange(before=None, after=token("b", 10)))
+    )
     stale_b = token("b", 10, version=5)
     with pytest.raises(Conflict) as err:
-        await store.commit(tid, draft(
-            "attack",
-            a=TokenChange(before=token("a", 10), after=token("a", 1, 2)),
-            b=TokenChange(before=stale_b, after=token("b", 1, 6)),
-        ))
+        await store.commit(
+            tid,
+            draft(
+                "attack",
+                a=TokenChange(before=token("a", 10), after=token("a", 1, 2)),
+                b=TokenChange(before=stale_b, after=token("b", 1, 6)),
+            ),
+        )
     assert err.value.details == {"token": "b", "expected": 5, "version": 1}
     tokens = await store.tokens(tid)
     assert tokens["a"].system == {"hp": 10} and tokens["a"].version == 1
@@ -107,7 +118,9 @@ async def test_history_is_newest_first_and_pages(store):
 
 async def test_deleting_and_replaying(store):
     tid = await table(store)
-    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10)), b=TokenChange(before=None, after=token("b", 4))))
+    await store.commit(
+        tid, draft(a=TokenChange(before=None, after=token("a", 10)), b=TokenChange(before=None, after=token("b", 4)))
+    )
     await store.commit(tid, draft("attack", a=TokenChange(before=token("a", 10), after=token("a", 8, 2))))
     await store.commit(tid, draft("token.delete", b=TokenChange(before=token("b", 4), after=None)))
     stored = {k: v.to_dict() for k, v in (await store.tokens(tid)).items()}

@@ -81,6 +81,11 @@ def _demo_text(url: str, demo) -> str:
     if not demo.tokens:
         lines.append("  no installed ruleset provides sample tokens yet")
     auth = json.dumps({"table": demo.table.id, "key": demo.keys["gm"]})
-    lines.append("connect from JavaScript:")
+    lines.append("connect from JavaScript (socket.io-client), as the GM:")
     lines.append(f'  const socket = io("{url}", {{ auth: {auth} }});')
+    lines.append('  socket.on("decision", (d, reply) => { console.log(d.prompt, d.options); reply(d.default); });')
+    for request in list(demo.examples.values())[:1]:
+        # Nobody owning the target is connected, so the GM is asked its questions.
+        lines.append(f'  const ack = await socket.timeout(60000).emitWithAck("attack", {json.dumps(request)});')
+    lines.append("protocol: docs/protocol.md")
     return "\n".join(lines)

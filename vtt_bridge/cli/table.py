@@ -16,7 +16,7 @@ from marshmallow import ValidationError
 
 from ..errors import InvalidRequest, NotFound
 from ..server.bridge import create_table, issue_key
-from ..state import GM_USER, Store, open_store, replay
+from ..state import Store, open_store, replay
 from ..state.messages import USER_NAME
 
 

@@ -96,7 +96,9 @@ class Attacks:
             return {"attack": await self._run(caller, runtime, request)}
         return await self._once(caller, runtime, request, request_id)
 
-    async def _once(self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str) -> dict[str, Any]:
+    async def _once(
+        self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str
+    ) -> dict[str, Any]:
         mark = fingerprint(request)
         running = runtime.inflight.get(request_id)
         if running is not None:
@@ -130,7 +132,9 @@ class Attacks:
                 details={"request_id": request_id},
             )
 
-    async def _run(self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], *, mark: str | None = None) -> dict[str, Any]:
+    async def _run(
+        self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], *, mark: str | None = None
+    ) -> dict[str, Any]:
         task = asyncio.current_task()
         assert task is not None
         self.running.add(task)
@@ -139,7 +143,9 @@ class Attacks:
         finally:
             self.running.discard(task)
 
-    async def _locked(self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], mark: str | None) -> dict[str, Any]:
+    async def _locked(
+        self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], mark: str | None
+    ) -> dict[str, Any]:
         bridge = self.bridge
         async with runtime.attack_lock:
             started = time.perf_counter()
@@ -152,7 +158,9 @@ class Attacks:
             tokens = dict(runtime.tokens)
             attacker = tokens.get(request["attacker"])
             if attacker is None:
-                raise NotFound(f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]})
+                raise NotFound(
+                    f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]}
+                )
             require_owner(caller, attacker, "attack with it")
             res = bridge.host.start(
                 request["ruleset"],
@@ -190,10 +198,11 @@ class Attacks:
                     ref=attack_id,
                     request_id=request.get("request_id"),
                     changes=changes,
-                    data={"attack": payload, "request": request, "fingerprint": mark or fingerprint(request)},
+                    # The fingerprint lets a retry of this request_id be told from a reuse.
+                    data={"attack": payload, "request": request, "fingerprint": mark},
                 )
                 async with runtime.write_lock:
-                    entry = await self._commit(runtime, draft)
+                    entry = await bridge.commit(runtime, draft)
             except BaseException as exc:
                 if sent or res.decisions:
                     runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(exc)})
@@ -219,17 +228,6 @@ class Attacks:
             ),
         )
         return payload
-
-    async def _commit(self, runtime: TableRuntime, draft: AuditDraft) -> AuditEntry:
-        store = self.bridge.store
-        try:
-            entry = await store.commit(runtime.id, draft)
-        except Conflict:
-            if store.shared:
-                runtime.replace_tokens(await store.tokens(runtime.id))
-            raise
-        runtime.apply(draft.changes.values())
-        return entry
 
     @staticmethod
     def _steps(runtime: TableRuntime, res: Resolution, attack_id: str, sent: int, *, finished: bool) -> int:
@@ -273,7 +271,9 @@ class Attacks:
                     f"the {before.ruleset} resolution left token {token_id!r} invalid; nothing was applied",
                     details={"token": token_id, "errors": exc.details},
                 ) from None
-            after = Token(before.id, before.name, before.ruleset, system, ownership=before.ownership, version=before.version + 1)
+            after = Token(
+                before.id, before.name, before.ruleset, system, ownership=before.ownership, version=before.version + 1
+            )
             changes[token_id] = TokenChange(before=before, after=after)
         wire: dict[str, Any] = {}
         for token_id in [*involved, *(t for t in changes if t not in involved)]:
@@ -299,7 +299,13 @@ class Attacks:
         entries = await self.bridge.store.history(caller.table, limit=request["limit"], before=request.get("before"))
         items = []
         for entry in entries:
-            item: dict[str, Any] = {"seq": entry.seq, "kind": entry.kind, "id": entry.ref, "user": entry.user, "at": entry.at}
+            item: dict[str, Any] = {
+                "seq": entry.seq,
+                "kind": entry.kind,
+                "id": entry.ref,
+                "user": entry.user,
+                "at": entry.at,
+            }
             if entry.kind == "attack":
                 attack = entry.data["attack"]
                 for key in ("ruleset", "attacker", "targets", "outcome", "ended"):
@@ -363,7 +369,7 @@ class Attacks:
                         "tokens changed since the attack; undo them by hand",
                         details={"attack": request["id"], "tokens": sorted(moved)},
                     )
-                entry = await self._commit(
+                entry = await bridge.commit(
                     runtime,
                     AuditDraft(
                         kind="undo",
@@ -374,7 +380,11 @@ class Attacks:
                         data={"attack": request["id"], "undoes": attack.seq},
                     ),
                 )
-        tokens = {tid: {"before": c.before.to_dict(), "after": c.after.to_dict()} for tid, c in changes.items() if c.before and c.after}
+        tokens = {
+            tid: {"before": c.before.to_dict(), "after": c.after.to_dict()}
+            for tid, c in changes.items()
+            if c.before and c.after
+        }
         undo = {"attack": request["id"], "seq": entry.seq, "user": caller.user, "at": entry.at, "tokens": tokens}
         runtime.outbox.put("attack.undone", {"undo": undo})
         for change in changes.values():
@@ -382,4 +392,3 @@ class Attacks:
             runtime.outbox.put("token.updated", {"token": change.after.to_dict()})
         log.info("attack undone", extra=fields(table=runtime.id, attack=request["id"], user=caller.user))
         return {"undo": undo}
-

@@ -22,8 +22,9 @@ from ..errors import Conflict, Forbidden, InvalidRequest, NotFound
 from ..plugins import Host
 from ..state import messages
 from ..state.keys import GM_USER, digest, match_key, new_id, new_key
-from ..state.records import AuditDraft, KeyInfo, TableInfo, TokenChange
+from ..state.records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
 from ..state.store import Store
+from .broadcast import Broadcaster
 from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
@@ -67,19 +68,11 @@ class Bridge:
         self.callers: dict[str, Caller] = {}
         self._loading: dict[str, asyncio.Lock] = {}
         self._rulesets: dict[str, Any] | None = None
+        self.broadcast = Broadcaster(sio)
         self.messages = messages.Messages()
         self.attacks = Attacks(self)
 
     # -- tables and connections -----------------------------------------------
-
-    async def _emit(self, event: str, data: Any, room: str) -> None:
-        manager = self.sio.manager
-        # With one process, skip encoding a broadcast nobody listens to; with
-        # a message bus, listeners may be on other processes.
-        if type(manager) is socketio.AsyncManager:
-            if next(iter(manager.get_participants("/", room)), None) is None:
-                return
-        await self.sio.emit(event, data, to=room)
 
     async def table(self, table_id: str) -> TableRuntime:
         """The loaded table, loading it from the store on first use."""
@@ -94,7 +87,7 @@ class Bridge:
                 if info is None:
                     raise NotFound(f"no table {table_id!r}", details={"table": table_id})
                 tokens = await self.store.tokens(table_id)
-                runtime = TableRuntime(info, tokens, self._emit, decision_timeout=self.decision_timeout)
+                runtime = TableRuntime(info, tokens, self.broadcast, decision_timeout=self.decision_timeout)
                 self.tables[table_id] = runtime
         self._loading.pop(table_id, None)
         return runtime
@@ -112,7 +105,11 @@ class Bridge:
         (``events`` if given, else all). An unknown table and a wrong key get
         the same answer, so a key cannot be used to discover which tables exist.
         """
-        if not isinstance(auth, Mapping) or not isinstance(auth.get("table"), str) or not isinstance(auth.get("key"), str):
+        if (
+            not isinstance(auth, Mapping)
+            or not isinstance(auth.get("table"), str)
+            or not isinstance(auth.get("key"), str)
+        ):
             raise InvalidRequest(
                 "connect with auth: {table, key}",
                 details={"auth": ["Expected an object with string fields table and key."]},
@@ -207,15 +204,17 @@ class Bridge:
                 details={"token": token_id, "attack": attack},
             )
 
-    async def _commit(self, runtime: TableRuntime, draft: AuditDraft) -> None:
+    async def commit(self, runtime: TableRuntime, draft: AuditDraft) -> AuditEntry:
+        """Commit ``draft`` and bring the table's token mirror up to date."""
         try:
-            await self.store.commit(runtime.id, draft)
+            entry = await self.store.commit(runtime.id, draft)
         except Conflict:
             # Another process wrote first: re-read, so the next try sees its change.
             if self.store.shared:
                 runtime.replace_tokens(await self.store.tokens(runtime.id))
             raise
         runtime.apply(draft.changes.values())
+        return entry
 
     async def token_list(self, caller: Caller, data: Any) -> dict[str, Any]:
         self.messages.load(messages.Empty, data)
@@ -236,7 +235,7 @@ class Bridge:
             await self.fresh(runtime)
             if token.id in runtime.tokens:
                 raise Conflict(f"token {token.id!r} already exists", details={"token": token.id})
-            await self._commit(
+            await self.commit(
                 runtime,
                 AuditDraft(
                     kind="token.create",
@@ -273,7 +272,7 @@ class Bridge:
             if name == token.name and ownership == thaw(token.ownership) and system == thaw(token.system):
                 return {"token": token.to_dict()}
             after = Token(token.id, name, token.ruleset, system, ownership=ownership, version=token.version + 1)
-            await self._commit(
+            await self.commit(
                 runtime,
                 AuditDraft(
                     kind="token.update",
@@ -294,7 +293,7 @@ class Bridge:
             token = self._token(runtime, request["id"])
             require_owner(caller, token, "delete it")
             self._not_busy(runtime, token.id)
-            await self._commit(
+            await self.commit(
                 runtime,
                 AuditDraft(
                     kind="token.delete",

@@ -30,6 +30,27 @@ class Demo:
     keys: dict[str, str]
     tokens: dict[str, list[Token]]
     skipped: tuple[str, ...]
+    # An attack request per ruleset known to resolve with these tokens.
+    examples: dict[str, dict[str, Any]]
+
+
+def _example(host: Host, ruleset_id: str, tokens: list[Token]) -> dict[str, Any] | None:
+    """A first attack to try: an owned token against another, checked by resolving it once."""
+    if host.rulesets[ruleset_id].min_targets > 1:
+        return None
+    by_id = {t.id: t for t in tokens}
+    owned = [t for t in tokens if any(lvl >= 3 for u, lvl in t.ownership.items() if u != "default")]
+    for attacker in owned + [t for t in tokens if t not in owned]:
+        for target in tokens:
+            if target.id == attacker.id:
+                continue
+            try:
+                res = host.start(ruleset_id, by_id, attacker=attacker.id, targets=[target.id], declaration={}, seed=1)
+                res.run()
+            except Exception:
+                continue  # this pair needs a declaration we cannot guess; try another
+            return {"ruleset": ruleset_id, "attacker": attacker.id, "targets": [target.id]}
+    return None
 
 
 def _samples(host: Host) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
@@ -84,4 +105,9 @@ async def demo_table(host: Host, store: Store) -> Demo:
             users.update(u for u, lvl in token.ownership.items() if lvl >= 1 and u not in ("default", GM_USER))
     for user in sorted(users):
         keys[user] = await issue_key(store, table.id, user)
-    return Demo(table=table, keys=keys, tokens=placed, skipped=tuple(skipped))
+    examples = {}
+    for ruleset_id, tokens in placed.items():
+        example = _example(host, ruleset_id, tokens)
+        if example is not None:
+            examples[ruleset_id] = example
+    return Demo(table=table, keys=keys, tokens=placed, skipped=tuple(skipped), examples=examples)

@@ -33,7 +33,9 @@ class Prompter:
     def __init__(self, sio: socketio.AsyncServer) -> None:
         self.sio = sio
 
-    async def decide(self, runtime: TableRuntime, res: Resolution, decision: Decision, attack: Mapping[str, Any]) -> str:
+    async def decide(
+        self, runtime: TableRuntime, res: Resolution, decision: Decision, attack: Mapping[str, Any]
+    ) -> str:
         """Get ``decision`` answered (or defaulted) on ``res``; returns how it was settled."""
         timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
         sids = runtime.deciders(decision.token)

@@ -90,7 +90,9 @@ class BridgeServer:
                     async with runtime.attack_lock:
                         await runtime.outbox.drain()
             except TimeoutError:
-                log.warning("stopping with an attack still in progress; it commits nothing", extra=fields(table=runtime.id))
+                log.warning(
+                    "stopping with an attack still in progress; it commits nothing", extra=fields(table=runtime.id)
+                )
         await bridge.attacks.cancel_running()
         # Say goodbye to every client (they see "io server disconnect" and
         # will not reconnect on their own); aiohttp would otherwise wait for

@@ -31,7 +31,8 @@ __all__ = ["BROADCASTS", "Outbox", "TableRuntime"]
 
 log = logging.getLogger("vtt_bridge.server")
 
-Emit = Callable[[str, Any, str], Awaitable[None]]
+# Sends a batch of broadcasts, ``(event, data, room)``, in order.
+Emit = Callable[[list[tuple[str, Any, str]]], Awaitable[None]]
 
 # Every event the server broadcasts to a table. A connection receives all of
 # them unless it names the ones it wants (``auth.events``); each event has its
@@ -86,13 +87,18 @@ class Outbox:
     async def _run(self) -> None:
         queue = self._queue
         while True:
-            event, data = await queue.get()
+            # Whatever is queued goes out as one batch: an attack's steps,
+            # result and token updates reach each socket's writer together.
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
             try:
-                await self._emit(event, data, self.rooms[event])
+                await self._emit([(event, data, self.rooms[event]) for event, data in batch])
             except Exception:
-                log.exception("broadcast failed", extra=fields(room=self.room, event=event))
+                log.exception("broadcast failed", extra=fields(room=self.room, events=[e for e, _ in batch]))
             finally:
-                queue.task_done()
+                for _ in batch:
+                    queue.task_done()
 
 
 class TableRuntime:

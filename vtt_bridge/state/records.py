@@ -59,7 +59,9 @@ class TableInfo:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TableInfo:
-        return cls(id=data["id"], name=data["name"], created=float(data["created"]), settings=data.get("settings") or {})
+        return cls(
+            id=data["id"], name=data["name"], created=float(data["created"]), settings=data.get("settings") or {}
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

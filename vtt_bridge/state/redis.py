@@ -213,7 +213,8 @@ class RedisStore(Store):
             for seq in seqs:
                 pipe.lindex(key, seq - 1)
             raws = await pipe.execute()
-        return [AuditEntry(seq=seq, table=table_id, **json.loads(raw)) for seq, raw in zip(seqs, raws) if raw]
+        pairs = zip(seqs, raws, strict=True)
+        return [AuditEntry(seq=seq, table=table_id, **json.loads(raw)) for seq, raw in pairs if raw]
 
     async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
         seq = await self.redis.hget(self._key(table_id, "requests"), request_id)

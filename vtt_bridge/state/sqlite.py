@@ -191,7 +191,9 @@ class SQLiteStore(Store):
         for token_id, name, ruleset, ownership, system, version in rows:
             cached = snapshots.get((table_id, token_id))
             if cached is None or cached.version != version:
-                cached = Token(token_id, name, ruleset, json.loads(system), ownership=json.loads(ownership), version=version)
+                cached = Token(
+                    token_id, name, ruleset, json.loads(system), ownership=json.loads(ownership), version=version
+                )
                 snapshots[(table_id, token_id)] = cached
             out[token_id] = cached
         return out
@@ -202,18 +204,12 @@ class SQLiteStore(Store):
         with self._transaction():
             for token_id, change in draft.changes.items():
                 before, after = change.before, change.after
-                row = db.execute(
-                    "SELECT version FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id)
-                ).fetchone()
-                found = row[0] if row else None
-                expected = before.version if before is not None else None
-                if found != expected:
-                    raise stale(token_id, expected, found)
-                if after is None:
-                    db.execute("DELETE FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id))
-                else:
-                    db.execute(
-                        "INSERT OR REPLACE INTO tokens (table_id, id, name, ruleset, ownership, system, version)"
+                # The version check is part of each write: a row that is not
+                # at the expected version is not touched, and rowcount says so.
+                if before is None:
+                    assert after is not None
+                    cursor = db.execute(
+                        "INSERT OR IGNORE INTO tokens (table_id, id, name, ruleset, ownership, system, version)"
                         " VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (
                             table_id,
@@ -225,11 +221,45 @@ class SQLiteStore(Store):
                             after.version,
                         ),
                     )
+                elif after is None:
+                    cursor = db.execute(
+                        "DELETE FROM tokens WHERE table_id = ? AND id = ? AND version = ?",
+                        (table_id, token_id, before.version),
+                    )
+                else:
+                    cursor = db.execute(
+                        "UPDATE tokens SET name = ?, ruleset = ?, ownership = ?, system = ?, version = ?"
+                        " WHERE table_id = ? AND id = ? AND version = ?",
+                        (
+                            after.name,
+                            after.ruleset,
+                            dumps(after.ownership),
+                            dumps(after.system),
+                            after.version,
+                            table_id,
+                            token_id,
+                            before.version,
+                        ),
+                    )
+                if cursor.rowcount != 1:
+                    row = db.execute(
+                        "SELECT version FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id)
+                    ).fetchone()
+                    raise stale(token_id, before.version if before is not None else None, row[0] if row else None)
                 changes[token_id] = change.to_dict()
             try:
                 cursor = db.execute(
                     f"INSERT INTO audit ({_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (table_id, draft.kind, draft.user, draft.at, draft.ref, draft.request_id, dumps(changes), dumps(dict(draft.data))),
+                    (
+                        table_id,
+                        draft.kind,
+                        draft.user,
+                        draft.at,
+                        draft.ref,
+                        draft.request_id,
+                        dumps(changes),
+                        dumps(dict(draft.data)),
+                    ),
                 )
             except sqlite3.IntegrityError as exc:
                 if draft.request_id is not None and "request_id" in str(exc):
