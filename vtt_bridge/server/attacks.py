@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..engine.resolution import Resolution
 from ..engine.tokens import Token
 from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, PluginError, error_envelope
+from ..odds import compute_odds
 from ..state import messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps
@@ -95,6 +96,36 @@ class Attacks:
         if request_id is None:
             return {"attack": await self._run(caller, runtime, request)}
         return await self._once(caller, runtime, request, request_id)
+
+    # -- odds ---------------------------------------------------------------------
+
+    async def odds(self, caller: Caller, data: Any) -> dict[str, Any]:
+        """The chances of an attack before it is rolled: exact where a model exists, else Monte Carlo.
+
+        Read-only: it rolls nothing on the table and changes nothing. The work runs
+        in a worker thread so the table's other events are not held up.
+        """
+        request = self.bridge.messages.load(messages.OddsRequest, data)
+        bridge = self.bridge
+        bridge.host.ruleset(request["ruleset"])
+        runtime = bridge.runtime(caller)
+        attacker = runtime.tokens.get(request["attacker"])
+        if attacker is None:
+            raise NotFound(f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]})
+        require_owner(caller, attacker, "ask the odds of its attack")
+        tokens = dict(runtime.tokens)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(
+            None,
+            lambda: compute_odds(
+                bridge.host,
+                request,
+                tokens,
+                mc_samples=request["samples"],
+                method=request["method"],
+            ),
+        )
+        return {"odds": result.to_dict()}
 
     async def _once(
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str

@@ -42,6 +42,7 @@ EVENTS: Mapping[str, str] = {
     "token.update": "on_token_update",
     "token.delete": "on_token_delete",
     "attack": "on_attack",
+    "attack.odds": "on_attack_odds",
     "attack.history": "on_attack_history",
     "attack.get": "on_attack_get",
     "attack.undo": "on_attack_undo",
@@ -144,6 +145,9 @@ class TableNamespace(socketio.AsyncNamespace):
 
     async def on_attack(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.attacks.attack(self.bridge.caller(sid), data)
+
+    async def on_attack_odds(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.bridge.attacks.odds(self.bridge.caller(sid), data)
 
     async def on_attack_history(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.attacks.history(self.bridge.caller(sid), data)

@@ -84,6 +84,17 @@ class AttackRequest(StrictSchema):
     answers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)), values=fields.Raw())
 
 
+class OddsRequest(StrictSchema):
+    ruleset = fields.String(required=True, validate=ID)
+    attacker = fields.String(required=True, validate=ID)
+    targets = fields.List(fields.String(validate=ID), required=True, validate=validate.Length(min=1, max=100))
+    declaration = fields.Dict(load_default=dict)
+    # Hypothetical answers ("what if I parry?"): they change no state, so anyone may give them.
+    answers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)), values=fields.Raw())
+    method = fields.String(load_default="auto", validate=validate.OneOf(["auto", "exact", "monte_carlo"]))
+    samples = fields.Integer(strict=True, load_default=2000, validate=validate.Range(100, 20_000))
+
+
 class History(StrictSchema):
     limit = fields.Integer(strict=True, load_default=50, validate=validate.Range(1, 500))
     before = fields.Integer(strict=True, validate=validate.Range(min=1))
