@@ -185,8 +185,8 @@ def test_player_attacks_gm_answers_both_browsers_agree(live_server, browser, tab
     expect(page.locator('#declaration [data-field="stunt"]')).to_have_value("0")
     expect(page.locator('#declaration select[data-field="weapon"] option[value="grand goremaul"]')).to_have_count(1)
     expect(page.locator("#gm-dice")).to_be_hidden()
-    # Odds: a chart when the server offers attack.odds, a plain notice when it does not.
-    expect(page.locator("#odds-body")).to_contain_text(re.compile(r"Hit \d|does not offer odds"))
+    # Odds: the server offers attack.odds, so the chart shows the chance to hit.
+    expect(page.locator("#odds-body")).to_contain_text(re.compile(r"Hit \d"))
     page.click("#attack-button")
 
     # The defender is the GM's NPC: the question goes to the GM's browser, with a countdown.
