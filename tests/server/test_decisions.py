@@ -140,6 +140,8 @@ async def test_steps_reach_the_table_before_the_question_and_the_result_after(se
         steps = [d for n, d in events if n == "attack.step"]
         assert [s["index"] for s in steps] == list(range(len(attack["steps"])))
         assert [s["step"] for s in steps] == attack["steps"]
+        # each step says whose attack it is, so a watcher can title its card at once
+        assert {(s["attacker"], tuple(s["targets"]), s["user"], s["ruleset"]) for s in steps} == {("a", ("b",), "gm", "duel")}
         assert [n for n, _ in events][-2:] == ["attack.resolved", "token.updated"]
         assert client.named("attack.resolved")[0]["attack"] == attack
         assert client.named("token.updated")[0]["token"] == attack["tokens"]["b"]["after"]

@@ -71,6 +71,9 @@ def _demo_text(url: str, demo) -> str:
     lines = [f"demo table {demo.table.id!r} ({demo.table.name})"]
     for user, key in demo.keys.items():
         lines.append(f"  key for {user + ':':8s} {key}")
+    lines.append("open the web table in a browser, as one of them:")
+    for user, key in demo.keys.items():
+        lines.append(f"  {user + ':':8s} {url}/#table={demo.table.id}&key={key}")
     for ruleset_id, tokens in demo.tokens.items():
         names = ", ".join(
             f"{t.id} ({', '.join(u for u, lvl in t.ownership.items() if lvl >= 3) or 'GM'})" for t in tokens

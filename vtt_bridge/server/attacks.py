@@ -217,7 +217,7 @@ class Attacks:
             try:
                 while True:
                     decision = res.advance()
-                    sent = self._steps(runtime, res, attack_id, sent, finished=decision is None)
+                    sent = self._steps(runtime, res, about, sent, finished=decision is None)
                     if decision is None:
                         break
                     await self.prompter.decide(runtime, res, decision, about)
@@ -261,7 +261,7 @@ class Attacks:
         return payload
 
     @staticmethod
-    def _steps(runtime: TableRuntime, res: Resolution, attack_id: str, sent: int, *, finished: bool) -> int:
+    def _steps(runtime: TableRuntime, res: Resolution, about: dict[str, Any], sent: int, *, finished: bool) -> int:
         """Broadcast the steps finished since the last call; returns how many are out."""
         trace = res.ctx.trace
         if finished:
@@ -276,7 +276,7 @@ class Attacks:
             done = len(trace) - 1
         for index in range(sent, done):
             step = steps[index] if steps is not None else trace[index].to_dict()
-            runtime.outbox.put("attack.step", {"attack": attack_id, "index": index, "step": step})
+            runtime.outbox.put("attack.step", {**about, "attack": about["id"], "index": index, "step": step})
         return max(sent, done)
 
     def _result(

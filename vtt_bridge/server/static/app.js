@@ -1100,7 +1100,11 @@
   }
 
   function onStep(data) {
-    const card = ensureCard(data.attack, data.about);
+    // Every step says whose attack it is, so the card is titled from its first step.
+    const about = data.ruleset
+      ? { ruleset: data.ruleset, attacker: data.attacker, targets: data.targets, user: data.user, authoritative: true }
+      : null;
+    const card = ensureCard(data.attack, about);
     addStep(card, data.index, data.step);
     closeDecisionIfSettled(data.attack, data.step);
   }
