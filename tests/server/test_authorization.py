@@ -34,6 +34,8 @@ CASES = [
     ("attack", {**ATTACK, "seed": 5}, (True, False, False)),
     ("attack", {**ATTACK, "dice": [5, 6]}, (True, False, False)),
     ("attack", {**ATTACK, "answers": {"defense": "none"}}, (True, False, False)),
+    ("attack.odds", {**ATTACK, "samples": 200}, (True, True, False)),
+    ("attack.odds", {**ATTACK, "samples": 200, "answers": {"defense": "none"}}, (True, True, False)),
     ("attack.history", None, (True, True, True)),
     ("attack.get", "FIRST", (True, True, True)),
     ("attack.undo", "FIRST", (True, False, False)),
