@@ -33,12 +33,25 @@ __all__ = ["Engine", "Resolution", "Policy", "parse_answer"]
 Policy = Callable[[Decision], "Answer | str | None"]
 
 
+_PLAIN_ANSWERS: dict[str, Answer] = {}
+
+
+def _plain_answer(option: str) -> Answer:
+    """The answer choosing ``option`` with no values (immutable, so shared)."""
+    answer = _PLAIN_ANSWERS.get(option)
+    if answer is None:
+        answer = Answer(option=option)
+        if len(_PLAIN_ANSWERS) < 10_000:
+            _PLAIN_ANSWERS[option] = answer
+    return answer
+
+
 def parse_answer(value: Any) -> Answer:
     """An answer from wire/CLI form: ``"parry"`` or ``{"option": "parry", "params": {...}}``."""
     if isinstance(value, Answer):
         return value
     if isinstance(value, str) and value:
-        return Answer(option=value)
+        return _plain_answer(value)
     if isinstance(value, Mapping) and isinstance(value.get("option"), str):
         params = value.get("params") or {}
         if not isinstance(params, Mapping):
@@ -312,6 +325,7 @@ class Resolution:
         self.result: Record | None = None
         self._gen = self._resolve(plan, self.ctx)
         self._send: tuple[Answer, str] | None = None
+        self._auto = False
 
     # -- driver API ----------------------------------------------------------
 
@@ -355,10 +369,17 @@ class Resolution:
     def default(self, reason: str = "default") -> None:
         """Take the rules' default for the pending decision (timeout, disconnect...)."""
         decision = self._require_pending()
-        self._send = (Answer(option=decision.default), reason)
+        self._send = (_plain_answer(decision.default), reason)
 
     def run(self, policy: Policy | None = None) -> Record:
-        """Drive to the end synchronously: ``policy(decision)`` answers, ``None`` → default."""
+        """Drive to the end synchronously: ``policy(decision)`` answers, ``None`` → default.
+
+        With no policy at all every decision takes the rules' default where it
+        is asked, without a round trip through this driver (the record is the
+        same: each such answer says ``how: "default"``).
+        """
+        if policy is None and self.pending is None and self._send is None:
+            self._auto = True
         while (decision := self.advance()) is not None:
             choice = policy(decision) if policy is not None else None
             if choice is None:
@@ -503,6 +524,8 @@ class Resolution:
                         details={"answers": {key: [f"Must be one of: {', '.join(o.id for o in opts)}."]}},
                     )
                 answer, how = given, "given"
+            elif self._auto:
+                answer, how = _plain_answer(default), "default"
             else:
                 answer, how = yield decision
             self.decisions.append((decision, answer, how))

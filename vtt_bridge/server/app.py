@@ -16,6 +16,7 @@ from aiohttp import web
 
 from .. import __version__
 from ..plugins import Host
+from ..state.codec import JSON
 from ..state.store import Store
 from .bridge import Bridge
 from .namespace import TableNamespace
@@ -66,6 +67,7 @@ class JsonPacket(socketio.packet.Packet):
     """
 
     uses_binary_events = False
+    json = JSON  # orjson: an attack record encodes ~20x faster than with the json module
 
 
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:

@@ -7,12 +7,12 @@ token that has not changed (same id, same version) is never rebuilt.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.tokens import Token
+from . import codec
 
 __all__ = [
     "AUDIT_KINDS",
@@ -31,7 +31,7 @@ AUDIT_KINDS = ("token.create", "token.update", "token.delete", "attack", "undo")
 
 def dumps(value: Any) -> str:
     """Compact JSON, the one encoding every store writes."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return codec.dumps(value)
 
 
 def token_from_dict(data: Mapping[str, Any]) -> Token:
