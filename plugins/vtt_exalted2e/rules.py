@@ -99,6 +99,25 @@ def roll_pool(dice: Any, n: int, *, label: str, damage: bool = False) -> Any:
 # ---------------------------------------------------------------------------
 
 
+def keep_better(rolls: Sequence[Any]) -> Any:
+    """After a reroll the better result is final (seed 002, step 4); the others are set aside.
+
+    Better means more successes; between two failures, one without a 1 is better
+    than a botch. The rolls set aside are marked discarded, so the card shows them
+    struck through. Returns the roll that counts.
+    """
+    best = rolls[0]
+    rank = best.successes, 1 not in best.active
+    for roll in rolls[1:]:
+        mine = roll.successes, 1 not in roll.active
+        if mine > rank:
+            best, rank = roll, mine
+    for roll in rolls:
+        if roll is not best:
+            roll.discard_all()
+    return best
+
+
 def halve(value: int, *, divine: bool) -> int:
     """Half of ``value``: Exalted and other divine beings round up, mortals round down."""
     return -(-value // 2) if divine else value // 2

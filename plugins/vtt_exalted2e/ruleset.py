@@ -334,17 +334,7 @@ def exalted2e_attack_reroll(ctx) -> None:
     best = st.roll
     rerolls = ctx.dice.rolls[st.mark :]
     if rerolls:
-        # No die is rerolled twice and the better result is final (seed 002, step 4);
-        # between two failures, one without a 1 is better than a botch.
-        rank = best.successes, 1 not in best.active
-        for roll in rerolls:
-            mine = roll.successes, 1 not in roll.active
-            if mine > rank:
-                best, rank = roll, mine
-        for roll in (st.roll, *rerolls):
-            if roll is not best:
-                roll.discard_all()
-        st.roll = best
+        st.roll = best = rules.keep_better([best, *rerolls])
     successes = best.successes + ctx.auto_successes
     ctx.attack_successes = successes
     outcome = ctx.outcome

@@ -87,18 +87,6 @@ def _miss(ctx, reason: str) -> None:
     ctx.end(reason)
 
 
-def _better(rolls: list[Roll]) -> Roll:
-    """The roll that counts after rerolls: the one with most successes; the rest are set aside."""
-    best = rolls[0]
-    for roll in rolls[1:]:
-        if roll.successes > best.successes:
-            best = roll
-    for roll in rolls:
-        if roll is not best:
-            roll.discard_all()
-    return best
-
-
 # ---------------------------------------------------------------------------
 # 1. Declaration of attack
 # ---------------------------------------------------------------------------
@@ -271,7 +259,7 @@ def exalted2e_mass_attack_reroll(ctx) -> None:
     st = _state(ctx)
     rerolls = ctx.dice.rolls[st.mark :]
     if rerolls:
-        _count_attack(ctx, st, _better([ctx.stash[ATTACK_ROLL], *rerolls]))
+        _count_attack(ctx, st, exalted.keep_better([ctx.stash[ATTACK_ROLL], *rerolls]))
 
 
 # ---------------------------------------------------------------------------
@@ -318,7 +306,7 @@ def exalted2e_mass_defense_reroll(ctx) -> None:
     rerolls = ctx.dice.rolls[st.mark :] if first is not None else []
     if rerolls:
         before = first.successes
-        best = _better([first, *rerolls])
+        best = exalted.keep_better([first, *rerolls])
         gained = best.successes - before
         ctx.stash[DEFENSE_ROLL] = best
         ctx.dv += gained

@@ -234,3 +234,26 @@ def test_track_conditions(marks, conditions):
 
 def test_new_conditions_lists_only_what_changed():
     assert rules.new_conditions(track(["L"] * 7), track(["L"] * 8)) == ["dying"]
+
+
+@pytest.mark.parametrize(
+    "faces, kept",
+    [
+        ([[7, 2], [8, 9]], 1),  # more successes wins
+        ([[8, 9], [7, 2]], 0),  # the first roll stays when it is better
+        ([[1, 2], [3, 4]], 1),  # both fail: a plain failure beats a botch
+        ([[3, 4], [1, 2]], 0),
+        ([[10, 1], [7, 8]], 1),  # a 10 counts twice: 2 against 2, and the roll without a 1 is kept
+        ([[10, 3], [7, 1]], 0),
+    ],
+)
+def test_keep_better_keeps_the_better_roll_and_sets_the_others_aside(faces, kept):
+    from vtt_bridge import Dice
+
+    flat = [f for roll in faces for f in roll]
+    dice = Dice(script=flat)
+    rolls = [rules.roll_pool(dice, len(r), label=f"roll {i}") for i, r in enumerate(faces)]
+    best = rules.keep_better(rolls)
+    assert best is rolls[kept]
+    assert best.active == faces[kept]
+    assert all(r.active == [] for r in rolls if r is not best)
