@@ -56,12 +56,22 @@ class TraceEntry:
         self.step = step
         self.title = title
         self.item = item
+        # Most steps change little: each list starts as the shared empty tuple
+        # and becomes a list on its first entry (see ``add``).
         self.rolls: list[Roll] | tuple[()] = ()
-        self.changes: list[tuple[str, Any, Any, str | None]] = []
-        self.notes: list[tuple[str, str | None]] = []
-        self.children: list[Any] = []
+        self.changes: list[tuple[str, Any, Any, str | None]] | tuple[()] = ()
+        self.notes: list[tuple[str, str | None]] | tuple[()] = ()
+        self.children: list[Any] | tuple[()] = ()
         self.ended: str | None = None
-        self.decisions: list[str] = []
+        self.decisions: list[str] | tuple[()] = ()
+
+    def add(self, field: str, value: Any) -> None:
+        """Append to one of the entry's lists (``changes``, ``notes``, ``children``, ``decisions``)."""
+        items = getattr(self, field)
+        if items:
+            items.append(value)
+        else:
+            setattr(self, field, [value])
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -88,25 +98,31 @@ class TraceEntry:
 class Changes:
     """Pending token changes of a whole resolution tree (nested attacks share it)."""
 
-    __slots__ = ("tokens", "patches", "reasons")
+    __slots__ = ("tokens", "patches", "reasons", "_merged")
 
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
         self.reasons: list[tuple[str, str, str | None]] = []
+        self._merged: dict[str, FrozenDict] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
-        """The token's system data with every pending change applied."""
+        """The token's system data with every pending change applied (merged once per change)."""
+        merged = self._merged.get(token_id)
+        if merged is not None:
+            return merged
         base = self.tokens[token_id].system
         patch = self.patches.get(token_id)
         if not patch:
             return base
-        return FrozenDict({**base, **freeze(patch)})
+        merged = self._merged[token_id] = FrozenDict({**base, **freeze(patch)})
+        return merged
 
     def set(self, token_id: str, fields: Mapping[str, Any], plugin: str | None) -> None:
         if token_id not in self.tokens:
             raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
         patch = self.patches.setdefault(token_id, {})
+        self._merged.pop(token_id, None)
         for key, value in fields.items():
             patch[key] = thaw(value)
             self.reasons.append((token_id, key, plugin))
@@ -263,7 +279,7 @@ class AttackContext:
     def note(self, text: str) -> None:
         """Add a line to the current step's entry on the chat card."""
         if self._entry is not None:
-            self._entry.notes.append((text, self._caller()))
+            self._entry.add("notes", (text, self._caller()))
 
     def end(self, reason: str) -> None:
         """End the attack cycle here (a miss, Hardness...). Does not return."""
@@ -328,7 +344,11 @@ def _number(index: int, name: str) -> property:
             plugin = self._plugin
             if plugin is None:
                 plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
-            entry.changes.append((name, old, value, plugin))
+            changes = entry.changes
+            if changes:
+                changes.append((name, old, value, plugin))
+            else:
+                entry.changes = [(name, old, value, plugin)]
 
     return property(get, set_, doc=f"working number {name!r}, every change traced")
 

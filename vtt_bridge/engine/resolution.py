@@ -472,7 +472,7 @@ class Resolution:
         nested, ctx._nested = ctx._nested, []
         for request in nested:
             child = yield from self._child(ctx, request)
-            entry.children.append(child)
+            entry.add("children", child)
             ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
 
     def _loop(self, compiled: _Compiled, ctx: AttackContext):
@@ -529,7 +529,7 @@ class Resolution:
             else:
                 answer, how = yield decision
             self.decisions.append((decision, answer, how))
-            entry.decisions.append(key)
+            entry.add("decisions", key)
             if len(groups) == 1 or ask.decline is None or answer.option != ask.decline.id:
                 break
         ctx.answers[ask.name] = answer
