@@ -235,18 +235,20 @@ class Bridge:
             await self.fresh(runtime)
             if token.id in runtime.tokens:
                 raise Conflict(f"token {token.id!r} already exists", details={"token": token.id})
-            await self.commit(
-                runtime,
-                AuditDraft(
-                    kind="token.create",
-                    user=caller.user,
-                    at=time.time(),
-                    changes={token.id: TokenChange(before=None, after=token)},
-                ),
-            )
+            await self._commit_token(runtime, caller, "token.create", None, token)
         wire = token.to_dict()
         runtime.outbox.put("token.created", {"token": wire})
         return {"token": wire}
+
+    async def _commit_token(
+        self, runtime: TableRuntime, caller: Caller, kind: str, before: Token | None, after: Token | None
+    ) -> None:
+        """Commit one token's change with its audit record (a GM's or owner's edit)."""
+        token_id = (after or before).id
+        draft = AuditDraft(
+            kind=kind, user=caller.user, at=time.time(), changes={token_id: TokenChange(before=before, after=after)}
+        )
+        await self.commit(runtime, draft)
 
     async def token_update(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.messages.load(messages.TokenUpdate, data)
@@ -272,15 +274,7 @@ class Bridge:
             if name == token.name and ownership == thaw(token.ownership) and system == thaw(token.system):
                 return {"token": token.to_dict()}
             after = Token(token.id, name, token.ruleset, system, ownership=ownership, version=token.version + 1)
-            await self.commit(
-                runtime,
-                AuditDraft(
-                    kind="token.update",
-                    user=caller.user,
-                    at=time.time(),
-                    changes={token.id: TokenChange(before=token, after=after)},
-                ),
-            )
+            await self._commit_token(runtime, caller, "token.update", token, after)
         wire = after.to_dict()
         runtime.outbox.put("token.updated", {"token": wire})
         return {"token": wire}
@@ -293,15 +287,7 @@ class Bridge:
             token = self._token(runtime, request["id"])
             require_owner(caller, token, "delete it")
             self._not_busy(runtime, token.id)
-            await self.commit(
-                runtime,
-                AuditDraft(
-                    kind="token.delete",
-                    user=caller.user,
-                    at=time.time(),
-                    changes={token.id: TokenChange(before=token, after=None)},
-                ),
-            )
+            await self._commit_token(runtime, caller, "token.delete", token, None)
         runtime.outbox.put("token.deleted", {"id": token.id})
         return {"token": token.to_dict(), "deleted": True}
 
