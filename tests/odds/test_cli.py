@@ -54,3 +54,14 @@ def test_monte_carlo_on_request(request_file, capsys):
 def test_bad_answer_flag_is_an_error(request_file, capsys):
     assert main(["odds", str(request_file), "--answer", "defense"]) == 2
     assert "KEY=OPTION" in capsys.readouterr().err
+
+
+def test_the_tail_that_rounds_to_nothing_is_one_line(capsys):
+    """A real Exalted attack: damage up to 25 levels is possible, but past 11 all of it rounds to 0.00%."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json"
+    assert main(["odds", str(example)]) == 0
+    out = capsys.readouterr().out
+    assert any(line.split() == ["≥", "12", "<", "0.01%"] for line in out.splitlines())
+    assert " 0.00%  " not in out.split("condition")[0]

@@ -57,6 +57,10 @@ def render(result: OddsResult, *, width: int = 40) -> str:
     peak = max((est.value for _, est in result.damage), default=0.0) or 1.0
     at_least = 1.0
     for d, est in result.damage:
+        if at_least < 0.00005 and not mc:
+            # Everything from here on rounds to 0.00%: one line says so, not a screenful.
+            lines.append(f"  {f'≥ {d}':>{label_width}}  {'< 0.01%':>{pw}}")
+            break
         row = f"  {d:>{label_width}}  {percent(est, se=mc):>{pw}}  {at_least * 100:6.2f}%  {bar(est.value / peak, width)}"
         lines.append(row.rstrip())
         at_least -= est.value
