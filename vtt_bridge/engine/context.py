@@ -98,12 +98,11 @@ class TraceEntry:
 class Changes:
     """Pending token changes of a whole resolution tree (nested attacks share it)."""
 
-    __slots__ = ("tokens", "patches", "reasons", "_merged")
+    __slots__ = ("tokens", "patches", "_merged")
 
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
-        self.reasons: list[tuple[str, str, str | None]] = []
         self._merged: dict[str, FrozenDict] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
@@ -118,14 +117,13 @@ class Changes:
         merged = self._merged[token_id] = FrozenDict({**base, **freeze(patch)})
         return merged
 
-    def set(self, token_id: str, fields: Mapping[str, Any], plugin: str | None) -> None:
+    def set(self, token_id: str, fields: Mapping[str, Any]) -> None:
         if token_id not in self.tokens:
             raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
         patch = self.patches.setdefault(token_id, {})
         self._merged.pop(token_id, None)
         for key, value in fields.items():
             patch[key] = thaw(value)
-            self.reasons.append((token_id, key, plugin))
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -274,7 +272,7 @@ class AttackContext:
 
     def update(self, token_id: str, **fields: Any) -> None:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
-        self.changes.set(token_id, fields, self._caller())
+        self.changes.set(token_id, fields)
 
     def note(self, text: str) -> None:
         """Add a line to the current step's entry on the chat card."""

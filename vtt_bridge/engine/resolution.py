@@ -159,7 +159,7 @@ def _monitored(name: str, impls: list[Any], inner: Callable[[AttackContext], Any
 class _Compiled:
     """A step with its hook callers looked up once per ruleset."""
 
-    __slots__ = ("step", "hook_name", "call", "options_call", "children", "index")
+    __slots__ = ("step", "hook_name", "call", "options_call", "children")
 
     def __init__(self, step: Step, hook_name: str, call, options_call, children: tuple[_Compiled, ...]):
         self.step = step
@@ -167,16 +167,14 @@ class _Compiled:
         self.call = call
         self.options_call = options_call
         self.children = children
-        self.index = {c.step.name: i for i, c in enumerate(children)}
 
 
 class _Plan:
-    __slots__ = ("ruleset", "steps", "index", "context_class")
+    __slots__ = ("ruleset", "steps", "context_class")
 
     def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
         self.ruleset = ruleset
         self.steps = steps
-        self.index = {c.step.name: i for i, c in enumerate(steps)}
         self.context_class = context_class(ruleset)
 
 
