@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import orjson
 import pluggy
 from marshmallow import Schema, ValidationError
 
 from . import hookspecs
 from .engine.resolution import Engine, Resolution
 from .engine.steps import Ruleset
-from .engine.tokens import Token
+from .engine.tokens import Token, freeze
 from .errors import InvalidRequest, PluginValidationError, UnknownRuleset
 
 __all__ = ["Host", "PluginInfo", "make_host", "ENTRY_POINT_GROUP", "BLOCK_ENV", "TRACE_ENV"]
@@ -37,6 +38,7 @@ ENTRY_POINT_GROUP = "vtt_bridge"
 BLOCK_ENV = "VTT_BRIDGE_BLOCK_PLUGINS"
 TRACE_ENV = "VTT_BRIDGE_TRACE_HOOKS"
 PLUGINS_ENV = "VTT_BRIDGE_PLUGINS"
+DECLARATION_CACHE = 1024  # validated declarations kept per host
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +79,7 @@ class Host:
                 self._modules.setdefault(_module_name(plugin), name)
         self._plugin_cache: dict[str, str | None] = {}
         self._schemas: dict[tuple[str, str], Schema] = {}
+        self._declarations: dict[tuple[str, bytes], Mapping[str, Any]] = {}
         self.traced = traced
         self.engine = Engine(pm.hook, self.rulesets, self.plugin_of)
 
@@ -162,6 +165,26 @@ class Host:
         """Validate an attack declaration; ``invalid_request`` with field messages if bad."""
         return self._load(ruleset_id, "declaration", data)
 
+    def _declaration(self, ruleset_id: str, data: Any) -> Mapping[str, Any]:
+        """A validated, frozen declaration, from a bounded cache of recent ones.
+
+        Players send the same few declarations again and again, and marshmallow
+        costs tens of microseconds per load; the cached value is the frozen form
+        the engine reads anyway, so nobody can change it.
+        """
+        try:
+            key = (ruleset_id, orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
+        except TypeError:
+            return freeze(self.load_declaration(ruleset_id, data))
+        cache = self._declarations
+        loaded = cache.get(key)
+        if loaded is None:
+            loaded = freeze(self.load_declaration(ruleset_id, data))
+            if len(cache) >= DECLARATION_CACHE:
+                del cache[next(iter(cache))]  # the oldest
+            cache[key] = loaded
+        return loaded
+
     def load_system(self, ruleset_id: str, data: Any) -> dict[str, Any]:
         """Validate a token's ``system`` data against the ruleset's token schema."""
         return self._load(ruleset_id, "token", data)
@@ -192,7 +215,7 @@ class Host:
         answers: Mapping[str, Any] | None = None,
     ) -> Resolution:
         """Validate the declaration and begin a resolution (see :class:`Resolution`)."""
-        loaded = self.load_declaration(ruleset_id, declaration)
+        loaded = self._declaration(ruleset_id, declaration)
         for token_id in (attacker, *targets):
             token = tokens.get(token_id)
             if token is None:

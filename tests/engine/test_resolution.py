@@ -198,3 +198,17 @@ def test_bad_declaration_is_invalid_request_with_field_messages():
     with pytest.raises(InvalidRequest) as err:
         start(host(), declaration={"bonus": "lots"}, seed=1)
     assert err.value.details == {"declaration": {"bonus": ["Not a valid integer."]}}
+
+
+def test_a_declaration_is_validated_once_and_cannot_be_changed_afterwards():
+    h = host()
+    first = start(h, declaration={"bonus": 1}, dice=[6, 6, 6], answers={"defense": "none"})
+    again = start(h, declaration={"bonus": 1}, dice=[6, 6, 6], answers={"defense": "none"})
+    assert first.ctx.declaration is again.ctx.declaration  # the cached, frozen form
+    with pytest.raises(Exception):
+        first.ctx.declaration["bonus"] = 9
+    assert first.run().to_dict() == again.run().to_dict()
+    # a bad declaration is still refused every time, and never cached
+    for _ in range(2):
+        with pytest.raises(InvalidRequest):
+            start(h, declaration={"bonus": "lots"}, seed=1)
