@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vtt_bridge import InvalidRequest
+
 __all__ = [
     "BASHING",
     "LETHAL",
@@ -116,6 +118,19 @@ def keep_better(rolls: Sequence[Any]) -> Any:
         if roll is not best:
             roll.discard_all()
     return best
+
+
+def defensive_stunt(answer: Any) -> int:
+    """The stunt dice a defense answer carries (``params.stunt``, 0–3; none when not asked).
+
+    Refused with ``invalid_request`` outside 0–3: a stunt is worth one to three dice.
+    """
+    stunt = answer.params.get("stunt", 0) if answer is not None else 0
+    if type(stunt) is not int or not 0 <= stunt <= 3:
+        raise InvalidRequest(
+            "a defensive stunt is worth 0 to 3 dice", details={"answer": {"stunt": ["Must be an integer 0-3."]}}
+        )
+    return stunt
 
 
 def halve(value: int, *, divine: bool) -> int:

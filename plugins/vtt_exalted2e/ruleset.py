@@ -269,15 +269,6 @@ def exalted2e_merge_defense_options(ctx):
     return [[*own.values(), *extra]]
 
 
-def _stunt(answer) -> int:
-    stunt = answer.params.get("stunt", 0) if answer is not None else 0
-    if type(stunt) is not int or not 0 <= stunt <= 3:
-        raise InvalidRequest(
-            "a defensive stunt is worth 0 to 3 dice", details={"answer": {"stunt": ["Must be an integer 0-3."]}}
-        )
-    return stunt
-
-
 @hookimpl(trylast=True)
 def exalted2e_declare_defense(ctx) -> None:
     st = _state(ctx)
@@ -285,7 +276,7 @@ def exalted2e_declare_defense(ctx) -> None:
         _defense_values(ctx, st)
     answer = ctx.answer("defense")
     choice = answer.option if answer is not None else _default_defense(ctx, ())
-    stunt = _stunt(answer)
+    stunt = rules.defensive_stunt(answer)
     dodge, parry = _dvs(st, choice, stunt)
     ctx.dodge_dv, ctx.parry_dv = dodge, parry
     if choice == "dodge":

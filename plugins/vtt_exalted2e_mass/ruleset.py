@@ -183,15 +183,6 @@ def exalted2e_mass_defense_options(ctx) -> list[Option]:
     return [Option(id=key, label=f"{labels[key]} {dv}", params=STUNT) for key, dv in dvs.items()] + [NOTHING]
 
 
-def _stunt(answer) -> int:
-    stunt = answer.params.get("stunt", 0) if answer is not None else 0
-    if type(stunt) is not int or not 0 <= stunt <= 3:
-        raise InvalidRequest(
-            "a defensive stunt is worth 0 to 3 dice", details={"answer": {"stunt": ["Must be an integer 0-3."]}}
-        )
-    return stunt
-
-
 @hookimpl(trylast=True)
 def exalted2e_mass_declare_defense(ctx) -> None:
     st = _state(ctx)
@@ -208,7 +199,7 @@ def exalted2e_mass_declare_defense(ctx) -> None:
         ctx.dv += dvs[choice]
     elif choice == NOTHING.id:
         ctx.note("no defense: DV does not apply")
-    ctx.defense_dice += _stunt(answer)
+    ctx.defense_dice += exalted.defensive_stunt(answer)
     ctx.outcome["defense"] = choice
     ctx.outcome["war_dv"] = ctx.war_dv
 

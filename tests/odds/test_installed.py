@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vtt_bridge.cli.odds import load_tokens
+from vtt_bridge.cli.resolve import load_tokens
 from vtt_bridge.odds import compute_odds, ruleset_owner
 
 from .helpers import real_host

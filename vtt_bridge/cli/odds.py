@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from typing import Any
 
-from ..engine.tokens import Token
-from ..errors import InvalidRequest
 from ..plugins import make_host
 
 
@@ -51,36 +47,9 @@ def register(sub) -> None:
     parser.set_defaults(func=run)
 
 
-def load_tokens(host: Any, data: Mapping[str, Any]) -> dict[str, Token]:
-    """The request's inline tokens, each ``system`` validated by its ruleset's schema."""
-    ruleset = data.get("ruleset")
-    if not isinstance(ruleset, str):
-        raise InvalidRequest("the request names no ruleset", details={"ruleset": ["Missing data for required field."]})
-    host.ruleset(ruleset)
-    tokens = {}
-    for raw in data.get("tokens", []):
-        if not isinstance(raw, Mapping):
-            raise InvalidRequest("a token is an object", details={"tokens": ["Not a valid mapping."]})
-        owner = raw.get("ruleset", ruleset)
-        system = host.load_system(owner, raw.get("system", {}))
-        token = Token.from_dict({**raw, "ruleset": owner, "system": system})
-        tokens[token.id] = token
-    return tokens
-
-
-def parse_answers(items: list[str]) -> dict[str, str]:
-    answers = {}
-    for item in items:
-        key, _, option = item.partition("=")
-        if not key or not option:
-            raise InvalidRequest(f"--answer takes KEY=OPTION, got {item!r}", details={"answer": [item]})
-        answers[key] = option
-    return answers
-
-
 def run(args) -> int:
     from ..odds import compute_odds, render
-    from .resolve import load_request
+    from .resolve import load_request, load_tokens, parse_answers
 
     host = make_host(plugins=args.plugin)
     data = load_request(args.request)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,17 +44,37 @@ def load_request(path: str) -> dict[str, Any]:
     return data
 
 
-def resolve_request(host, data: dict[str, Any], *, seed=None, dice=None, answers=None):
-    """Validate the inline tokens and resolve the request with defaults for unanswered decisions."""
+def load_tokens(host: Any, data: Mapping[str, Any]) -> dict[str, Token]:
+    """The request's inline tokens, each ``system`` validated by its ruleset's schema."""
     ruleset = data.get("ruleset")
     if not isinstance(ruleset, str):
         raise InvalidRequest("the request names no ruleset", details={"ruleset": ["Missing data for required field."]})
     host.ruleset(ruleset)
     tokens = {}
     for raw in data.get("tokens", []):
-        system = host.load_system(raw.get("ruleset", ruleset), raw.get("system", {}))
-        token = Token.from_dict({**raw, "ruleset": raw.get("ruleset", ruleset), "system": system})
+        if not isinstance(raw, Mapping):
+            raise InvalidRequest("a token is an object", details={"tokens": ["Not a valid mapping."]})
+        owner = raw.get("ruleset", ruleset)
+        system = host.load_system(owner, raw.get("system", {}))
+        token = Token.from_dict({**raw, "ruleset": owner, "system": system})
         tokens[token.id] = token
+    return tokens
+
+
+def parse_answers(items: list[str]) -> dict[str, str]:
+    answers = {}
+    for item in items:
+        key, _, option = item.partition("=")
+        if not key or not option:
+            raise InvalidRequest(f"--answer takes KEY=OPTION, got {item!r}", details={"answer": [item]})
+        answers[key] = option
+    return answers
+
+
+def resolve_request(host, data: dict[str, Any], *, seed=None, dice=None, answers=None):
+    """Validate the inline tokens and resolve the request with defaults for unanswered decisions."""
+    tokens = load_tokens(host, data)
+    ruleset = data["ruleset"]
     given = dict(data.get("answers") or {})
     given.update(answers or {})
     if dice is None:
@@ -82,13 +103,7 @@ def run(args) -> int:
     host = make_host(plugins=args.plugin)
     data = load_request(args.request)
     dice = [int(x) for x in args.dice.split(",") if x.strip()] if args.dice else None
-    answers = {}
-    for item in args.answer:
-        key, _, option = item.partition("=")
-        if not option:
-            raise InvalidRequest(f"--answer takes KEY=OPTION, got {item!r}", details={"answer": [item]})
-        answers[key] = option
-    record = resolve_request(host, data, seed=args.seed, dice=dice, answers=answers)
+    record = resolve_request(host, data, seed=args.seed, dice=dice, answers=parse_answers(args.answer))
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
     else:

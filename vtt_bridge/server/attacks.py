@@ -85,17 +85,21 @@ class Attacks:
             for name in GM_ONLY:
                 if name in request:
                     raise Forbidden(f"only the GM may give {name}", details={"field": name})
-        bridge = self.bridge
-        bridge.host.ruleset(request["ruleset"])
-        runtime = bridge.runtime(caller)
-        attacker = runtime.tokens.get(request["attacker"])
-        if attacker is None:
-            raise NotFound(f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]})
-        require_owner(caller, attacker, "attack with it")
+        runtime = self._table_for(caller, request, "attack with it")
         request_id = request.get("request_id")
         if request_id is None:
             return {"attack": await self._run(caller, runtime, request)}
         return await self._once(caller, runtime, request, request_id)
+
+    def _table_for(self, caller: Caller, request: dict[str, Any], doing: str) -> TableRuntime:
+        """The caller's table, once the ruleset exists and the caller may use the attacker."""
+        self.bridge.host.ruleset(request["ruleset"])
+        runtime = self.bridge.runtime(caller)
+        attacker = runtime.tokens.get(request["attacker"])
+        if attacker is None:
+            raise NotFound(f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]})
+        require_owner(caller, attacker, doing)
+        return runtime
 
     # -- odds ---------------------------------------------------------------------
 
@@ -107,12 +111,7 @@ class Attacks:
         """
         request = self.bridge.messages.load(messages.OddsRequest, data)
         bridge = self.bridge
-        bridge.host.ruleset(request["ruleset"])
-        runtime = bridge.runtime(caller)
-        attacker = runtime.tokens.get(request["attacker"])
-        if attacker is None:
-            raise NotFound(f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]})
-        require_owner(caller, attacker, "ask the odds of its attack")
+        runtime = self._table_for(caller, request, "ask the odds of its attack")
         tokens = dict(runtime.tokens)
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(
