@@ -8,7 +8,7 @@ from .engine.context import AttackContext, StashKey
 from .engine.dice import Dice, Roll
 from .engine.foundry import roll_to_foundry
 from .engine.resolution import Engine, Resolution, parse_answer
-from .engine.steps import Answer, Ask, Decision, Option, Ruleset, Step
+from .engine.steps import Answer, Ask, Decision, Declarable, Option, Param, Ruleset, Step
 from .engine.tokens import FrozenDict, Token, freeze, thaw
 from .errors import (
     Conflict,
@@ -39,6 +39,7 @@ __all__ = [
     "CharmUse",
     "Conflict",
     "Decision",
+    "Declarable",
     "Dice",
     "DiceExhausted",
     "Engine",
@@ -50,6 +51,7 @@ __all__ = [
     "InvalidRequest",
     "NotFound",
     "Option",
+    "Param",
     "PluginError",
     "PluginInfo",
     "PluginValidationError",

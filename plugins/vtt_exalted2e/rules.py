@@ -18,7 +18,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vtt_bridge import InvalidRequest
+from vtt_bridge import InvalidRequest, Param
+
+#: The defensive stunt an answer to the ``defense`` decision may carry (both Exalted rulesets).
+DEFENSIVE_STUNT = Param(
+    "integer",
+    label="Stunt dice",
+    minimum=0,
+    maximum=3,
+    default=0,
+    description="defensive stunt dice (0-3), rolled at step 5",
+)
 
 __all__ = [
     "BASHING",

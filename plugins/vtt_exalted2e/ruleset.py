@@ -28,9 +28,9 @@ FIST: dict[str, Any] = {
 _TYPE_OF_ABILITY = {ability: kind for kind, ability in ATTACK_TYPES.items()}
 _BANDS = {"within": 0, "double": 1, "triple": 2}
 
-DODGE = Option(id="dodge", label="Dodge", params={"stunt": "defensive stunt dice (0-3), rolled at step 5"})
-PARRY = Option(id="parry", label="Parry", params={"stunt": "defensive stunt dice (0-3), rolled at step 5"})
-NOTHING = Option(id="nothing", label="Do nothing and accept the attack")
+DODGE = Option(id="dodge", label="Dodge", params={"stunt": rules.DEFENSIVE_STUNT})
+PARRY = Option(id="parry", label="Parry", params={"stunt": rules.DEFENSIVE_STUNT})
+NOTHING = Option(id="nothing", label="Do nothing and accept the attack")  # no params: no stunt without a defense
 KEEP = Option(id="keep", label="Keep the roll")
 NO_COUNTER = Option(id="no", label="No counterattack")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vtt_bridge import Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
+from vtt_bridge import Ask, InvalidRequest, Option, Param, Roll, Ruleset, StashKey, Step, hookimpl
 from vtt_exalted2e import rules as exalted
 from vtt_exalted2e.rules import HealthTrack
 
@@ -25,7 +25,16 @@ from .schemas import Declaration, TokenSystem
 
 __all__ = ["ATTACK_ROLL", "DEFENSE_ROLL", "RULESET", "STEPS", "sample_tokens"]
 
-STUNT = {"stunt": "defensive stunt dice (0-3), rolled at step 5; they award no Essence"}
+STUNT = {
+    "stunt": Param(
+        "integer",
+        label="Stunt dice",
+        minimum=0,
+        maximum=3,
+        default=0,
+        description="defensive stunt dice (0-3), rolled at step 5; they award no Essence",
+    )
+}
 WAR = "war"
 DODGE = "dodge"
 PARRY = "parry"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vtt_bridge import InvalidRequest, Option, StashKey, hookimpl
+from vtt_bridge import InvalidRequest, Option, Param, StashKey, hookimpl
 
 __all__ = ["COUNTER", "FIRST", "SECOND", "THIRD", "STATE"]
 
@@ -182,9 +182,25 @@ def exalted2e_attack_reroll(ctx) -> None:
 # Defending: offered with the defense decision, paid at step 2, Resurgent at step 6
 # ---------------------------------------------------------------------------
 
+# Attribute + Ability caps the purchase; neither is ever above 10, so 20 dice (10
+# successes) bound any one; the token's own cap is checked when paying.
 _DEFENSE_PARAMS = {
-    "first_excellency": "Essence Overwhelming: dice rolled at step 5, successes add to DV (1 mote each)",
-    "second_excellency": "Essence Triumphant: points of DV (2 motes each)",
+    "first_excellency": Param(
+        "integer",
+        label="Essence Overwhelming dice",
+        minimum=0,
+        maximum=20,
+        default=0,
+        description="dice rolled at step 5, successes add to DV (1 mote each)",
+    ),
+    "second_excellency": Param(
+        "integer",
+        label="Essence Triumphant DV",
+        minimum=0,
+        maximum=10,
+        default=0,
+        description="points of DV (2 motes each)",
+    ),
 }
 
 
@@ -284,16 +300,21 @@ def exalted2e_counterattack_options(ctx) -> list[Option]:
         return []
     if system["weapons"] and _counter_weapon(system, None) is None:
         return []
-    return _COUNTER_OPTIONS
-
-
-_COUNTER_OPTIONS = [
-    Option(
-        id=COUNTER,
-        label=f"{NAMES[COUNTER]}: {COUNTER_COST} motes, strike back",
-        params={"weapon": "close-combat weapon to strike with (default: the first)"},
-    )
-]
+    names = [w["name"] for w in system["weapons"] if w["ability"] in _CLOSE]
+    return [
+        Option(
+            id=COUNTER,
+            label=f"{NAMES[COUNTER]}: {COUNTER_COST} motes, strike back",
+            params={
+                "weapon": Param(
+                    "string",
+                    label="Weapon",
+                    choices=names or None,
+                    description="close-combat weapon to strike with (default: the first)",
+                )
+            },
+        )
+    ]
 
 
 @hookimpl

@@ -357,11 +357,10 @@ class Resolution:
         """Answer the pending decision. An option not offered is refused and changes nothing."""
         decision = self._require_pending()
         answer = parse_answer(option) if params is None else Answer(option=str(option), params=dict(params))
-        if decision.option(answer.option) is None:
-            raise InvalidRequest(
-                f"{answer.option!r} is not an option of {decision.key!r}",
-                details={"answer": [f"Must be one of: {', '.join(o.id for o in decision.options)}."]},
-            )
+        try:
+            decision.check(answer)
+        except InvalidRequest as exc:
+            raise InvalidRequest(exc.message, details={"answer": exc.details}) from None
         self._send = (answer, how)
 
     def default(self, reason: str = "default") -> None:
@@ -516,11 +515,12 @@ class Resolution:
             )
             given = self._given(key, ask.name)
             if given is not None:
-                if decision.option(given.option) is None:
+                try:
+                    decision.check(given)
+                except InvalidRequest as exc:
                     raise InvalidRequest(
-                        f"the given answer {given.option!r} is not an option of {key!r}",
-                        details={"answers": {key: [f"Must be one of: {', '.join(o.id for o in opts)}."]}},
-                    )
+                        f"the given answer to {key!r}: {exc.message}", details={"answers": {key: exc.details}}
+                    ) from None
                 answer, how = given, "given"
             elif self._auto:
                 answer, how = _plain_answer(default), "default"

@@ -236,7 +236,11 @@ def test_defense_decision_goes_to_the_defender_and_defaults_to_the_better_dv(hos
     decision = res.advance()
     assert decision.key == "defense" and decision.token == "monk"
     assert [o.id for o in decision.options] == ["dodge", "parry", "nothing"]
-    assert decision.option("parry").params == {"stunt": "defensive stunt dice (0-3), rolled at step 5"}
+    assert decision.option("parry").to_dict()["params"]["properties"] == {
+        "stunt": {"type": "integer", "title": "Stunt dice", "minimum": 0, "maximum": 3, "default": 0,
+                  "description": "defensive stunt dice (0-3), rolled at step 5"},
+    }  # fmt: skip
+    assert decision.option("nothing").params == {}  # doing nothing offers no stunt
     assert decision.default == "parry"
     res.default("timeout")
     assert res.advance() is None
@@ -267,12 +271,26 @@ def test_a_stunt_lets_the_unarmed_parry_lethal_and_its_dice_add_to_dv(host):
     assert record["ended"] == "miss" and record["outcome"]["dv"] == 8
 
 
-@pytest.mark.parametrize("stunt", [4, -1, "2"])
-def test_a_bad_defensive_stunt_is_refused(host, stunt):
+@pytest.mark.parametrize("stunt", [4, -1, "2", 1.5, True])
+def test_a_bad_defensive_stunt_given_in_advance_is_refused_naming_the_answer(host, stunt):
     res = start(host, "anoria", "monk", {}, dice=[1] * 10, answers={"defense": {"option": "parry", "params": {"stunt": stunt}}})
     with pytest.raises(InvalidRequest) as err:
         res.run()
-    assert err.value.details["step"] == "declare_defense"
+    assert list(err.value.details["answers"]["defense"]["params"]) == ["stunt"]
+
+
+def test_doing_nothing_takes_no_stunt(host):
+    """Issue 13: "Choosing not to defend leaves both Dodge DV and Parry DV at 0" (seed 002): the
+    option offers no stunt, so an answer carrying one is refused before any hook sees it."""
+    res = start(host, "anoria", "monk", {}, dice=[1] * 10)
+    assert res.advance().key == "defense"
+    with pytest.raises(InvalidRequest) as err:
+        res.answer({"option": "nothing", "params": {"stunt": 3}})
+    assert err.value.details == {"answer": {"params": {"stunt": ["Unknown parameter; this one takes: none."]}}}
+    res.default("invalid")  # what the server does with a refused answer
+    res.run()
+    assert res.record["decisions"][0]["how"] == "invalid"
+    assert res.record["decisions"][0]["answer"] == {"option": "parry"}
 
 
 # -- steps 3 and 4: attack roll, botch, automatic defense ---------------------------------

@@ -161,8 +161,16 @@ def test_a_defensive_stunt_is_rolled_at_step_5_and_adds_to_dv():
 
 
 def test_a_defensive_stunt_of_four_dice_is_refused():
-    with pytest.raises(InvalidRequest):
+    with pytest.raises(InvalidRequest) as err:
         resolve(dice=HITS, answers={"defense": {"option": "war", "params": {"stunt": 4}}})
+    assert err.value.details == {"answers": {"defense": {"params": {"stunt": ["Must be between 0 and 3."]}}}}
+
+
+def test_no_defense_takes_no_stunt():
+    """Issue 13 "Parameters belong to their option": no defense, no stunt dice."""
+    with pytest.raises(InvalidRequest) as err:
+        resolve(dice=HITS, answers={"defense": {"option": "none", "params": {"stunt": 2}}})
+    assert "stunt" in err.value.details["answers"]["defense"]["params"]
 
 
 # -- 3. Attack roll -----------------------------------------------------------------------

@@ -231,10 +231,6 @@ def test_second_excellency_on_a_dv_adds_points(host):
     [
         ({"option": "parry", "params": {"first_excellency": 8}}, ("charm", "first-excellency")),  # Dex 3 + MA 4 = 7
         ({"option": "dodge", "params": {"second_excellency": 3}}, ("charm", "second-excellency")),  # Dex 3 + Dodge 2 = 5
-        ({"option": "nothing", "params": {"first_excellency": 1}}, ("defense", "nothing")),
-        ({"option": "parry", "params": {"third_excellency": True}}, ("decision", "defense_reroll")),
-        ({"option": "parry", "params": {"first_excellency": 1, "third_excellency": True}}, ("combined_with", ["first-excellency"])),
-        ({"option": "parry", "params": {"first_excellency": "2"}}, ("charm", "first-excellency")),
     ],
 )
 def test_defense_excellencies_refused(host, answer, detail):
@@ -242,6 +238,22 @@ def test_defense_excellencies_refused(host, answer, detail):
         resolve(host, "anoria", "monk", {"weapon": "fist"}, dice=[2] * 20, answers={"defense": answer})
     key, value = detail
     assert err.value.details[key] == value
+
+
+@pytest.mark.parametrize(
+    "answer, param",
+    [
+        ({"option": "nothing", "params": {"first_excellency": 1}}, "first_excellency"),  # doing nothing takes none
+        ({"option": "parry", "params": {"third_excellency": True}}, "third_excellency"),  # offered at step 6 instead
+        ({"option": "parry", "params": {"first_excellency": 1, "third_excellency": True}}, "third_excellency"),
+        ({"option": "parry", "params": {"first_excellency": "2"}}, "first_excellency"),
+        ({"option": "parry", "params": {"first_excellency": -1}}, "first_excellency"),
+    ],
+)
+def test_defense_params_the_option_does_not_offer_are_refused_before_the_pack_runs(host, answer, param):
+    with pytest.raises(InvalidRequest) as err:
+        resolve(host, "anoria", "monk", {"weapon": "fist"}, dice=[2] * 20, answers={"defense": answer})
+    assert list(err.value.details["answers"]["defense"]["params"]) == [param]
 
 
 def test_defense_excellency_without_motes_is_refused(host):
