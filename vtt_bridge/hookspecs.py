@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine.steps import Ruleset
+    from marshmallow import Schema
+
+    from .engine.steps import Declarable, Ruleset
     from .odds.model import ExactOdds, OddsRequest
 
 hookspec = pluggy.HookspecMarker("vtt_bridge")
@@ -35,6 +37,53 @@ def vtt_bridge_rulesets() -> list[Ruleset]:
 
     :return: a list of :class:`~vtt_bridge.Ruleset`; ``None`` or ``[]`` for none.
         Two plugins providing the same ruleset id is a start-up error.
+    """
+
+
+# -------------------------------------------------------------------------
+# What an attacker may declare, what a token carries for a pack
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def vtt_bridge_declarables(ruleset: str) -> list[Declarable] | None:
+    """Called once per ruleset when the host is built. Return what an attacker
+    may declare in ``declaration.charms`` for ``ruleset`` through this plugin.
+
+    The host refuses a declaration naming a Charm no plugin lists
+    (``invalid_request`` at ``declaration.charms.<n>.id``), and a parameter the
+    Charm does not list or of the wrong type or range (at
+    ``declaration.charms.<n>.<param>``), before any hook runs; ``rulesets.list``
+    shows them to players. A :class:`~vtt_bridge.Declarable` of kind
+    ``"option"`` is listed only: it is chosen at a decision, and declaring it is
+    refused. ``inert=True`` promises that an attack declaring none of this
+    plugin's declarables is not changed by it at the rules' default answers, so
+    the exact odds stay exact while it is installed (see
+    :mod:`vtt_bridge.odds.method`).
+
+    :param ruleset: the ruleset id asked about.
+    :return: a list of :class:`~vtt_bridge.Declarable`; ``None`` or ``[]`` when
+        this plugin adds nothing to ``ruleset``. Two plugins listing the same
+        id for one ruleset is a start-up error. Each entry's ``plugin`` is set
+        to the name this plugin was loaded under.
+    """
+
+
+@hookspec
+def vtt_bridge_token_flags(ruleset: str) -> type[Schema] | Schema | None:
+    """Called once per ruleset when the host is built. Return the marshmallow
+    schema of the data this plugin keeps on tokens of ``ruleset``.
+
+    A token carries it as ``flags[<plugin name>]`` (like Foundry's
+    ``flags.<module>``): checked with this schema whenever a token is created,
+    updated or imported, shown in the token form (``rulesets.list`` →
+    ``flags``), and read in hooks as ``token.flags.get("<plugin name>")``.
+    Flags under a plugin that returns no schema, or that is not installed, are
+    refused (``invalid_request`` at ``flags.<plugin>``).
+
+    :param ruleset: the ruleset id asked about.
+    :return: a schema class or instance; ``None`` when this plugin keeps no data
+        on tokens of ``ruleset``.
     """
 
 

@@ -10,6 +10,7 @@ implements a hook no ruleset declares.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import logging
@@ -22,13 +23,13 @@ from typing import Any
 
 import orjson
 import pluggy
-from marshmallow import Schema, ValidationError
+from marshmallow import Schema, ValidationError, fields, validate
 
 from . import hookspecs
 from .engine.resolution import Engine, Resolution
-from .engine.steps import Ruleset
-from .engine.tokens import Token, freeze
-from .errors import InvalidRequest, PluginValidationError, UnknownRuleset
+from .engine.steps import Declarable, Ruleset, check_params
+from .engine.tokens import Token, freeze, thaw
+from .errors import InvalidRequest, PluginError, PluginValidationError, UnknownRuleset
 
 __all__ = ["Host", "PluginInfo", "make_host", "ENTRY_POINT_GROUP", "BLOCK_ENV", "TRACE_ENV"]
 
@@ -70,8 +71,16 @@ def _module_name(plugin: object) -> str:
 class Host:
     """The loaded plugins, their rulesets and the engine that resolves attacks."""
 
-    def __init__(self, pm: pluggy.PluginManager, rulesets: Mapping[str, Ruleset], *, traced: bool = False) -> None:
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        rulesets: Mapping[str, Ruleset],
+        *,
+        traced: bool = False,
+        dists: Mapping[int, Any] | None = None,
+    ) -> None:
         self.pm = pm
+        self._dists = dict(dists or {})
         self.rulesets = dict(rulesets)
         self._modules: dict[str, str] = {}
         for name, plugin in pm.list_name_plugin():
@@ -80,6 +89,8 @@ class Host:
         self._plugin_cache: dict[str, str | None] = {}
         self._schemas: dict[tuple[str, str], Schema] = {}
         self._declarations: dict[tuple[str, bytes], Mapping[str, Any]] = {}
+        self._declarables: dict[str, dict[str, Declarable]] = {}
+        self._flags: dict[str, dict[str, Schema]] = {}
         self.traced = traced
         self.engine = Engine(pm.hook, self.rulesets, self.plugin_of)
 
@@ -102,7 +113,9 @@ class Host:
         return found
 
     def plugins(self) -> list[PluginInfo]:
+        """The loaded plugins in the order they were registered (see :func:`make_host`)."""
         dists = {id(plugin): dist for plugin, dist in self.pm.list_plugin_distinfo()}
+        dists.update(self._dists)
         out = []
         for name, plugin in self.pm.list_name_plugin():
             if plugin is None or plugin is hookspecs:
@@ -113,12 +126,12 @@ class Host:
                 PluginInfo(
                     name=name,
                     module=_module_name(plugin),
-                    distribution=dist.project_name if dist is not None else None,
+                    distribution=dist.metadata["name"] if dist is not None else None,
                     version=dist.version if dist is not None else None,
                     hooks=hooks,
                 )
             )
-        return sorted(out, key=lambda p: p.name)
+        return out
 
     def call_order(self, hook_name: str) -> list[str]:
         """Plugin names implementing a hook, in the order pluggy calls them."""
@@ -132,6 +145,71 @@ class Host:
 
     def ruleset(self, ruleset_id: str) -> Ruleset:
         return self.engine.ruleset(ruleset_id)
+
+    def _per_plugin(self, hook_name: str, ruleset_id: str) -> list[tuple[str, Any]]:
+        """``(plugin name, result)`` of a host hook taking ``ruleset``, in call order, None left out.
+
+        A plugin whose hook raises cannot be loaded: that is a start-up error naming it.
+        """
+        out = []
+        for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
+            try:
+                result = impl.function(**{name: ruleset_id for name in impl.argnames})
+            except Exception as exc:
+                raise PluginValidationError(
+                    f"plugin {impl.plugin_name!r} failed in {hook_name}({ruleset_id!r}): {type(exc).__name__}: {exc}",
+                    details={"plugin": impl.plugin_name, "hook": hook_name, "ruleset": ruleset_id},
+                ) from exc
+            if result is not None:
+                out.append((impl.plugin_name, result))
+        return out
+
+    def declarables(self, ruleset_id: str) -> tuple[Declarable, ...]:
+        """What an attacker may declare for ``ruleset_id``, from every plugin, in call order."""
+        return tuple(self._declarable_map(ruleset_id).values())
+
+    def _declarable_map(self, ruleset_id: str) -> dict[str, Declarable]:
+        found = self._declarables.get(ruleset_id)
+        if found is not None:
+            return found
+        self.ruleset(ruleset_id)
+        found = {}
+        for plugin, items in self._per_plugin("vtt_bridge_declarables", ruleset_id):
+            for item in items:
+                if not isinstance(item, Declarable):
+                    raise PluginValidationError(
+                        f"plugin {plugin!r}: vtt_bridge_declarables returned {item!r}, not a Declarable",
+                        details={"plugin": plugin, "hook": "vtt_bridge_declarables"},
+                    )
+                if item.plugin != plugin:
+                    item = dataclasses.replace(item, plugin=plugin)
+                if item.id in found:
+                    raise PluginValidationError(
+                        f"{ruleset_id}: {item.id!r} is declared by both {found[item.id].plugin} and {plugin}",
+                        details={"ruleset": ruleset_id, "id": item.id, "plugins": [found[item.id].plugin, plugin]},
+                    )
+                found[item.id] = item
+        self._declarables[ruleset_id] = found
+        return found
+
+    def flag_schemas(self, ruleset_id: str) -> dict[str, Schema]:
+        """``{plugin name: schema}`` of the flags plugins keep on tokens of ``ruleset_id``."""
+        found = self._flags.get(ruleset_id)
+        if found is not None:
+            return found
+        self.ruleset(ruleset_id)
+        found = {}
+        for plugin, schema in self._per_plugin("vtt_bridge_token_flags", ruleset_id):
+            if isinstance(schema, type) and issubclass(schema, Schema):
+                schema = schema()
+            if not isinstance(schema, Schema):
+                raise PluginValidationError(
+                    f"plugin {plugin!r}: vtt_bridge_token_flags returned {schema!r}, not a marshmallow schema",
+                    details={"plugin": plugin, "hook": "vtt_bridge_token_flags"},
+                )
+            found[plugin] = schema
+        self._flags[ruleset_id] = found
+        return found
 
     def monitor(self, before: Any, after: Any) -> Any:
         """Watch every hook call from now on (tracing, ``vtt_bridge.testing.HookRecorder``).
@@ -162,8 +240,46 @@ class Host:
         return schema
 
     def load_declaration(self, ruleset_id: str, data: Any) -> dict[str, Any]:
-        """Validate an attack declaration; ``invalid_request`` with field messages if bad."""
-        return self._load(ruleset_id, "declaration", data)
+        """Validate an attack declaration; ``invalid_request`` with field messages if bad.
+
+        Its ``charms`` are checked against the declarables of the installed
+        plugins: an unknown id, or a parameter the Charm does not take or of
+        the wrong type or range, is refused naming ``declaration.charms.<n>``.
+        """
+        loaded = self._load(ruleset_id, "declaration", data)
+        charms = loaded.get("charms")
+        if charms:
+            self._check_charms(ruleset_id, charms)
+        return loaded
+
+    def _check_charms(self, ruleset_id: str, charms: Any) -> None:
+        known = self._declarable_map(ruleset_id)
+        errors: dict[str, Any] = {}
+        for index, use in enumerate(charms):
+            if not isinstance(use, Mapping):
+                errors[str(index)] = {"_schema": ["Not a valid mapping type."]}
+                continue
+            charm_id = use.get("id")
+            item = known.get(charm_id) if isinstance(charm_id, str) else None
+            if item is None or item.kind == "option":
+                names = ", ".join(k for k, d in known.items() if d.kind != "option") or "none installed"
+                if charm_id is None:
+                    message = "Missing data for required field."
+                elif item is not None:
+                    message = f"{item.label} ({charm_id!r}) is chosen at a decision, not declared"
+                else:
+                    message = f"Unknown Charm {charm_id!r}; known: {names}"
+                errors[str(index)] = {"id": [message]}
+                continue
+            _, problems = check_params(item.params, {k: v for k, v in use.items() if k != "id"})
+            if problems:
+                errors[str(index)] = problems
+        if errors:
+            first = next(iter(errors.values()))
+            field, messages = next(iter(first.items()))
+            raise InvalidRequest(
+                f"declaration.charms: {field}: {messages[0]}", details={"declaration": {"charms": errors}}
+            )
 
     def _declaration(self, ruleset_id: str, data: Any) -> Mapping[str, Any]:
         """A validated, frozen declaration, from a bounded cache of recent ones.
@@ -199,6 +315,83 @@ class Host:
 
     def dump_system(self, ruleset_id: str, data: Mapping[str, Any]) -> dict[str, Any]:
         return self._schema(ruleset_id, "token").dump(data)
+
+    def load_flags(self, ruleset_id: str, data: Any) -> dict[str, Any]:
+        """Validate a token's ``flags``: each plugin's part by the schema that plugin declares.
+
+        Flags of a plugin that declares no schema for the ruleset (or is not
+        installed) are refused at ``flags.<plugin>``.
+        """
+        if data is None:
+            return {}
+        if not isinstance(data, Mapping):
+            raise InvalidRequest("flags must be an object", details={"flags": ["Not a valid mapping type."]})
+        schemas = self.flag_schemas(ruleset_id)
+        out: dict[str, Any] = {}
+        errors: dict[str, Any] = {}
+        for plugin, value in data.items():
+            schema = schemas.get(plugin)
+            if schema is None:
+                known = ", ".join(schemas) or "none"
+                errors[str(plugin)] = [f"No installed plugin keeps flags on {ruleset_id} tokens as {plugin!r}; known: {known}."]
+                continue
+            if not isinstance(value, Mapping):
+                errors[plugin] = ["Not a valid mapping type."]
+                continue
+            try:
+                out[plugin] = schema.load(value)
+            except ValidationError as err:
+                errors[plugin] = err.messages
+        if errors:
+            first = next(iter(errors))
+            raise InvalidRequest(f"invalid flags.{first} for {ruleset_id}", details={"flags": errors})
+        return out
+
+    def validate_token(self, token: Token | Mapping[str, Any]) -> Token:
+        """A token with its ``system`` and ``flags`` checked (schema defaults filled in).
+
+        What the server calls on every token write (create, update, import);
+        ``invalid_request`` names the bad field (``system``, ``flags.<plugin>``).
+        Takes a :class:`Token` or its wire form.
+        """
+        if not isinstance(token, Token):
+            token = Token.from_dict(token)
+        system = self.load_system(token.ruleset, thaw(token.system))
+        flags = self.load_flags(token.ruleset, thaw(token.flags))
+        return Token(
+            token.id, token.name, token.ruleset, system, ownership=token.ownership, version=token.version, flags=flags
+        )
+
+    def changed_token(
+        self, before: Token, system: Mapping[str, Any], *, writers: Mapping[str, Any] | None = None
+    ) -> Token:
+        """The token a resolution leaves: ``system`` clamped to the ruleset's ranges, then checked.
+
+        A number a ruleset or pack wrote past its token schema's range (a DV
+        penalty past the cap after fifty attacks) is clamped to the range, so a
+        long game does not wedge a token. Anything else invalid is a
+        ``plugin_error`` naming the plugin, hook and step that last wrote the
+        token (from ``writers``: ``{token id: (plugin, hook, step)}``).
+        """
+        clamped = clamp(self._schema(before.ruleset, "token"), system)
+        try:
+            loaded = self.load_system(before.ruleset, clamped)
+        except InvalidRequest as exc:
+            plugin, hook, step = (writers or {}).get(before.id) or (None, None, None)
+            raise PluginError(
+                f"plugin {plugin or '?'} left token {before.id!r} invalid in hook {hook or '?'}"
+                f" (step {step or '?'}); nothing was applied",
+                details={"plugin": plugin, "hook": hook, "step": step, "token": before.id, "errors": exc.details},
+            ) from None
+        return Token(
+            before.id,
+            before.name,
+            before.ruleset,
+            loaded,
+            ownership=before.ownership,
+            version=before.version + 1,
+            flags=before.flags,
+        )
 
     # -- resolving -----------------------------------------------------------
 
@@ -237,6 +430,50 @@ class Host:
             dice=dice,
             answers=answers,
         )
+
+
+def _ranges(field: Any) -> tuple[Any, Any] | None:
+    low = high = None
+    for validator in getattr(field, "validators", ()):
+        if isinstance(validator, validate.Range):
+            if validator.min is not None and validator.min_inclusive:
+                low = validator.min
+            if validator.max is not None and validator.max_inclusive:
+                high = validator.max
+    return (low, high) if low is not None or high is not None else None
+
+
+def clamp(schema: Schema, data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with every number past its field's inclusive ``Range`` set to the nearest bound.
+
+    Nested schemas (and lists of them) are followed; anything else is left as is.
+    """
+    out = dict(data)
+    for name, field in schema.load_fields.items():
+        key = field.data_key or name
+        if key not in out:
+            continue
+        value = out[key]
+        if isinstance(field, fields.Nested):
+            inner = field.schema
+            if isinstance(value, Mapping) and not field.many:
+                out[key] = clamp(inner, value)
+            elif isinstance(value, (list, tuple)) and field.many:
+                out[key] = [clamp(inner, v) if isinstance(v, Mapping) else v for v in value]
+            continue
+        if isinstance(field, fields.List) and isinstance(field.inner, fields.Nested) and isinstance(value, (list, tuple)):
+            inner = field.inner.schema
+            out[key] = [clamp(inner, v) if isinstance(v, Mapping) else v for v in value]
+            continue
+        if type(value) in (int, float):
+            bounds = _ranges(field)
+            if bounds is not None:
+                low, high = bounds
+                if low is not None and value < low:
+                    out[key] = low
+                elif high is not None and value > high:
+                    out[key] = high
+    return out
 
 
 def _traced(kwargs: Mapping[str, Any]) -> str:
@@ -299,6 +536,13 @@ def make_host(
 ) -> Host:
     """Build the plugin manager and the host.
 
+    The order plugins are registered in, the same for the server, every CLI
+    command and ``vtt_bridge.testing``: the installed plugins (entry points)
+    sorted by name, then ``$VTT_BRIDGE_PLUGINS`` in the order given, then
+    ``plugins`` in the order given. A hook's implementations run in the reverse
+    of that order (the last registered first), ``tryfirst`` ones before and
+    ``trylast`` ones (each ruleset's own steps) after; wrappers wrap them all.
+
     :param plugins: extra plugins: module paths (``"my_pack.hooks"``) or objects.
     :param block: plugin names not to load (added to ``$VTT_BRIDGE_BLOCK_PLUGINS``).
     :param entry_points: load the ``vtt_bridge`` entry-point group.
@@ -310,11 +554,9 @@ def make_host(
     blocked = {b.strip() for b in env.get(BLOCK_ENV, "").split(",") if b.strip()} | set(block)
     for name in blocked:
         pm.set_blocked(name)
+    dists: dict[int, Any] = {}
     if entry_points:
-        try:
-            pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
-        except ImportError as exc:
-            raise PluginValidationError(f"a plugin failed to import: {exc}", details={"error": str(exc)}) from exc
+        _load_entry_points(pm, dists)
     extra = [p for p in env.get(PLUGINS_ENV, "").split(",") if p.strip()] + list(plugins)
     for plugin in extra:
         if isinstance(plugin, str):
@@ -358,10 +600,40 @@ def make_host(
                 )
     _refuse_unknown_hooks(pm)
     traced = trace if trace is not None else env.get(TRACE_ENV, "") not in ("", "0", "false")
-    host = Host(pm, rulesets, traced=traced)
+    host = Host(pm, rulesets, traced=traced, dists=dists)
+    for ruleset_id in rulesets:  # a plugin's bad declarables or flag schema stop start-up
+        host.declarables(ruleset_id)
+        host.flag_schemas(ruleset_id)
     if traced:
         _trace_calls(host)
     return host
+
+
+def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, Any]) -> None:
+    """Register the ``vtt_bridge`` entry points, sorted by name (the first of a name wins).
+
+    Sorting makes the order the same on every machine, whatever order the
+    installed distributions happen to be found in: the server, ``vtt-bridge
+    plugins`` and ``vtt_bridge.testing`` all build their host here.
+    """
+    from importlib.metadata import entry_points
+
+    seen: dict[str, Any] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        seen.setdefault(ep.name, ep)
+    for name in sorted(seen):
+        if pm.has_plugin(name) or pm.is_blocked(name):
+            continue
+        ep = seen[name]
+        try:
+            plugin = ep.load()
+        except ImportError as exc:
+            raise PluginValidationError(
+                f"plugin {name!r} failed to import: {exc}", details={"plugin": name, "error": str(exc)}
+            ) from exc
+        pm.register(plugin, name=name)
+        if ep.dist is not None:
+            dists[id(plugin)] = ep.dist
 
 
 def _refuse_unknown_hooks(pm: pluggy.PluginManager) -> None:

@@ -32,6 +32,17 @@ Defending — carried by the defender's answer to the ``defense`` decision
   (step 6, when DV did not stop the attack and no other Excellency aided it):
   4 motes, + half the Ability (rounded down) to DV.
 
+What is listed — ``vtt_bridge_declarables`` gives ``rulesets.list`` the two
+declarable Excellencies with their typed ``dice`` / ``successes`` parameters,
+and Essence Resurgent and Solar Counterattack as ``kind: "option"`` (chosen at
+a decision, never declared). All are ``inert``: an attack declaring none of
+them is unchanged at the rules' default answers.
+
+What a token knows — ``flags.excellencies.charms`` (``vtt_bridge_token_flags``)
+lists the Excellencies a character knows; without it a token knows them all.
+A Charm the character does not know is not offered, and declaring it is
+``invalid_request``.
+
 Counterattacking — ``solar-counterattack`` is offered at the
 ``counterattack`` decision (step 9) against a close-combat attack when the
 defender has 3 motes: the defender strikes back with a close-combat weapon
@@ -49,6 +60,8 @@ from .hooks import (
     exalted2e_defense_options,
     exalted2e_defense_reroll,
     exalted2e_defense_reroll_options,
+    vtt_bridge_declarables,
+    vtt_bridge_token_flags,
 )
 
 __all__: list[str] = []

@@ -10,9 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vtt_bridge import InvalidRequest, Option, Param, StashKey, hookimpl
+from marshmallow import fields, validate
 
-__all__ = ["COUNTER", "FIRST", "SECOND", "THIRD", "STATE"]
+from vtt_bridge import Declarable, InvalidRequest, Option, Param, StashKey, StrictSchema, hookimpl
+
+__all__ = ["COUNTER", "FIRST", "SECOND", "THIRD", "STATE", "Flags"]
+
+PLUGIN = "excellencies"  # the entry point's name: the key of this pack's token flags
 
 FIRST = "first-excellency"
 SECOND = "second-excellency"
@@ -24,6 +28,12 @@ NAMES = {
     SECOND: "Essence Triumphant (Second Excellency)",
     THIRD: "Essence Resurgent (Third Excellency)",
     COUNTER: "Solar Counterattack",
+}
+DESCRIPTIONS = {
+    FIRST: "1 mote per die added to the attack roll (step 3)",
+    SECOND: "2 motes per automatic success on the attack roll (step 3)",
+    THIRD: "4 motes: reroll the attack or a failed DV (offered at steps 4 and 6)",
+    COUNTER: "3 motes: strike back at a close-combat attacker (offered at step 9)",
 }
 THIRD_COST = 4
 COUNTER_COST = 3
@@ -116,6 +126,66 @@ def _no_resurgent_here(charm_ids, where: str, how: str) -> None:
 
 
 # ---------------------------------------------------------------------------
+# What may be declared, what a token knows
+# ---------------------------------------------------------------------------
+
+DECLARABLES = [
+    Declarable(
+        id=FIRST,
+        label=NAMES[FIRST],
+        plugin=PLUGIN,
+        description=DESCRIPTIONS[FIRST],
+        params={"dice": Param("integer", label="Dice", minimum=0, maximum=20, default=0)},
+    ),
+    Declarable(
+        id=SECOND,
+        label=NAMES[SECOND],
+        plugin=PLUGIN,
+        description=DESCRIPTIONS[SECOND],
+        params={"successes": Param("integer", label="Successes", minimum=0, maximum=10, default=0)},
+    ),
+    # Chosen at a decision, never declared: listed so players know they exist.
+    Declarable(id=THIRD, label=NAMES[THIRD], plugin=PLUGIN, kind="option", description=DESCRIPTIONS[THIRD]),
+    Declarable(id=COUNTER, label=NAMES[COUNTER], plugin=PLUGIN, kind="option", description=DESCRIPTIONS[COUNTER]),
+]
+
+
+class Flags(StrictSchema):
+    """What the pack keeps on an exalted2e token (``flags.excellencies``).
+
+    ``charms``: the Excellencies the character knows. Without it a token knows
+    them all; with it, the others are neither offered nor accepted.
+    """
+
+    charms = fields.List(fields.String(validate=validate.OneOf([FIRST, SECOND, THIRD, COUNTER])))
+
+
+@hookimpl
+def vtt_bridge_declarables(ruleset):
+    return DECLARABLES if ruleset == "exalted2e" else None
+
+
+@hookimpl
+def vtt_bridge_token_flags(ruleset):
+    return Flags if ruleset == "exalted2e" else None
+
+
+def knows(token, charm: str) -> bool:
+    """Does the character know ``charm`` (``flags.excellencies.charms``; no list: every Excellency)?"""
+    mine = token.flags.get(PLUGIN)
+    known = mine.get("charms") if mine is not None else None
+    return known is None or charm in known
+
+
+def _must_know(token, charm: str) -> None:
+    if not knows(token, charm):
+        raise InvalidRequest(
+            f"{token.name} does not know {NAMES[charm]}",
+            details={"charm": charm, "token": token.id, "declaration": {"charms": [f"{token.name} does not know {charm!r}."]}},
+        )
+
+
+# ---------------------------------------------------------------------------
 # Attacking: step 1 declares and pays, step 3 adds, step 4 rerolls
 # ---------------------------------------------------------------------------
 
@@ -131,6 +201,7 @@ def exalted2e_declare_attack(ctx) -> None:
     for charm in (FIRST, SECOND):
         use = ctx.declared(charm)
         if use is not None:
+            _must_know(ctx.attacker, charm)
             bought[charm] = _count(use.get("dice" if charm == FIRST else "successes", 0), charm, "dice" if charm == FIRST else "successes")
     if not bought:
         return
@@ -162,7 +233,7 @@ def exalted2e_attack_reroll_options(ctx) -> list[Option]:
     uses = ctx.stash.get(STATE)
     if uses is not None and uses.attack:
         return []  # another Excellency already augments this roll (seed 002, step 4)
-    if ctx.current(ctx.attacker.id).get("motes", 0) < THIRD_COST:
+    if ctx.current(ctx.attacker.id).get("motes", 0) < THIRD_COST or not knows(ctx.attacker, THIRD):
         return []
     return _REROLL_ATTACK
 
@@ -209,13 +280,20 @@ _DEFENSE_OPTIONS = [
     Option(id="dodge", label="Dodge", params=_DEFENSE_PARAMS),
     Option(id="parry", label="Parry", params=_DEFENSE_PARAMS),
 ]
+_PARAM_OF = {FIRST: "first_excellency", SECOND: "second_excellency"}
 
 
 @hookimpl
 def exalted2e_defense_options(ctx) -> list[Option]:
-    if ctx.current(ctx.defender.id).get("motes", 0) < 1:
+    defender = ctx.defender
+    if ctx.current(defender.id).get("motes", 0) < 1:
         return []
-    return _DEFENSE_OPTIONS
+    if knows(defender, FIRST) and knows(defender, SECOND):
+        return _DEFENSE_OPTIONS
+    params = {name: _DEFENSE_PARAMS[name] for charm, name in _PARAM_OF.items() if knows(defender, charm)}
+    if not params:
+        return []
+    return [Option(id="dodge", label="Dodge", params=params), Option(id="parry", label="Parry", params=params)]
 
 
 @hookimpl(wrapper=True)
@@ -258,7 +336,7 @@ def exalted2e_defense_reroll_options(ctx) -> list[Option]:
         return []  # another Excellency already enhances this DV (seed 002, step 6)
     if ctx.outcome.get("defense") not in ("dodge", "parry"):
         return []
-    if ctx.current(ctx.defender.id).get("motes", 0) < THIRD_COST:
+    if ctx.current(ctx.defender.id).get("motes", 0) < THIRD_COST or not knows(ctx.defender, THIRD):
         return []
     bonus = ctx.defense_ability // 2
     if bonus < 1:
@@ -296,7 +374,7 @@ def exalted2e_counterattack_options(ctx) -> list[Option]:
     if ctx.outcome.get("ability") not in _CLOSE:
         return []  # it answers close-combat attacks only
     system = ctx.current(ctx.defender.id)
-    if system.get("motes", 0) < COUNTER_COST:
+    if system.get("motes", 0) < COUNTER_COST or not knows(ctx.defender, COUNTER):
         return []
     if system["weapons"] and _counter_weapon(system, None) is None:
         return []

@@ -7,11 +7,36 @@ It talks to the ruleset only through the public context: the working numbers
 
 from __future__ import annotations
 
-from vtt_bridge import AttackContext, hookimpl
+from vtt_bridge import AttackContext, Declarable, hookimpl
 
 from .rules import MOMENTUM, ONSLAUGHT, holds, onslaught_applies
 
-__all__ = ["godsgloom_auto_successes", "godsgloom_reroll"]
+__all__ = ["godsgloom_auto_successes", "godsgloom_reroll", "vtt_bridge_declarables"]
+
+# Not inert: a unit holding a trait in its token's ``traits`` has it undeclared too.
+DECLARABLES = [
+    Declarable(
+        id=MOMENTUM,
+        label="Momentum",
+        plugin="godsgloom_momentum",
+        kind="ability",
+        description="one Single-Die Reroll in this attack test (ATC.20)",
+        inert=False,
+    ),
+    Declarable(
+        id=ONSLAUGHT,
+        label="Onslaught",
+        plugin="godsgloom_momentum",
+        kind="ability",
+        description="one Auto-⚔️ at ATC.40 where the attacker's Hits can wound",
+        inert=False,
+    ),
+]
+
+
+@hookimpl
+def vtt_bridge_declarables(ruleset: str):
+    return DECLARABLES if ruleset == "godsgloom" else None
 
 
 def _holders(ctx: AttackContext, trait: str) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from vtt_bridge import AttackContext, Option, hookimpl
 
+from .listing import flags_of
 from .measure import edge_distance
 
 __all__ = ["RANGE", "eligible_guards", "warmachine_mk3_redirect", "warmachine_mk3_redirect_options"]
@@ -47,7 +48,8 @@ def eligible_guards(ctx: AttackContext) -> list[str]:
         if token_id in (hit, ctx.attacker.id) or token.ruleset != ctx.ruleset.id:
             continue
         me = ctx.current(token_id)
-        if not me.get("shield_guard") or me.get("shield_guard_used") or not (_owners(token) & friends):
+        has_it = me.get("shield_guard") or flags_of(token)["shield_guard"]
+        if not has_it or me.get("shield_guard_used") or not (_owners(token) & friends):
             continue
         if any(me.get(state) for state in ("knocked_down", "stationary", "destroyed", "removed")):
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from vtt_bridge import Ask, Option, Ruleset, Step, StrictSchema, hookimpl, hookspec
+from vtt_bridge import Ask, Declarable, Option, Ruleset, Step, StrictSchema, hookimpl, hookspec
 from vtt_bridge.schemas import fields
 
 
@@ -108,6 +108,12 @@ class DuelRules:
     @hookimpl
     def vtt_bridge_rulesets(self):
         return [RULESET]
+
+    @hookimpl
+    def vtt_bridge_declarables(self, ruleset):
+        if ruleset != "duel":
+            return None
+        return [Declarable(id="riposte", label="Riposte", plugin="duel", description="the defender strikes back")]
 
     @hookimpl(trylast=True)
     def duel_declare(self, ctx):

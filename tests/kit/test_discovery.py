@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from vtt_bridge import PluginError, make_host
+from vtt_bridge import InvalidRequest, PluginError, make_host
 from vtt_bridge import testing as vt
 from vtt_bridge.cli import main
 from vtt_bridge.plugins import BLOCK_ENV, PLUGINS_ENV, TRACE_ENV
@@ -39,7 +39,11 @@ def test_an_installed_pack_is_found_through_its_entry_point(packs):
 def test_the_block_variable_keeps_a_pack_out(packs):
     host = make_host(block=BUILTINS, environ={BLOCK_ENV: " keen , nothing-by-that-name"})
     assert "keen" not in {p.name for p in host.plugins()}
-    res = vt.resolve("duel", FIGHTERS, host=host, **KEEN_ATTACK)
+    # Its Charm is unknown with it: declaring it is refused, naming the Charm.
+    with pytest.raises(InvalidRequest) as err:
+        vt.resolve("duel", FIGHTERS, host=host, **KEEN_ATTACK)
+    assert err.value.details == {"declaration": {"charms": {"0": {"id": ["Unknown Charm 'keen-edge'; known: riposte"]}}}}
+    res = vt.resolve("duel", FIGHTERS, host=host, **{**KEEN_ATTACK, "declaration": {}})
     assert res.changes_by(KEEN) == [] and res.numbers["pool"] == 2
 
 

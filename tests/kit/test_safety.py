@@ -198,7 +198,7 @@ def test_every_way_of_writing_to_a_snapshot_is_caught(write):
         vt.resolve(
             "duel",
             toks,
-            declaration={"charms": [{"id": "x"}]},
+            declaration={"charms": [{"id": "riposte"}]},
             dice=[6, 6],
             answers={"defense": "none"},
             plugins=[RULES, Cheat()],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from vtt_bridge import Token, hookimpl
+from vtt_bridge import Declarable, Token, hookimpl
 from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest, dice
 
 from ..engine.duel import DuelRules
@@ -64,7 +64,17 @@ class DuelExact:
 
 
 class ExtraDie:
-    """A pack: a declared ``extra`` adds a die to the duel's pool."""
+    """A pack: a declared ``extra`` adds a die to the duel's pool.
+
+    ``inert`` says whether it claims to change nothing when ``extra`` is not declared.
+    """
+
+    def __init__(self, *, inert: bool = False) -> None:
+        self.inert = inert
+
+    @hookimpl
+    def vtt_bridge_declarables(self, ruleset):
+        return [Declarable(id="extra", label="Extra die", plugin="", inert=self.inert)] if ruleset == "duel" else None
 
     @hookimpl
     def duel_roll(self, ctx):

@@ -66,14 +66,19 @@ def thaw(value: Any) -> Any:
     return value
 
 
+_NO_FLAGS = FrozenDict()
+
+
 class Token:
     """A read-only snapshot of one token.
 
     ``system`` holds the ruleset's stats (validated by its token schema);
-    ``ownership`` maps user names to Foundry levels (0 none … 3 owner).
+    ``ownership`` maps user names to Foundry levels (0 none … 3 owner);
+    ``flags`` maps plugin names to the data each pack keeps on the token
+    (validated by the schema the pack returns from ``vtt_bridge_token_flags``).
     """
 
-    __slots__ = ("id", "name", "ruleset", "ownership", "system", "version", "_plain")
+    __slots__ = ("id", "name", "ruleset", "ownership", "system", "flags", "version", "_plain")
 
     def __init__(
         self,
@@ -84,12 +89,14 @@ class Token:
         *,
         ownership: Mapping[str, int] | None = None,
         version: int = 1,
+        flags: Mapping[str, Any] | None = None,
     ) -> None:
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "ruleset", ruleset)
         object.__setattr__(self, "system", freeze(system))
         object.__setattr__(self, "ownership", freeze(ownership or {}))
+        object.__setattr__(self, "flags", freeze(flags) if flags else _NO_FLAGS)
         object.__setattr__(self, "version", version)
         object.__setattr__(self, "_plain", None)
 
@@ -122,6 +129,7 @@ class Token:
             data.get("system", {}),
             ownership=data.get("ownership"),
             version=data.get("version", 1),
+            flags=data.get("flags"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -131,6 +139,7 @@ class Token:
             "ruleset": self.ruleset,
             "ownership": thaw(self.ownership),
             "system": thaw(self.system),
+            "flags": thaw(self.flags),
             "version": self.version,
         }
 

@@ -6,10 +6,15 @@ The rule. The odds are **exact** when both hold:
    (it returns ``None`` for requests it cannot model: a declaration it does not
    know, an answer it does not understand);
 2. every plugin *other than the one providing the ruleset* that implements any
-   of the ruleset's hooks (a step hook or a decision's options hook) is named
-   in the model's ``accounts_for`` for this request — by its plugin name (the
-   entry point's name) or its module's name (``vtt_godsgloom_momentum``), so
-   the claim holds however the pack was loaded.
+   of the ruleset's hooks (a step hook or a decision's options hook) is either
+   named in the model's ``accounts_for`` for this request — by its plugin name
+   (the entry point's name) or its module's name (``vtt_godsgloom_momentum``),
+   so the claim holds however the pack was loaded — or **inert here**: every
+   :class:`~vtt_bridge.Declarable` it lists for the ruleset says ``inert`` and
+   the request declares none of them. An inert pack promises to change nothing
+   at the rules' default answers unless declared; answers that pick a pack's
+   option are the exact model's to refuse (it returns ``None`` for answers it
+   does not model).
 
 Otherwise the attack is resolved N times through the real pipeline (Monte
 Carlo). Point 2 is deliberately blunt: the host cannot know what a pack's hook
@@ -30,7 +35,7 @@ from ..errors import InvalidRequest, PluginError, VTTError
 from .model import ExactOdds, OddsRequest
 from .result import Method
 
-__all__ = ["Choice", "choose_method", "exact_model", "foreign_plugins", "ruleset_owner"]
+__all__ = ["Choice", "choose_method", "exact_model", "foreign_plugins", "inert_here", "ruleset_owner"]
 
 Prefer = Literal["auto", "exact", "monte_carlo"]
 
@@ -103,6 +108,15 @@ def _accounted(host: Any, plugin: str, accounts_for: frozenset[str]) -> bool:
     return module in accounts_for
 
 
+def inert_here(host: Any, plugin: str, request: OddsRequest) -> bool:
+    """Does ``plugin`` promise to leave this attack alone: all its declarables inert, none declared?"""
+    declarables = getattr(host, "declarables", None)
+    if declarables is None:
+        return False
+    mine = [d for d in declarables(request.ruleset) if d.plugin == plugin]
+    return bool(mine) and all(d.inert for d in mine) and all(request.declared(d.id) is None for d in mine)
+
+
 def choose_method(host: Any, request: OddsRequest, *, prefer: Prefer = "auto") -> Choice:
     """Apply the rule above; ``prefer`` forces one method (``"exact"`` fails if unavailable)."""
     plugins = foreign_plugins(host, request.ruleset)
@@ -113,12 +127,15 @@ def choose_method(host: Any, request: OddsRequest, *, prefer: Prefer = "auto") -
     if exact is None:
         reason = f"no exact model covers this {request.ruleset} attack"
     else:
-        unaccounted = [p for p in plugins if not _accounted(host, p, exact.accounts_for)]
+        named = [p for p in plugins if _accounted(host, p, exact.accounts_for)]
+        inert = [p for p in plugins if p not in named and inert_here(host, p, request)]
+        unaccounted = [p for p in plugins if p not in named and p not in inert]
         if not unaccounted:
-            accounted = list(plugins)
             reason = f"the {request.ruleset} exact model covers this attack"
-            if accounted:
-                reason += f" (it accounts for {', '.join(accounted)})"
+            if named:
+                reason += f" (it accounts for {', '.join(named)})"
+            if inert:
+                reason += f" ({', '.join(inert)}: installed, nothing of it declared)"
             return Choice(method="exact", reason=reason, exact=exact, plugins=plugins)
         first = unaccounted[0]
         reason = (

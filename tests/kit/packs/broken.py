@@ -1,6 +1,11 @@
 """A pack with a bug: it raises whenever its Charm is declared."""
 
-from vtt_bridge import hookimpl
+from vtt_bridge import Declarable, hookimpl
+
+
+@hookimpl
+def vtt_bridge_declarables(ruleset):
+    return [Declarable(id="cursed-blade", label="Cursed Blade", plugin="")] if ruleset == "duel" else None
 
 
 @hookimpl

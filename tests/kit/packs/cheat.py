@@ -1,6 +1,11 @@
 """A pack that writes to a token snapshot instead of using ctx.update."""
 
-from vtt_bridge import hookimpl
+from vtt_bridge import Declarable, hookimpl
+
+
+@hookimpl
+def vtt_bridge_declarables(ruleset):
+    return [Declarable(id="vorpal", label="Vorpal", plugin="")] if ruleset == "duel" else None
 
 
 @hookimpl

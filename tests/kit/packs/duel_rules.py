@@ -5,6 +5,7 @@ from tests.engine.duel import DuelRules
 _rules = DuelRules()
 
 vtt_bridge_rulesets = _rules.vtt_bridge_rulesets
+vtt_bridge_declarables = _rules.vtt_bridge_declarables
 duel_declare = _rules.duel_declare
 duel_defense_options = _rules.duel_defense_options
 duel_defend = _rules.duel_defend

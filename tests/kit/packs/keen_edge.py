@@ -1,6 +1,11 @@
 """Keen Edge: one more die in the duel's attack roll, when declared."""
 
-from vtt_bridge import hookimpl
+from vtt_bridge import Declarable, hookimpl
+
+
+@hookimpl
+def vtt_bridge_declarables(ruleset):
+    return [Declarable(id="keen-edge", label="Keen Edge", plugin="")] if ruleset == "duel" else None
 
 
 @hookimpl

@@ -109,36 +109,62 @@ def test_without_the_motes_it_is_refused(host):
 
 
 @pytest.mark.parametrize(
-    "charms, combined",
+    "charms, index",
     [
-        ([{"id": "third-excellency"}, {"id": "first-excellency", "dice": 1}], ["first-excellency"]),
-        ([{"id": "second-excellency", "successes": 1}, {"id": "third-excellency"}], ["second-excellency"]),
+        ([{"id": "third-excellency"}], "0"),
+        ([{"id": "third-excellency"}, {"id": "first-excellency", "dice": 1}], "0"),
+        ([{"id": "second-excellency", "successes": 1}, {"id": "third-excellency"}], "1"),
     ],
 )
-def test_essence_resurgent_is_not_combined_with_another_excellency(host, charms, combined):
+def test_essence_resurgent_is_a_reroll_effect_not_a_declaration(host, charms, index):
+    """Seed 002, step 4: a reroll effect is chosen at the reroll, never declared with the attack."""
     with pytest.raises(InvalidRequest) as err:
         resolve(host, "anoria", "monk", {"charms": charms}, dice=[2] * 20)
-    assert err.value.details["charm"] == "third-excellency"
-    assert err.value.details["combined_with"] == combined
+    assert err.value.details == {
+        "declaration": {"charms": {index: {"id": [
+            "Essence Resurgent (Third Excellency) ('third-excellency') is chosen at a decision, not declared"
+        ]}}}
+    }  # fmt: skip
 
 
-def test_essence_resurgent_is_a_reroll_effect_not_a_declaration(host):
+@pytest.mark.parametrize(
+    "use, message",
+    [
+        ({"dice": -1}, "Must be between 0 and 20."),
+        ({"dice": "3"}, "Not a valid integer."),
+        ({"dice": 1.5}, "Not a valid integer."),
+        ({"dice": 2, "motes": 2}, "Unknown parameter; this one takes: dice."),
+    ],
+)
+def test_bad_charm_params_are_refused_naming_the_param(host, use, message):
     with pytest.raises(InvalidRequest) as err:
-        resolve(host, "anoria", "monk", {"charms": [{"id": "third-excellency"}]}, dice=[2] * 20)
-    assert err.value.details["decision"] == "attack_reroll"
+        resolve(host, "anoria", "monk", {"charms": [{"id": "first-excellency", **use}]}, dice=[2] * 20)
+    (name, messages), = err.value.details["declaration"]["charms"]["0"].items()
+    assert messages == [message] and name in use
 
 
-@pytest.mark.parametrize("dice", [-1, "3", 1.5])
-def test_bad_charm_params_are_refused(host, dice):
+def test_an_unknown_charm_is_refused_naming_it_and_the_known_ones(host):
     with pytest.raises(InvalidRequest) as err:
-        resolve(host, "anoria", "monk", {"charms": [{"id": "first-excellency", "dice": dice}]}, dice=[2] * 20)
+        resolve(host, "anoria", "monk", {"weapon": "fist", "charms": [{"id": "some-other-charm"}]}, dice=[2] * 10)
+    assert err.value.details == {"declaration": {"charms": {"0": {"id": [
+        "Unknown Charm 'some-other-charm'; known: first-excellency, second-excellency"
+    ]}}}}  # fmt: skip
+
+
+def test_a_character_uses_only_the_excellencies_its_token_knows(host):
+    """``flags.excellencies.charms``: a known list leaves the others unoffered and undeclarable."""
+    toks = tokens(host)
+    anoria = toks["anoria"].to_dict()
+    anoria["flags"] = {"excellencies": {"charms": ["second-excellency"]}}
+    toks["anoria"] = host.validate_token(anoria)
+    with pytest.raises(InvalidRequest) as err:
+        host.start("exalted2e", toks, attacker="anoria", targets=["monk"],
+                   declaration={"weapon": "fist", "charms": [{"id": "first-excellency", "dice": 1}]}, dice=[2] * 20).run()
     assert err.value.details["charm"] == "first-excellency"
-
-
-def test_other_charms_in_the_declaration_are_left_alone(host):
-    record = resolve(host, "anoria", "monk", {"weapon": "fist", "charms": [{"id": "some-other-charm"}]}, dice=[2] * 10)
-    assert "anoria" not in record["changes"] or after(record, "anoria")["motes"] == 40
-
+    # Defending, she is offered only the Second Excellency's points of DV, and no Essence Resurgent.
+    res = host.start("exalted2e", toks, attacker="monk", targets=["anoria"], declaration={}, dice=[2] * 20)
+    decision = res.advance()
+    assert list(decision.option("parry").params) == ["stunt", "second_excellency"]
 
 # -- step 4: Essence Resurgent on the attack ---------------------------------------------
 

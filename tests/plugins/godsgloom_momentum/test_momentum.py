@@ -20,7 +20,12 @@ MISS_9 = [2] * 9
 def test_the_pack_implements_only_the_reroll_and_auto_success_steps():
     h = host(PACK)
     plugin = h.pm.get_plugin(PACK)
-    assert {c.name for c in h.pm.get_hookcallers(plugin)} == {"godsgloom_reroll", "godsgloom_auto_successes"}
+    assert {c.name for c in h.pm.get_hookcallers(plugin)} == {
+        "godsgloom_reroll", "godsgloom_auto_successes", "vtt_bridge_declarables"
+    }  # fmt: skip
+    listed = {d.id: d for d in h.declarables("godsgloom")}
+    assert set(listed) == {"momentum", "onslaught"}
+    assert not any(d.inert for d in listed.values())  # a token's traits act undeclared
     assert h.call_order("godsgloom_reroll") == [PACK, "vtt_godsgloom"]  # before the ruleset's own
 
 

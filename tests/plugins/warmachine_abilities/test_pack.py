@@ -1,6 +1,8 @@
 """The abilities pack as a plugin: what it implements and how it loads."""
 
-from vtt_bridge import make_host
+import pytest
+
+from vtt_bridge import InvalidRequest, make_host
 
 import vtt_warmachine_abilities
 
@@ -11,6 +13,7 @@ def test_the_pack_changes_only_steps_6_and_9g():
     assert hooks == {
         "warmachine_mk3_redirect_options", "warmachine_mk3_redirect",
         "warmachine_mk3_transfer_damage_options", "warmachine_mk3_damage_transfer",
+        "vtt_bridge_declarables", "vtt_bridge_token_flags",  # what it lists, what it keeps on tokens
     }
     steps = {s.name: s for s in host.ruleset("warmachine_mk3").all_steps()}
     assert steps["redirect"].title.startswith("6.") and steps["damage_transfer"].title.startswith("9g.")
@@ -34,6 +37,20 @@ def test_the_pack_imports_only_the_public_api():
     for path in pathlib.Path(vtt_warmachine_abilities.__file__).parent.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 0:
-                assert node.module in ("vtt_bridge", "__future__", "collections.abc", "typing"), (path, node.module)
+                # marshmallow: the flags schema (a pack's token data is a marshmallow schema)
+                allowed = ("vtt_bridge", "__future__", "collections.abc", "typing", "marshmallow")
+                assert node.module in allowed, (path, node.module)
             elif isinstance(node, ast.Import):
                 assert all(a.name in ("math",) for a in node.names), (path, [a.name for a in node.names])
+
+
+def test_the_pack_lists_its_abilities_and_the_flags_it_keeps():
+    host = make_host(plugins=["vtt_warmachine_mk3", "vtt_warmachine_abilities"], entry_points=False, environ={})
+    listed = {d.id: d for d in host.declarables("warmachine_mk3")}
+    assert set(listed) == {"shield_guard", "transference"}
+    assert all(d.kind == "option" and d.inert for d in listed.values())
+    flags = host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"shield_guard": True}})
+    assert flags == {"vtt_warmachine_abilities": {"shield_guard": True, "transference": True}}
+    with pytest.raises(InvalidRequest) as err:
+        host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"sheild_guard": True}})
+    assert err.value.details == {"flags": {"vtt_warmachine_abilities": {"sheild_guard": ["Unknown field."]}}}

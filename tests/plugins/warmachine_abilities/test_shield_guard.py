@@ -104,3 +104,14 @@ def test_an_aoe_guarded_centres_on_the_guard():
     models = record["outcome"]["models"]
     assert models["g"]["direct"] is True and models["g"]["pow"] == 13
     assert models["b"]["blast"] is True and models["a"]["how"] == "blast"  # a is 1.5" from g: under it too
+
+
+def test_the_ability_may_come_from_the_packs_token_flags():
+    """``flags.warmachine_abilities.shield_guard``: the model has Shield Guard, read by the pack."""
+    from vtt_bridge import Token
+
+    t = table(shield_guard=False)
+    g = t["g"].to_dict()
+    t["g"] = Token.from_dict({**g, "flags": {"warmachine_abilities": {"shield_guard": True}}})
+    res = attack(t, dice=[4, 3, 6, 6], pack=True)
+    assert [o.id for o in res.advance().options][0] == "shield_guard:g"

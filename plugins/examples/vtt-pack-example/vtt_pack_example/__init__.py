@@ -5,9 +5,29 @@ Serpent-Sting Fang is made up for this example: declared with an attack
 damage at step 7. The pack changes that one step and nothing else.
 """
 
-from vtt_bridge import hookimpl
+from vtt_bridge import Declarable, hookimpl
 
 CHARM = "serpent-sting-fang"
+
+
+@hookimpl
+def vtt_bridge_declarables(ruleset):
+    """What an attacker may declare: the Charm, listed in ``rulesets.list`` for players to pick.
+
+    ``inert``: the pack changes nothing unless the Charm is declared, so the exact odds
+    of an attack without it stay exact while the pack is installed.
+    """
+    if ruleset != "exalted2e":
+        return None
+    return [
+        Declarable(
+            id=CHARM,
+            label="Serpent-Sting Fang",
+            plugin="serpent_sting_fang",
+            description="+1 raw damage at step 7",
+            inert=True,
+        )
+    ]
 
 
 @hookimpl(wrapper=True)
