@@ -98,11 +98,13 @@ class TraceEntry:
 class Changes:
     """Pending token changes of a whole resolution tree (nested attacks share it)."""
 
-    __slots__ = ("tokens", "patches", "_merged")
+    __slots__ = ("tokens", "patches", "writers", "_merged")
 
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
+        #: token id → ``(plugin, hook, step)`` of the last write, to name who left a token invalid.
+        self.writers: dict[str, tuple[str | None, str | None, str | None]] = {}
         self._merged: dict[str, FrozenDict] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
@@ -272,7 +274,15 @@ class AttackContext:
 
     def update(self, token_id: str, **fields: Any) -> None:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
-        self.changes.set(token_id, fields)
+        changes = self.changes
+        changes.set(token_id, fields)
+        step = self._step
+        name = step.name if step is not None else None
+        changes.writers[token_id] = (
+            self._caller(),
+            f"{self.ruleset.id}_{name}" if name is not None else None,
+            name,
+        )
 
     def note(self, text: str) -> None:
         """Add a line to the current step's entry on the chat card."""

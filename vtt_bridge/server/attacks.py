@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.resolution import Resolution
 from ..engine.tokens import Token
-from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, PluginError, error_envelope
+from ..errors import Conflict, Forbidden, NotFound, error_envelope
 from ..odds import compute_odds
 from ..state import messages
 from ..state.keys import new_id
@@ -294,16 +294,8 @@ class Attacks:
         changes: dict[str, TokenChange] = {}
         for token_id, change in record["changes"].items():
             before = tokens[token_id]
-            try:
-                system = host.load_system(before.ruleset, change["after"])
-            except InvalidRequest as exc:
-                raise PluginError(
-                    f"the {before.ruleset} resolution left token {token_id!r} invalid; nothing was applied",
-                    details={"token": token_id, "errors": exc.details},
-                ) from None
-            after = Token(
-                before.id, before.name, before.ruleset, system, ownership=before.ownership, version=before.version + 1
-            )
+            # Clamped to the ruleset's ranges; anything else invalid is a plugin_error naming the writer.
+            after = host.changed_token(before, change["after"], writers=res.ctx.changes.writers)
             changes[token_id] = TokenChange(before=before, after=after)
         wire: dict[str, Any] = {}
         for token_id in [*involved, *(t for t in changes if t not in involved)]:
@@ -392,6 +384,7 @@ class Attacks:
                         was["system"],
                         ownership=was.get("ownership"),
                         version=current.version + 1,
+                        flags=was.get("flags"),
                     )
                     changes[token_id] = TokenChange(before=current, after=restored)
                 if moved:

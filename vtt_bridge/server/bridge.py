@@ -269,11 +269,21 @@ class Bridge:
             system = thaw(token.system)
             if "system" in request:
                 system = self.host.load_system(token.ruleset, merge(system, request["system"]))
+            flags = thaw(token.flags)
+            if "flags" in request:
+                flags = self.host.load_flags(token.ruleset, merge(flags, request["flags"]))
             name = request.get("name", token.name)
             ownership = request.get("ownership", thaw(token.ownership))
-            if name == token.name and ownership == thaw(token.ownership) and system == thaw(token.system):
+            if (
+                name == token.name
+                and ownership == thaw(token.ownership)
+                and system == thaw(token.system)
+                and flags == thaw(token.flags)
+            ):
                 return {"token": token.to_dict()}
-            after = Token(token.id, name, token.ruleset, system, ownership=ownership, version=token.version + 1)
+            after = Token(
+                token.id, name, token.ruleset, system, ownership=ownership, version=token.version + 1, flags=flags
+            )
             await self._commit_token(runtime, caller, "token.update", token, after)
         wire = after.to_dict()
         runtime.outbox.put("token.updated", {"token": wire})
@@ -293,17 +303,19 @@ class Bridge:
 
 
 def build_token(host: Host, request: Mapping[str, Any]) -> Token:
-    """A new token (version 1) from a ``token.create`` payload, its ``system`` checked by its ruleset."""
+    """A new token (version 1) from a ``token.create`` payload, its ``system`` and ``flags`` checked."""
     ruleset = request["ruleset"]
     host.ruleset(ruleset)
-    system = host.load_system(ruleset, request["system"])
-    return Token(
-        request.get("id") or new_id("tok"),
-        request["name"],
-        ruleset,
-        system,
-        ownership=request.get("ownership") or {},
-        version=1,
+    return host.validate_token(
+        Token(
+            request.get("id") or new_id("tok"),
+            request["name"],
+            ruleset,
+            request["system"],
+            ownership=request.get("ownership") or {},
+            version=1,
+            flags=request.get("flags"),
+        )
     )
 
 

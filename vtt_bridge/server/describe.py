@@ -149,8 +149,9 @@ def describe_steps(steps: tuple[Step, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def describe_ruleset(ruleset: Ruleset) -> dict[str, Any]:
-    return {
+def describe_ruleset(ruleset: Ruleset, host: Host | None = None) -> dict[str, Any]:
+    """One ruleset for ``rulesets.list``; with ``host``, what its plugins add (declarables, flags)."""
+    out = {
         "id": ruleset.id,
         "title": ruleset.title,
         "description": ruleset.description,
@@ -161,11 +162,15 @@ def describe_ruleset(ruleset: Ruleset) -> dict[str, Any]:
         "declaration_schema": describe_schema(ruleset.declaration_schema),
         "sample_tokens": ruleset.sample_tokens is not None,
     }
+    if host is not None:
+        out["declarables"] = [d.to_dict() for d in host.declarables(ruleset.id)]
+        out["flags"] = {plugin: describe_schema(schema) for plugin, schema in host.flag_schemas(ruleset.id).items()}
+    return out
 
 
 def describe_rulesets(host: Host) -> dict[str, Any]:
     """The ``rulesets.list`` acknowledgement's fields."""
     return {
-        "rulesets": [describe_ruleset(host.rulesets[rid]) for rid in sorted(host.rulesets)],
+        "rulesets": [describe_ruleset(host.rulesets[rid], host) for rid in sorted(host.rulesets)],
         "plugins": [p.to_dict() for p in host.plugins()],
     }

@@ -52,6 +52,7 @@ class TokenCreate(StrictSchema):
         load_default=dict,
     )
     system = fields.Dict(required=True)
+    flags = fields.Dict(keys=fields.String(), values=fields.Dict(), load_default=dict)
 
 
 class TokenRef(StrictSchema):
@@ -59,7 +60,7 @@ class TokenRef(StrictSchema):
 
 
 class TokenUpdate(StrictSchema):
-    """A patch: ``name`` and ``ownership`` replace, ``system`` is merged in (nested objects too)."""
+    """A patch: ``name`` and ``ownership`` replace, ``system`` and ``flags`` are merged in (nested objects too)."""
 
     id = fields.String(required=True, validate=ID)
     version = fields.Integer(strict=True, validate=validate.Range(min=1))
@@ -68,6 +69,7 @@ class TokenUpdate(StrictSchema):
         keys=fields.String(validate=USER_NAME), values=fields.Integer(strict=True, validate=validate.Range(0, 3))
     )
     system = fields.Dict()
+    flags = fields.Dict(keys=fields.String(), values=fields.Dict())
 
 
 class AttackRequest(StrictSchema):

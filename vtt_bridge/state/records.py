@@ -42,6 +42,7 @@ def token_from_dict(data: Mapping[str, Any]) -> Token:
         data["system"],
         ownership=data.get("ownership") or {},
         version=int(data["version"]),
+        flags=data.get("flags"),
     )
 
 

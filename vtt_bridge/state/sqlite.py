@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS tokens (
     ownership TEXT NOT NULL,
     system TEXT NOT NULL,
     version INTEGER NOT NULL,
+    flags TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (table_id, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS audit (
@@ -127,6 +128,8 @@ class SQLiteStore(Store):
         db.execute("PRAGMA busy_timeout=5000")
         db.execute("PRAGMA foreign_keys=ON")
         db.executescript(_SCHEMA)
+        if "flags" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)")}:
+            db.execute("ALTER TABLE tokens ADD COLUMN flags TEXT NOT NULL DEFAULT '{}'")  # stores made before flags
         self._db = db
 
     async def close(self) -> None:
@@ -183,16 +186,22 @@ class SQLiteStore(Store):
 
     async def tokens(self, table_id: str) -> dict[str, Token]:
         rows = self.db.execute(
-            "SELECT id, name, ruleset, ownership, system, version FROM tokens WHERE table_id = ? ORDER BY id",
+            "SELECT id, name, ruleset, ownership, system, version, flags FROM tokens WHERE table_id = ? ORDER BY id",
             (table_id,),
         ).fetchall()
         out = {}
         snapshots = self._snapshots
-        for token_id, name, ruleset, ownership, system, version in rows:
+        for token_id, name, ruleset, ownership, system, version, flags in rows:
             cached = snapshots.get((table_id, token_id))
             if cached is None or cached.version != version:
                 cached = Token(
-                    token_id, name, ruleset, json.loads(system), ownership=json.loads(ownership), version=version
+                    token_id,
+                    name,
+                    ruleset,
+                    json.loads(system),
+                    ownership=json.loads(ownership),
+                    version=version,
+                    flags=json.loads(flags),
                 )
                 snapshots[(table_id, token_id)] = cached
             out[token_id] = cached
@@ -209,8 +218,8 @@ class SQLiteStore(Store):
                 if before is None:
                     assert after is not None
                     cursor = db.execute(
-                        "INSERT OR IGNORE INTO tokens (table_id, id, name, ruleset, ownership, system, version)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT OR IGNORE INTO tokens (table_id, id, name, ruleset, ownership, system, version, flags)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             table_id,
                             token_id,
@@ -219,6 +228,7 @@ class SQLiteStore(Store):
                             dumps(after.ownership),
                             dumps(after.system),
                             after.version,
+                            dumps(after.flags),
                         ),
                     )
                 elif after is None:
@@ -228,7 +238,7 @@ class SQLiteStore(Store):
                     )
                 else:
                     cursor = db.execute(
-                        "UPDATE tokens SET name = ?, ruleset = ?, ownership = ?, system = ?, version = ?"
+                        "UPDATE tokens SET name = ?, ruleset = ?, ownership = ?, system = ?, version = ?, flags = ?"
                         " WHERE table_id = ? AND id = ? AND version = ?",
                         (
                             after.name,
@@ -236,6 +246,7 @@ class SQLiteStore(Store):
                             dumps(after.ownership),
                             dumps(after.system),
                             after.version,
+                            dumps(after.flags),
                             table_id,
                             token_id,
                             before.version,
