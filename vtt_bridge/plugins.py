@@ -465,15 +465,27 @@ def clamp(schema: Schema, data: Mapping[str, Any]) -> dict[str, Any]:
             inner = field.inner.schema
             out[key] = [clamp(inner, v) if isinstance(v, Mapping) else v for v in value]
             continue
+        if isinstance(field, fields.Dict) and field.value_field is not None and isinstance(value, Mapping):
+            bounds = _ranges(field.value_field)
+            if bounds is not None:
+                out[key] = {k: _clamped(v, bounds) for k, v in value.items()}
+            continue
         if type(value) in (int, float):
             bounds = _ranges(field)
             if bounds is not None:
-                low, high = bounds
-                if low is not None and value < low:
-                    out[key] = low
-                elif high is not None and value > high:
-                    out[key] = high
+                out[key] = _clamped(value, bounds)
     return out
+
+
+def _clamped(value: Any, bounds: tuple[Any, Any]) -> Any:
+    if type(value) not in (int, float):
+        return value
+    low, high = bounds
+    if low is not None and value < low:
+        return low
+    if high is not None and value > high:
+        return high
+    return value
 
 
 def _traced(kwargs: Mapping[str, Any]) -> str:

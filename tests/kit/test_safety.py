@@ -93,6 +93,56 @@ def test_a_pack_raising_anywhere_in_a_step_is_still_plugin_error(where):
     assert err.value.details["plugin"] == "Faulty"
 
 
+@pytest.mark.parametrize("exc", [SystemExit, KeyboardInterrupt, SystemExit(0)])
+@pytest.mark.parametrize("where", ["step", "options", "wrapper"])
+def test_a_pack_raising_system_exit_or_keyboard_interrupt_is_a_plugin_error(exc, where):
+    """Issue 14, item 7: no exception a pack raises ends the process."""
+
+    class Quitter:
+        if where == "options":
+
+            @hookimpl
+            def duel_defense_options(self, ctx):
+                raise exc
+
+        elif where == "wrapper":
+
+            @hookimpl(wrapper=True)
+            def duel_roll(self, ctx):
+                yield
+                raise exc
+
+        else:
+
+            @hookimpl
+            def duel_wound(self, ctx):
+                raise exc
+
+    with pytest.raises(PluginError) as err:
+        vt.resolve("duel", FIGHTERS, dice=[6, 6, 6, 6], answers={"defense": "none"}, plugins=[RULES, Quitter()])
+    hook, step = {"options": ("duel_defense_options", "defend"), "wrapper": ("duel_roll", "roll"),
+                  "step": ("duel_wound", "wound")}[where]  # fmt: skip
+    name = exc.__name__ if isinstance(exc, type) else type(exc).__name__
+    assert err.value.details == {"plugin": "Quitter", "hook": hook, "step": step, "exception": name}
+
+
+def test_a_pack_leaving_a_token_invalid_is_named_with_its_hook_and_step():
+    class Vandal:
+        @hookimpl
+        def duel_counter(self, ctx):
+            ctx.update(ctx.defender.id, hp="lots")
+
+    host = vt.host(RULES, Vandal(), entry_points=False)
+    res = vt.resolve("duel", FIGHTERS, dice=[6, 6], answers={"defense": "none"}, host=host)
+    before = res.ctx.tokens["b"]
+    with pytest.raises(PluginError) as err:
+        host.changed_token(before, res.token_after("b"), writers=res.ctx.changes.writers)
+    assert err.value.details["plugin"] == "Vandal"
+    assert (err.value.details["hook"], err.value.details["step"]) == ("duel_counter", "counter")
+    assert err.value.details["errors"] == {"token": {"hp": ["Not a valid integer."]}}
+    assert "Vandal" in err.value.message and "duel_counter" in err.value.message
+
+
 def test_a_refusal_the_user_must_see_stays_invalid_request():
     class Costly:
         @hookimpl

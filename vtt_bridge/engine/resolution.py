@@ -67,14 +67,12 @@ def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[Attac
 
     def call(ctx: AttackContext) -> list[Any]:
         results = []
-        try:
-            for function, takes_ctx, plugin in calls:
-                ctx._plugin = plugin
-                r = function(ctx) if takes_ctx else function()
-                if r is not None:
-                    results.append(r)
-        finally:
-            ctx._plugin = None
+        for function, takes_ctx, plugin in calls:
+            ctx._plugin = plugin  # left set if it raises: the engine names it in the plugin_error
+            r = function(ctx) if takes_ctx else function()
+            if r is not None:
+                results.append(r)
+        ctx._plugin = None
         return results
 
     return call
@@ -423,10 +421,15 @@ class Resolution:
                         offered = compiled.options_call(ctx)
                     except (EndCycle, SkipItem):
                         raise
-                    except Exception as exc:
+                    except BaseException as exc:
                         raise self._fault(exc, f"{ctx.ruleset.id}_{ask.name}_options", step.name) from exc
                     if any(offered):
-                        answer = yield from self._ask(compiled, ctx, entry, offered)
+                        try:
+                            answer = yield from self._ask(compiled, ctx, entry, offered)
+                        except (EndCycle, SkipItem, GeneratorExit, VTTError):
+                            raise
+                        except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
+                            raise self._fault(exc, f"{ctx.ruleset.id}_{ask.name}_options", step.name) from exc
                     else:
                         ctx.answers.pop(ask.name, None)
                 dice.step = step.name
@@ -438,8 +441,9 @@ class Resolution:
                     entry.ended = str(end)
                     entry.rolls = rolls[first:]
                     raise
-                except Exception as exc:
-                    raise self._fault(exc, compiled.hook_name, step.name) from exc
+                except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
+                    running, ctx._plugin = ctx._plugin, None
+                    raise self._fault(exc, compiled.hook_name, step.name, running) from exc
                 if len(rolls) != first:
                     entry.rolls = rolls[first:]
                 if ctx._nested:
@@ -474,7 +478,7 @@ class Resolution:
 
     def _loop(self, compiled: _Compiled, ctx: AttackContext):
         step = compiled.step
-        items = step.each(ctx) if step.each is not None else [None]
+        items = self._guard(step.each, ctx, compiled.hook_name, step.name) if step.each is not None else [None]
         outer = ctx.item
         for item in items:
             ctx.item = item
@@ -584,10 +588,10 @@ class Resolution:
             return call(ctx)
         except (EndCycle, SkipItem):
             raise
-        except Exception as exc:
+        except BaseException as exc:
             raise self._fault(exc, hook, step) from exc
 
-    def _fault(self, exc: Exception, hook: str, step: str) -> Exception:
+    def _fault(self, exc: BaseException, hook: str, step: str, running: str | None = None) -> Exception:
         """What a hook's exception becomes: client faults stay, plugin bugs become ``plugin_error``."""
         if isinstance(exc, VTTError) and not (
             isinstance(exc, SnapshotMutation) or exc.code in ("illegal_transition", "internal")
@@ -595,14 +599,18 @@ class Resolution:
             exc.details.setdefault("hook", hook)
             exc.details.setdefault("step", step)
             return exc
-        return self._plugin_error(exc, hook, step)
+        return self._plugin_error(exc, hook, step, running)
 
-    def _plugin_error(self, exc: BaseException, hook: str, step: str) -> PluginError:
+    def _plugin_error(self, exc: BaseException, hook: str, step: str, running: str | None = None) -> PluginError:
+        """A ``plugin_error`` naming the plugin: the innermost plugin module in the traceback,
+        else the one the engine was running."""
         plugin = None
         for frame, _ in traceback.walk_tb(exc.__traceback__):
             name = self.engine.plugin_of(frame.f_globals.get("__name__", ""))
             if name is not None:
                 plugin = name
+        if plugin is None:
+            plugin = running
         return PluginError(
             f"plugin {plugin or '?'} failed in hook {hook}: {type(exc).__name__}: {exc}",
             details={"plugin": plugin, "hook": hook, "step": step, "exception": type(exc).__name__},

@@ -85,7 +85,7 @@ def exact_model(host: Any, request: OddsRequest) -> ExactOdds | None:
         answer = caller(ruleset=request.ruleset, request=request)
     except VTTError:
         raise  # a refusal from the pipeline a model probed: the request's fault, reported as is
-    except Exception as exc:  # a model's bug is reported like any plugin's
+    except BaseException as exc:  # a model's bug (SystemExit too) is reported like any plugin's
         raise PluginError(
             f"the exact odds model for {request.ruleset} failed: {type(exc).__name__}: {exc}",
             details={"hook": "vtt_bridge_exact_odds", "ruleset": request.ruleset, "exception": type(exc).__name__},
