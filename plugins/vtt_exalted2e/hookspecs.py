@@ -155,7 +155,7 @@ def exalted2e_attack_reroll_options(ctx: AttackContext) -> list[Option]:
     """Before step 4. The reroll effects the attacker may use.
 
     The ruleset's own implementation offers none, so the decision is asked
-    only when a pack offers a reroll effect (the ruleset then adds ``keep``,
+    only when a pack offers a reroll effect (the ruleset then adds ``decline``,
     keeping the roll). The answer is ``ctx.answer("attack_reroll")``.
 
     :param ctx: the attack context.
@@ -212,7 +212,7 @@ def exalted2e_defense_reroll_options(ctx: AttackContext) -> list[Option]:
     """Before step 6. The reroll effects the defender may use when DV did not stop the attack.
 
     The ruleset's own implementation offers none, so the decision is asked
-    only when a pack offers one (the ruleset then adds ``keep``). The answer
+    only when a pack offers one (the ruleset then adds ``decline``). The answer
     is ``ctx.answer("defense_reroll")``.
 
     :param ctx: the attack context.
@@ -288,7 +288,7 @@ def exalted2e_counterattack_options(ctx: AttackContext) -> list[Option]:
     """Before step 9. The counterattacks the defender may launch.
 
     The ruleset's own implementation offers none, so the decision is asked
-    only when a pack offers a counterattack (the ruleset then adds ``no``);
+    only when a pack offers a counterattack (the ruleset then adds ``decline``);
     within a counterattack every option is withdrawn — no counterattack
     against a counterattack. The answer is ``ctx.answer("counterattack")``.
 

@@ -10,7 +10,7 @@ real pipeline up to the attack roll and reads those working numbers rather
 than repeating them. From there, with ``rules.py``'s own functions:
 
 - steps 3–4: successes (plus automatic successes); none → miss (no reroll
-  effect is offered by the ruleset itself, so the default is "keep");
+  effect is offered by the ruleset itself, so the default is "decline", keep the roll);
 - step 5: net = successes − external penalties − max(DV + stunt dice successes, 0);
   0 or less → miss;
 - step 7: raw damage = weapon damage (+ Strength) + net;
@@ -39,13 +39,13 @@ from .ruleset import FIST
 __all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
 
 #: Decisions whose default the model assumes, and the answers that mean "the default".
-DECLINES = {"attack_reroll": "keep", "defense_reroll": "keep", "counterattack": "no"}
+DECLINES = {"attack_reroll": "decline", "defense_reroll": "decline", "counterattack": "decline"}
 
 #: The Excellencies pack (by module, however it is loaded). Everything it does
 #: before the attack roll — First and Second Excellency dice, automatic
 #: successes, DV dice and points — is in the working numbers the probe reads;
 #: after it, it only offers options (Essence Resurgent, Solar Counterattack)
-#: whose defaults ("keep", "no") change nothing. Answering one of those is
+#: whose defaults ("decline") change nothing. Answering one of those is
 #: not modelled (see :func:`_defaults_only`).
 EXCELLENCIES = "vtt_excellencies"
 

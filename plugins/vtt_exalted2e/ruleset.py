@@ -31,8 +31,8 @@ _BANDS = {"within": 0, "double": 1, "triple": 2}
 DODGE = Option(id="dodge", label="Dodge", params={"stunt": rules.DEFENSIVE_STUNT})
 PARRY = Option(id="parry", label="Parry", params={"stunt": rules.DEFENSIVE_STUNT})
 NOTHING = Option(id="nothing", label="Do nothing and accept the attack")  # no params: no stunt without a defense
-KEEP = Option(id="keep", label="Keep the roll")
-NO_COUNTER = Option(id="no", label="No counterattack")
+KEEP = Option(id="decline", label="Keep the roll")
+NO_COUNTER = Option(id="decline", label="No counterattack")
 
 
 class _Attack:

@@ -113,7 +113,7 @@ def exalted2e_mass_attack_reroll_options(ctx: AttackContext) -> list[Option]:
     """Step 4, before the attacker answers. Offer the attacker's reroll effects.
 
     The ruleset's own implementation offers none, so the decision is asked only
-    when a pack offers a reroll; ``no`` is then added as the default.
+    when a pack offers a reroll; ``decline`` is then added as the default.
 
     :param ctx: the attack context.
     :return: options to add; ``[]`` or ``None`` for none.
@@ -166,7 +166,7 @@ def exalted2e_mass_defense_reroll_options(ctx: AttackContext) -> list[Option]:
     """Step 6, before the defender answers. Offer the defender's reroll effects.
 
     The ruleset's own implementation offers none, so the decision is asked only
-    when a pack offers a reroll; ``no`` is then added as the default.
+    when a pack offers a reroll; ``decline`` is then added as the default.
 
     :param ctx: the attack context.
     :return: options to add; ``[]`` or ``None`` for none.
@@ -300,7 +300,7 @@ def exalted2e_mass_counterattack_options(ctx: AttackContext) -> list[Option]:
     """Step 9, before the defender answers. Offer the defender's counterattack effects.
 
     The ruleset's own implementation offers none, so the decision is asked only
-    when a pack offers one; ``no`` is then added as the default. There is no
+    when a pack offers one; ``decline`` is then added as the default. There is no
     counter to a counterattack: in one, the ruleset withdraws every option.
 
     :param ctx: the attack context.

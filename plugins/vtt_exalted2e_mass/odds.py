@@ -30,7 +30,7 @@ from . import rules
 
 __all__ = ["exalted2e_mass_outcomes", "vtt_bridge_exact_odds"]
 
-DECLINES = {"attack_reroll": "no", "defense_reroll": "no", "counterattack": "no"}
+DECLINES = {"attack_reroll": "decline", "defense_reroll": "decline", "counterattack": "decline"}
 
 
 def exalted2e_mass_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:

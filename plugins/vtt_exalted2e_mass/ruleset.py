@@ -39,8 +39,8 @@ WAR = "war"
 DODGE = "dodge"
 PARRY = "parry"
 NOTHING = Option(id="none", label="No defense (DV does not apply)")
-NO_REROLL = Option(id="no", label="Keep the roll")
-NO_COUNTER = Option(id="no", label="No counterattack")
+NO_REROLL = Option(id="decline", label="Keep the roll")
+NO_COUNTER = Option(id="decline", label="No counterattack")
 # A unit (or solo unit) in one of these states no longer fights.
 BROKEN = ("routed", "destroyed", "incapacitated", "unconscious", "dying", "dead")
 

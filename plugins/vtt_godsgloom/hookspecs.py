@@ -59,7 +59,7 @@ def godsgloom_active_pool_reroll_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers ``pool:attack`` / ``pool:defence`` for
     each pool the attacker rolled while ``ctx.attacker_pool_rerolls`` is above 0.
-    The engine adds "done"; with no options at all the decision is not asked.
+    The engine adds "decline"; with no options at all the decision is not asked.
 
     :param ctx: the attack context.
     :return: a list of :class:`~vtt_bridge.Option` (every implementation's lists are
@@ -70,10 +70,10 @@ def godsgloom_active_pool_reroll_options(ctx: AttackContext) -> list[Option]:
 @hookspec
 def godsgloom_active_pool_reroll(ctx: AttackContext) -> None:
     """Step RDP.10. The active player may reroll every die of a pool, successes too;
-    the new results replace the old. Asked again until it answers "done".
+    the new results replace the old. Asked again until it answers "decline".
 
     The ruleset's own implementation rerolls the chosen pool (``ctx.dice.reroll`` per
-    die) and spends one of ``ctx.attacker_pool_rerolls``; answer None or "done" does
+    die) and spends one of ``ctx.attacker_pool_rerolls``; answer None or "decline" does
     nothing. Ids it does not know (a pack's own options) are left to that pack.
 
     :param ctx: the attack context; ``ctx.answer("active_pool_reroll")`` holds the choice.
@@ -101,7 +101,7 @@ def godsgloom_active_single_reroll(ctx: AttackContext) -> None:
     after seeing the last result; the same die may be rerolled again.
 
     The ruleset's own implementation rerolls the chosen die and spends one of
-    ``ctx.attacker_single_rerolls``; answer None or "done" does nothing.
+    ``ctx.attacker_single_rerolls``; answer None or "decline" does nothing.
 
     :param ctx: the attack context; ``ctx.answer("active_single_reroll")`` holds the choice.
     :return: None; the result is ignored.

@@ -5,8 +5,8 @@ The model follows ``ruleset.py`` step by step, with the rules' defaults:
 - ATC.10: each side's pools from statline (attacker) or Guard (defender; only
   🟦 against a ranged attack), plus the declaration's modifiers, +1 per 🟡
   Boost, −1 per 🟣 Weak, never below 0. A 3+ is a success.
-- ATC.20: every reroll decision defaults to "done" — no reroll. A request
-  answering a reroll decision with anything but "done" is not modelled
+- ATC.20: every reroll decision defaults to "decline" — no reroll. A request
+  answering a reroll decision with anything but "decline" is not modelled
   (Monte Carlo).
 - ATC.30: two or more 6s on a 🟥 pool add one 🟥 die (a success on 3+, 4 in 6);
   two or more 1s on a 🟦 pool add one 🟦 die. Each pool is classified exactly
@@ -120,7 +120,7 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
         return None
     if request.unknown_answers(REROLL_DECISIONS):
         return None
-    if any(request.answer(name) not in (None, "done") for name in REROLL_DECISIONS):
+    if any(request.answer(name) not in (None, "decline") for name in REROLL_DECISIONS):
         return None
     accounts = frozenset() if _holds(request, "onslaught") else frozenset({MOMENTUM_PACK})
     return ExactOdds(outcomes=godsgloom_outcomes(request), accounts_for=accounts, unit="wounds")

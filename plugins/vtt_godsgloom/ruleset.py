@@ -32,7 +32,7 @@ __all__ = ["RULESET", "sample_tokens"]
 
 SIDES = ("attacker", "defender")
 ICON = {"attack": "🟥", "defence": "🟦"}
-DONE = Option(id="done", label="Done: no more rerolls")
+DONE = Option(id="decline", label="Done: no more rerolls")
 
 
 class _Pool:
@@ -175,7 +175,7 @@ def _pool_reroll(ctx: AttackContext, side: str, decision: str) -> None:
     answer = ctx.answer(decision)
     choice = parse_reroll(answer.option) if answer is not None else None
     if choice is None or choice.kind != "pool":
-        return  # "done", not asked, or a pack's own option
+        return  # "decline", not asked, or a pack's own option
     pool = ctx.stash[POOLS].get((side, choice.colour))
     if pool is None:
         raise InvalidRequest(f"the {side} rolled no {choice.colour} dice", details={"reroll": [answer.option]})

@@ -3,7 +3,7 @@
 Neither ability is declared with an attack: each is offered as an option of a
 decision (Shield Guard at ``redirect``, damage transference at
 ``transfer_damage``), so both are listed as ``kind: "option"`` for players to
-see. Both are ``inert``: at the rules' default answers ("no") they change nothing.
+see. Both are ``inert``: at the rules' default answers ("decline") they change nothing.
 
 The flags (``flags.warmachine_abilities``) say which models have which ability:
 

@@ -27,7 +27,7 @@ ruleset has found out about each model so far (``hit``, ``how``, ``critical``,
 current attack or damage roll is the last in ``ctx.dice.rolls`` from step b on.
 
 Decisions (``<name>_options`` hooks list their options; the engine adds the
-"no" option where a decision has one):
+"decline" option where a decision has one):
 
 - ``boost_attack`` (5a) and ``boost_damage`` (9a): the attacker's owner, offered
   only when the model can pay; default: no boost;
@@ -142,7 +142,7 @@ def warmachine_mk3_boost_attack_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers ``boost`` when the attacker can pay (1
     focus; a warlock 1 fury; a warbeast is forced, gaining 1 fury up to its FURY) and
-    the roll is not boosted already. The engine adds ``no_boost`` (the default).
+    the roll is not boosted already. The engine adds ``decline`` (the default).
 
     :param ctx: the attack context; ``ctx.item`` is the model.
     :return: a list of :class:`~vtt_bridge.Option` (every implementation's lists are
@@ -208,7 +208,7 @@ def warmachine_mk3_reroll_attack_options(ctx: AttackContext) -> list[Option]:
     """Step 5e. The options of the decision to reroll this attack roll.
 
     The ruleset's own implementation offers nothing: rerolls come from special rules,
-    which packs offer here (the engine adds ``keep``, the default).
+    which packs offer here (the engine adds ``decline``, the default).
 
     :param ctx: the attack context.
     :return: a list of :class:`~vtt_bridge.Option` (every implementation's lists are
@@ -222,7 +222,7 @@ def warmachine_mk3_attack_roll_reroll(ctx: AttackContext) -> None:
     needed, adding back every die removed at 5c.
 
     The ruleset's own implementation goes back to 5b when ``reroll_attack`` was
-    answered with anything but ``keep``. A pack that rerolls for its own reasons calls
+    answered with anything but ``decline``. A pack that rerolls for its own reasons calls
     ``ctx.goto("attack_roll_dice")``.
 
     :param ctx: the attack context.
@@ -241,7 +241,7 @@ def warmachine_mk3_redirect_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers nothing. A pack (Shield Guard) offers an
     option per model that may take the hit, with ``Option.token`` set to that model so
-    its owner decides; the engine adds ``no`` (the default).
+    its owner decides; the engine adds ``decline`` (the default).
 
     :param ctx: the attack context.
     :return: a list of :class:`~vtt_bridge.Option` (every implementation's lists are
@@ -331,7 +331,7 @@ def warmachine_mk3_boost_damage_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers ``boost`` when the attacker can pay and the
     roll is neither blast damage (never boosted) nor boosted already (a charge, a
-    declared boost). The engine adds ``no_boost`` (the default).
+    declared boost). The engine adds ``decline`` (the default).
 
     :param ctx: the attack context; ``ctx.item`` is the model.
     :return: a list of :class:`~vtt_bridge.Option` (every implementation's lists are
@@ -395,7 +395,7 @@ def warmachine_mk3_reroll_damage_options(ctx: AttackContext) -> list[Option]:
     """Step 9e. The options of the decision to reroll this damage roll.
 
     The ruleset's own implementation offers nothing: rerolls come from special rules,
-    which packs offer here (the engine adds ``keep``, the default).
+    which packs offer here (the engine adds ``decline``, the default).
 
     :param ctx: the attack context.
     :return: a list of :class:`~vtt_bridge.Option` (every implementation's lists are
@@ -409,7 +409,7 @@ def warmachine_mk3_damage_roll_reroll(ctx: AttackContext) -> None:
     needed, adding back every die removed at 9c.
 
     The ruleset's own implementation goes back to 9b when ``reroll_damage`` was
-    answered with anything but ``keep``. A pack that rerolls for its own reasons calls
+    answered with anything but ``decline``. A pack that rerolls for its own reasons calls
     ``ctx.goto("damage_roll_dice")``.
 
     :param ctx: the attack context.
@@ -438,7 +438,7 @@ def warmachine_mk3_transfer_damage_options(ctx: AttackContext) -> list[Option]:
     The ruleset's own implementation offers nothing. A pack (damage transference)
     offers an option per model that may suffer it instead; the decision goes to the
     owner of the model that would suffer the damage (or of ``Option.token``); the
-    engine adds ``no`` (the default).
+    engine adds ``decline`` (the default).
 
     :param ctx: the attack context; ``ctx.item`` would suffer ``ctx.damage_points``.
     :return: a list of :class:`~vtt_bridge.Option` (every implementation's lists are

@@ -19,7 +19,7 @@ Not modelled (Monte Carlo instead): AOE weapons (deviation and blast depend on
 the table's geometry), sprays and other attacks on several models, and any
 answered reroll, Shield Guard or damage transference. The
 ``warmachine_abilities`` pack is accounted for: with its decisions at their
-default ("no") it changes nothing.
+default ("decline") it changes nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ __all__ = ["attack_roll", "damage_points", "hit_chance", "vtt_bridge_exact_odds"
 ABILITIES = "vtt_warmachine_abilities"
 #: Decisions whose answers the model understands: boosts (through the probes), and
 #: the pack's and rerolls' declines.
-DECLINES = {"reroll_attack": "keep", "reroll_damage": "keep", "redirect": "no", "transfer_damage": "no"}
+DECLINES = {"reroll_attack": "decline", "reroll_damage": "decline", "redirect": "decline", "transfer_damage": "decline"}
 BOOSTS = ("boost_attack", "boost_damage")
 
 _D6 = Distribution.uniform(range(1, 7))

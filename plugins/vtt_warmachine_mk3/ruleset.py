@@ -161,9 +161,9 @@ def _models_potentially_hit(ctx: AttackContext) -> list[str]:
 # The sequence
 # -------------------------------------------------------------------------
 
-NO_BOOST = Option(id="no_boost", label="Don't boost")
-KEEP = Option(id="keep", label="Keep the roll")
-NO = Option(id="no", label="No")
+NO_BOOST = Option(id="decline", label="Don't boost")
+KEEP = Option(id="decline", label="Keep the roll")
+NO = Option(id="decline", label="No")
 
 
 def _attack_items(ctx: AttackContext) -> list[str]:

@@ -70,7 +70,7 @@ STEPS = (
             name="reroll",
             prompt="Reroll a die?",
             who="attacker",
-            decline=Option(id="done", label="Done"),
+            decline=Option(id="decline", label="Done"),
             repeat=True,
         ),
         goto=("roll",),

@@ -88,7 +88,7 @@ def test_repeated_decision_and_goto_back():
     toks["a"] = Token("a", "Attacker", "duel", {"hp": 10, "rerolls": 2})
     res = start(host(), toks, dice=[1, 1, 1, 2, 6, 6], answers={"defense": "none"})
     d = res.advance()
-    assert d.key == "reroll" and [o.id for o in d.options] == ["all", "done"]
+    assert d.key == "reroll" and [o.id for o in d.options] == ["all", "decline"]
     res.answer("all")  # back to roll: 1,2 -> still nothing
     d = res.advance()
     assert d.key == "reroll"

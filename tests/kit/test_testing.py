@@ -145,7 +145,7 @@ def test_assert_changed_fails_with_every_change_of_that_number_and_the_card(host
 
 
 def test_a_missing_step_is_reported_with_the_steps_that_ran(host):
-    res = vt.resolve("duel", FIGHTERS, dice=[1, 1], answers={"defense": "none", "reroll": "done"}, host=host)
+    res = vt.resolve("duel", FIGHTERS, dice=[1, 1], answers={"defense": "none", "reroll": "decline"}, host=host)
     assert res.ended == "miss"
     assert res.step("reroll").ended == "miss"
     assert not res.ran("wounds")
@@ -159,7 +159,7 @@ def test_nested_attacks_are_read_through_their_step(host):
         FIGHTERS,
         declaration={"charms": [{"id": "riposte"}]},
         dice=[6, 6, 5, 5],
-        answers={"defense": "none", "counterattack/defense": "none", "reroll": "done"},
+        answers={"defense": "none", "counterattack/defense": "none", "reroll": "decline"},
         host=host,
     )
     counter = res.step("counter").children

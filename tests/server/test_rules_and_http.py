@@ -27,7 +27,7 @@ async def test_rulesets_list_describes_steps_decisions_schemas_and_plugins(seat)
         "timeout": None,
     }
     assert steps["reroll"]["decision"]["who"] == "attacker"
-    assert steps["reroll"]["decision"]["decline"] == {"id": "done", "label": "Done"}
+    assert steps["reroll"]["decision"]["decline"] == {"id": "decline", "label": "Done"}
     assert steps["reroll"]["goto"] == ["roll"]
     assert steps["wounds"]["each"] is True and steps["wounds"]["steps"][0]["name"] == "wound"
     assert duel["token_schema"] == {

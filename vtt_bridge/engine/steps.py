@@ -253,6 +253,8 @@ class Option:
 
 
 DECLARABLE_KINDS = ("charm", "ability", "option")
+#: The id of every decision's decline option (``Ask.decline``), whatever the ruleset.
+DECLINE = "decline"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,7 +330,10 @@ class Ask:
     :ivar default: the rules' default: an option id, or a function
         ``(ctx, options) -> option id``.
     :ivar decline: an option appended whenever other options are offered, for
-        decisions whose options come only from packs ("no", "done").
+        decisions whose options come only from packs ("keep the roll", "no
+        counterattack"). Its id is always ``"decline"`` (:data:`DECLINE`), in
+        every ruleset, so a client or a GM's pre-given answer can say "no" the
+        same way everywhere; its label says what declining means here.
     :ivar repeat: ask again after the hook ran, until the answer is ``decline``
         (single-die rerolls taken one at a time).
     :ivar timeout: seconds to wait for an answer; ``None`` uses the table's setting.
@@ -342,6 +347,13 @@ class Ask:
     repeat: bool = False
     max_repeats: int = 50
     timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.decline is not None and self.decline.id != DECLINE:
+            raise ValueError(
+                f"decision {self.name!r}: a decline option's id is {DECLINE!r} in every ruleset, "
+                f"not {self.decline.id!r} (its label says what declining means)"
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -549,7 +549,7 @@ def test_counterattack_is_nested_with_roles_swapped_and_never_countered(riposte_
         dice=[10, 10, 10, 10, 1, 1, 1, 1, 1, 1] + [7, 7, 7, 7, 7]  # Anoria: 8 successes vs Parry 5, raw 6, 5 dice (Essence)
         + [10, 10, 10, 10, 10, 10, 10, 1]  # the monk's fist: Dex 3 + MA 4 + 1 = 8 dice, 14 successes vs Dodge 7
         + [7] * 8,  # raw 3 + 7 = 10 - Anoria's bashing soak 3 = 7 dice (10 counts once)
-        answers={"attack_reroll": "keep", "counterattack": "riposte", "counterattack/defense": "dodge"},
+        answers={"attack_reroll": "decline", "counterattack": "riposte", "counterattack/defense": "dodge"},
     )
     res.run()
     record = res.record
@@ -586,7 +586,7 @@ def test_reroll_keeps_the_better_roll_and_both_failing_misses(riposte_host):
     record = resolve(riposte_host, "anoria", "monk", {"weapon": "fist"}, dice=[1] * 20, answers={"attack_reroll": "again"})
     assert record["ended"] == "botch"
     record = resolve(riposte_host, "anoria", "monk", {"weapon": "fist"},
-                     dice=[2] * 10 + [10] * 3 + [1] * 7 + [1] * 6, answers={"attack_reroll": "again", "counterattack": "no"})  # fmt: skip
+                     dice=[2] * 10 + [10] * 3 + [1] * 7 + [1] * 6, answers={"attack_reroll": "again", "counterattack": "decline"})  # fmt: skip
     rolls = step(record, "attack_reroll")["rolls"]
     assert len(rolls) == 1 and rolls[0]["total"] == 6
     first = step(record, "attack_roll")["rolls"][0]

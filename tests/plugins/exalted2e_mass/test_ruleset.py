@@ -231,8 +231,8 @@ def test_the_attacker_is_asked_only_when_a_reroll_exists():
     res = resolve(dice=FAILS, packs=[SecondChance()], answers={"defense": "war"})
     asked = res.decision("attack_reroll")
     assert asked.decision.token == "a"
-    assert asked.options == ["second-chance", "no"]
-    assert (asked.chosen, asked.how) == ("no", "default")
+    assert asked.options == ["second-chance", "decline"]
+    assert (asked.chosen, asked.how) == ("decline", "default")
     assert res.ended == "miss"  # 0 rolled + 2 Magnitude − DV 5
 
 
@@ -299,7 +299,7 @@ def test_a_defense_reroll_can_turn_a_hit_into_a_miss():
         dice=HITS + [7, 1, 8, 9], packs=[SteadyWall()], answers={"defense": stunt, "defense_reroll": "steady-wall"}
     )
     asked = res.decision("defense_reroll")
-    assert asked.decision.token == "b" and asked.options == ["steady-wall", "no"]
+    assert asked.decision.token == "b" and asked.options == ["steady-wall", "decline"]
     assert res.step("defense_reroll").value("dv") == 7
     assert res.ended == "miss"
 
@@ -420,8 +420,8 @@ def test_a_counterattack_is_nested_with_roles_swapped_and_lands_with_the_attack(
 def test_the_counterattack_decision_defaults_to_none():
     res = resolve(dice=HITS + DAMAGE, packs=[Riposte()], answers={"defense": "war"})
     asked = res.decision("counterattack")
-    assert asked.decision.token == "b" and asked.options == ["riposte", "no"]
-    assert (asked.chosen, asked.how) == ("no", "default")
+    assert asked.decision.token == "b" and asked.options == ["riposte", "decline"]
+    assert (asked.chosen, asked.how) == ("decline", "default")
     assert not res.step("counterattack").children
     assert list(res.token_changes) == ["b"]
 

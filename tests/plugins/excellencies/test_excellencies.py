@@ -173,8 +173,8 @@ def test_attack_reroll_is_offered_with_the_motes_and_defaults_to_keep(host):
     res = start(host, "anoria", "monk", {"weapon": "fist"}, dice=[2] * 10, answers={"defense": "parry"})
     decision = res.advance()
     assert decision.key == "attack_reroll" and decision.token == "anoria"
-    assert [o.id for o in decision.options] == ["third-excellency", "keep"]
-    assert decision.default == "keep"
+    assert [o.id for o in decision.options] == ["third-excellency", "decline"]
+    assert decision.default == "decline"
     res.default("timeout")
     assert res.advance() is None
     assert res.record["ended"] == "miss"
@@ -231,7 +231,7 @@ def test_first_excellency_on_a_dv_rolls_at_step_5(host):
     record = resolve(
         host, "anoria", "monk", {"weapon": "fist"},
         dice=[10, 10, 10, 10, 1, 1, 1, 1, 1, 1] + [7, 7] + [1] * 4,
-        answers={"defense": {"option": "parry", "params": {"first_excellency": 2}}, "attack_reroll": "keep"},
+        answers={"defense": {"option": "parry", "params": {"first_excellency": 2}}, "attack_reroll": "decline"},
     )  # fmt: skip
     assert by_pack(record) == {"declare_defense": {"defense_dice": (0, 2)}}
     assert step(record, "apply_defense")["rolls"][0]["formula"] == "2d10cs>=7"
@@ -293,10 +293,10 @@ def test_defense_excellency_without_motes_is_refused(host):
 def test_essence_resurgent_on_a_dv_adds_half_the_ability_at_step_6(host):
     # 6 successes against Parry 5 get through; +MA 4 // 2 = 2 DV stops them
     res = start(host, "anoria", "monk", {"weapon": "fist"}, dice=[10, 10, 10, 1, 1, 1, 1, 1, 1, 1],
-                answers={"defense": "parry", "attack_reroll": "keep"})  # fmt: skip
+                answers={"defense": "parry", "attack_reroll": "decline"})  # fmt: skip
     decision = res.advance()
     assert decision.key == "defense_reroll" and decision.token == "monk"
-    assert [o.id for o in decision.options] == ["third-excellency", "keep"]
+    assert [o.id for o in decision.options] == ["third-excellency", "decline"]
     res.answer("third-excellency")
     assert res.advance() is None
     record = res.record
@@ -342,14 +342,14 @@ def test_solar_counterattack_strikes_back_as_a_nested_attack(host):
 def test_counterattack_offered_only_against_close_combat_with_the_motes(host):
     def offered(attacker, target, declaration, **overrides):
         res = start(host, attacker, target, declaration, toks=tokens(host, **overrides), seed=5,
-                    answers={"defense": "nothing", "attack_reroll": "keep", "defense_reroll": "keep"})  # fmt: skip
+                    answers={"defense": "nothing", "attack_reroll": "decline", "defense_reroll": "decline"})  # fmt: skip
         while (decision := res.advance()) is not None:
             if decision.name == "counterattack":
                 return [o.id for o in decision.options]
             res.default()
         return None
 
-    assert offered("soldier", "anoria", {"weapon": "spear", "stunt": 3}) == ["solar-counterattack", "no"]
+    assert offered("soldier", "anoria", {"weapon": "spear", "stunt": 3}) == ["solar-counterattack", "decline"]
     assert offered("soldier", "anoria", {"weapon": "spear", "stunt": 3}, anoria={"motes": 2}) is None
     assert offered("soldier", "anoria", {"weapon": "short bow", "stunt": 3}) is None
 

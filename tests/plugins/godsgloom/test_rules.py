@@ -101,7 +101,7 @@ def test_status_check(current, wounds, health, decimated, destroyed):
         ("die:attack:0", None),
         ("die:fire:1", None),
         ("pool:attack:2", None),
-        ("done", None),
+        ("decline", None),
         ("momentum:die:attack:1", None),
     ],
 )

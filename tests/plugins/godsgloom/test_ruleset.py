@@ -103,8 +103,8 @@ def test_pool_reroll_rerolls_every_die_successes_too_and_the_new_results_replace
     res = start(unit(rerolls={"pool": 1}), dice=[6, 5, 1, 2, 2, 2, 2, 2, 2, 1, 2, 2])
     decision = res.advance()
     assert decision.key == "active_pool_reroll" and decision.token == "a"
-    assert [o.id for o in decision.options] == ["pool:attack", "pool:defence", "done"]
-    assert decision.default == "done"
+    assert [o.id for o in decision.options] == ["pool:attack", "pool:defence", "decline"]
+    assert decision.default == "decline"
     res.answer("pool:attack")
     assert res.advance() is None  # the only Pool Reroll is spent: not asked again
     record = res.record
@@ -120,7 +120,7 @@ def test_single_die_rerolls_one_at_a_time_the_same_die_twice():
     first = res.advance()
     assert first.key == "active_single_reroll"
     assert [o.id for o in first.options] == [
-        "die:attack:1", "die:attack:2", "die:attack:3", "die:defence:1", "die:defence:2", "done",
+        "die:attack:1", "die:attack:2", "die:attack:3", "die:defence:1", "die:defence:2", "decline",
     ]
     assert "shows 1" in first.option("die:attack:1").label
     res.answer("die:attack:1")
@@ -152,8 +152,8 @@ def test_single_die_rerolls_given_in_advance_as_a_list():
 def test_unanswered_reroll_defaults_to_done_and_rerolls_nothing():
     record = run(unit(rerolls={"pool": 1, "single": 2}), dice=[1, 4, 4, 2, 2, 2, 2, 2, 2])
     assert [(d["key"], d["answer"]["option"], d["how"]) for d in record["decisions"]] == [
-        ("active_pool_reroll", "done", "default"),
-        ("active_single_reroll", "done", "default"),
+        ("active_pool_reroll", "decline", "default"),
+        ("active_single_reroll", "decline", "default"),
     ]
     assert active(record, "attacker 🟥") == [1, 4, 4]
     assert "a" not in record["changes"]  # rerolls held per test are not token resources
@@ -167,7 +167,7 @@ def test_the_inactive_player_rerolls_after_the_active_one():
         answers={"inactive_pool_reroll": "pool:defence", "inactive_single_reroll": "die:attack:1"},
     )
     assert [(d["key"], d["token"], d["answer"]["option"]) for d in record["decisions"]] == [
-        ("active_single_reroll", "a", "done"),
+        ("active_single_reroll", "a", "decline"),
         ("inactive_pool_reroll", "d", "pool:defence"),
         ("inactive_single_reroll", "d", "die:attack:1"),
     ]

@@ -52,7 +52,7 @@ def test_without_the_pack_momentum_is_just_a_name():
 def test_momentum_defaulted_rerolls_nothing():
     record = run(unit(traits=["momentum"]), dice=MISS_9, packs=(PACK,))
     assert [(d["key"], d["answer"]["option"], d["how"]) for d in record["decisions"]] == [
-        ("active_single_reroll", "done", "default")
+        ("active_single_reroll", "decline", "default")
     ]
 
 

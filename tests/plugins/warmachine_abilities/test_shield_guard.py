@@ -20,8 +20,8 @@ def test_the_guards_owner_is_asked_and_no_is_the_default():
     decision = res.advance()
     assert decision.key == "redirect" and decision.step == "redirect"
     assert decision.token == "g"  # the guard's owner decides, not the target's
-    assert [o.id for o in decision.options] == ["shield_guard:g", "no"]
-    assert decision.default == "no"
+    assert [o.id for o in decision.options] == ["shield_guard:g", "decline"]
+    assert decision.default == "decline"
 
 
 def test_a_guard_that_steps_in_is_hit_and_suffers_the_damage_instead():
@@ -87,10 +87,10 @@ def test_two_guards_are_asked_in_turn_nearest_first():
     t["h"] = grunt("h", position=at(-2, 8), shield_guard=True)
     res = attack(t, dice=[4, 3, 6, 6], pack=True)
     first = res.advance()
-    assert (first.token, [o.id for o in first.options]) == ("g", ["shield_guard:g", "no"])
-    res.answer("no")
+    assert (first.token, [o.id for o in first.options]) == ("g", ["shield_guard:g", "decline"])
+    res.answer("decline")
     second = res.advance()
-    assert (second.token, [o.id for o in second.options]) == ("h", ["shield_guard:h", "no"])
+    assert (second.token, [o.id for o in second.options]) == ("h", ["shield_guard:h", "decline"])
     res.answer("shield_guard:h")
     assert res.advance() is None
     assert after(res.record, "h")["shield_guard_used"] is True and "g" not in res.record["changes"]

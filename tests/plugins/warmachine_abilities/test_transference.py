@@ -38,8 +38,8 @@ def test_the_warlocks_owner_is_asked():
     decision = res.advance()
     assert decision.key == "transfer_damage[k]" and decision.step == "damage_transfer"
     assert decision.token == "k"
-    assert [o.id for o in decision.options] == ["transfer:w", "no"]
-    assert decision.default == "no"
+    assert [o.id for o in decision.options] == ["transfer:w", "decline"]
+    assert decision.default == "decline"
     assert decision.options[0].label == "Spend 1 fury: W suffers the 6 damage"
 
 

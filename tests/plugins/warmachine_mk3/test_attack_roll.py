@@ -144,8 +144,8 @@ def test_the_boost_decision_goes_to_the_attacker_with_the_cost():
     decision = res.advance()
     assert decision.key == "boost_attack[a]" and decision.name == "boost_attack"
     assert decision.token == "jack" and decision.step == "attack_roll_dice_count"
-    assert [o.id for o in decision.options] == ["boost", "no_boost"]
-    assert decision.default == "no_boost"
+    assert [o.id for o in decision.options] == ["boost", "decline"]
+    assert decision.default == "decline"
     assert decision.options[0].label == "Boost the attack roll against A (spend 1 focus, 3 → 2)"
 
 
@@ -154,7 +154,7 @@ def test_a_boost_answered_adds_a_die_and_spends_focus():
     res.advance()
     res.answer("boost")
     res.advance()  # damage boost
-    res.answer("no_boost")
+    res.answer("decline")
     assert res.advance() is None
     record = res.record
     assert faces(step(record, "attack_roll_dice", "a")["rolls"][0]) == [4, 3, 1]
@@ -175,7 +175,7 @@ def test_a_boost_defaulted_rolls_two_dice_and_spends_nothing():
     assert faces(step(record, "attack_roll_dice", "a")["rolls"][0]) == [4, 3]
     assert "jack" not in record["changes"]
     assert [d["how"] for d in record["decisions"]] == ["timeout", "disconnect"]
-    assert record["decisions"][0]["answer"] == {"option": "no_boost"}
+    assert record["decisions"][0]["answer"] == {"option": "decline"}
 
 
 def test_no_boost_is_offered_without_focus():
@@ -268,7 +268,7 @@ def test_an_attack_reroll_returns_to_5b_with_the_removed_dice_added_back():
         dice=[1, 2, 3, 6, 5, 4, 1, 1],
         modifiers={"extra_attack_dice": 1, "discard_lowest_attack": 1},
         packs=(LUCKY,),
-        answers={"reroll_attack": ["lucky", "keep"]},
+        answers={"reroll_attack": ["lucky", "decline"]},
     )
     loop = [s for s in steps(record) if s.endswith("[a]")][:10]
     assert loop == [
@@ -286,15 +286,15 @@ def test_an_attack_reroll_returns_to_5b_with_the_removed_dice_added_back():
     assert step(record, "attack_roll_dice", "a", 1)["notes"][0]["text"] == "the 1 removed die is added back"
     assert record["outcome"]["models"]["a"]["roll"] == 16 and record["outcome"]["models"]["a"]["hit"] is True
     assert [(d["key"], d["answer"]["option"]) for d in record["decisions"]] == [
-        ("reroll_attack[a]", "lucky"), ("reroll_attack[a]", "keep"), ("reroll_damage[a]", "keep"),
+        ("reroll_attack[a]", "lucky"), ("reroll_attack[a]", "decline"), ("reroll_damage[a]", "decline"),
     ]
 
 
 def test_an_attack_reroll_offered_but_not_taken_keeps_the_roll():
     res = attack(tokens(jack(focus=0), grunt("a", ARM=40)), dice=[1, 2, 1, 1], packs=(LUCKY,))
     decision = res.advance()
-    assert decision.key == "reroll_attack[a]" and [o.id for o in decision.options] == ["lucky", "keep"]
-    assert decision.default == "keep" and decision.token == "jack"
+    assert decision.key == "reroll_attack[a]" and [o.id for o in decision.options] == ["lucky", "decline"]
+    assert decision.default == "decline" and decision.token == "jack"
     res.default("timeout")
     assert res.advance() is None  # missed: no damage roll to reroll
     assert steps(res.record).count("attack_roll_dice[a]") == 1

@@ -43,7 +43,7 @@ def test_the_damage_boost_is_the_attackers_decision_and_costs_focus():
     res = attack(tokens(jack(focus=1), grunt("a", boxes=20)), dice=[5, 5, 5, 4, 3])
     decision = res.advance()
     assert decision.key == "boost_attack[a]"
-    res.answer("no_boost")
+    res.answer("decline")
     decision = res.advance()
     assert decision.key == "boost_damage[a]" and decision.token == "jack" and decision.step == "damage_roll_dice_count"
     res.answer("boost")
@@ -86,7 +86,7 @@ def test_a_damage_reroll_returns_to_9b_with_the_removed_dice_added_back():
         dice=[5, 5, 1, 1, 2, 6, 6, 2],
         modifiers={"extra_damage_dice": 1, "discard_lowest_damage": 1},
         packs=(LUCKY,),
-        answers={"reroll_damage": ["lucky", "keep"]},
+        answers={"reroll_damage": ["lucky", "decline"]},
     )
     first = step(record, "damage_roll_dice", "a", 0)["rolls"][0]
     second = step(record, "damage_roll_dice", "a", 1)["rolls"][0]

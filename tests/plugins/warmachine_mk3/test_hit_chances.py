@@ -27,7 +27,7 @@ def chance(need: int, dice: int) -> Fraction:
     """The share of all face combinations that step 5d judges a hit."""
     h = host()
     table = tokens(jack(RAT=5, focus=1), grunt("a", DEF=5 + need, ARM=40))
-    answers = {"boost_attack": "boost" if dice == 3 else "no_boost"}
+    answers = {"boost_attack": "boost" if dice == 3 else "decline"}
     hits = 0
     combos = list(product(range(1, 7), repeat=dice))
     for faces in combos:

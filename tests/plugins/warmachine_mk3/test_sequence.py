@@ -37,8 +37,8 @@ def test_a_hit_that_destroys_a_grunt_walks_every_step_in_order():
     )
     # The jack has focus: both boosts were offered and took the rules' default.
     assert [(d["key"], d["answer"]["option"], d["how"]) for d in record["decisions"]] == [
-        ("boost_attack[a]", "no_boost", "default"),
-        ("boost_damage[a]", "no_boost", "default"),
+        ("boost_attack[a]", "decline", "default"),
+        ("boost_damage[a]", "decline", "default"),
     ]
 
 
