@@ -86,9 +86,11 @@ def test_reference_lists_steps_in_order_with_signature_docstring_and_decisions(d
     assert "asks the defender's owner: “Block or take it?”" in section
     assert "##### options of `defense` — `duel_defense_options`" in section
     assert (
-        "`done` (Done) is added to whatever is offered. Asked again after the hook until the answer is `done`."
-        in section
+        "Default: `decline` (Done). `decline` (Done) is added to whatever is offered. "
+        "Asked again after the hook until the answer is `decline`." in section
     )
+    # a default the ruleset works out is stated as the rule its function's docstring gives
+    assert "Block or take it?” Not asked when nothing is offered. Default: picked by the ruleset" in section
     assert "runs `wound` once for each item it selects" in section
     assert "May send the sequence back to `roll` with `ctx.goto(...)`." in section
     assert "Working numbers (traced on change, `ctx.<name>`): `pool`, `hits`, `block`." in section

@@ -269,6 +269,20 @@ def _walk(steps: Iterable[Step], depth: int = 0) -> Iterable[tuple[Step, int]]:
         yield from _walk(step.steps, depth + 1)
 
 
+def _default_of(ask: Any) -> str:
+    """The rules' default of a decision as the engine picks it (see ``Resolution._ask``)."""
+    if callable(ask.default):
+        doc = inspect.getdoc(ask.default)
+        rule = doc.split("\n\n")[0].replace("\n", " ").rstrip(".") if doc else "picked by the ruleset"
+        rule = re.sub(r"^the rules' default:\s*", "", rule, flags=re.IGNORECASE)
+        return f"{rule[0].lower()}{rule[1:]} (worked out when it is asked)"
+    if ask.default:
+        return f"`{ask.default}`"
+    if ask.decline is not None:
+        return f"`{ask.decline.id}` ({ask.decline.label})"
+    return "the first option offered"
+
+
 def _step_facts(step: Step, ruleset: Ruleset) -> list[str]:
     facts = []
     ask = step.ask
@@ -278,13 +292,9 @@ def _step_facts(step: Step, ruleset: Ruleset) -> list[str]:
             if isinstance(ask.who, str)
             else "the participant the ruleset picks"
         )
-        if callable(ask.default):
-            default = "chosen by the ruleset from the options offered"
-        else:
-            default = f"`{ask.default}`" if ask.default else "the first option offered"
         text = (
             f"Before the hook runs, the engine collects the options of **`{ask.name}`** and asks {who}: "
-            f"“{ask.prompt}” Not asked when nothing is offered. Default: {default}."
+            f"“{ask.prompt}” Not asked when nothing is offered. Default: {_default_of(ask)}."
         )
         if ask.decline is not None:
             text += f" `{ask.decline.id}` ({ask.decline.label}) is added to whatever is offered."
@@ -372,6 +382,7 @@ def api() -> str:
     from . import testing
     from .engine.context import AttackContext
     from .engine.dice import Dice, Roll
+    from .engine.steps import Declarable, Param
 
     out = ["## API summary", ""]
     out.append("Generated from the docstrings of the public classes; every name is importable from `vtt_bridge`")
@@ -380,6 +391,8 @@ def api() -> str:
     out += _members("The context (`ctx`)", AttackContext, skip={"is_counterattack"})
     out += _members("Dice (`ctx.dice`)", Dice, skip={"scripted", "used"})
     out += _members("A roll (`Roll`)", Roll, skip={"die_sides", "is_active"})
+    out += _members("Typed parameters (`Param`)", Param)
+    out += _members("What may be declared (`Declarable`)", Declarable)
     out += ["### The test kit (`vtt_bridge.testing`)", ""]
     for name in ("host", "tokens", "make_token", "sample_tokens", "resolve", "policy"):
         out.append(f"- `{_signature(name, getattr(testing, name))}` — {_first_line(getattr(testing, name))}")

@@ -239,6 +239,7 @@ def _dvs(st: _Attack, choice: str, stunt: int) -> tuple[int, int]:
 
 
 def _default_defense(ctx, options) -> str:
+    """The better of Dodge DV and Parry DV; a tie goes to parry."""
     st = _state(ctx)
     if not st.defended:
         _defense_values(ctx, st)

@@ -162,3 +162,22 @@ def test_cli_resolve_loads_a_pack_by_path(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"pool: 2 → 3 ({KEEN})" in out
     assert "b: hp: 10 → 8" in out
+
+
+def test_packs_run_in_the_same_order_in_the_kit_the_server_and_the_cli(install, capsys):
+    """Issue 10: one order everywhere. Entry points register sorted by name (here
+    duel, keen, steel, whatever order the distribution lists them in), and a hook
+    runs the last registered first, the ruleset's own trylast step after them."""
+    install("vtt-kit-packs", "1.2.3", steel=GUARD, keen=KEEN, duel=RULES)
+    kit = vt.host(block=BUILTINS)
+    server = make_host(block=BUILTINS, environ={})
+    names = [p.name for p in kit.plugins()]
+    assert names == ["duel", "keen", "steel"] == [p.name for p in server.plugins()]
+    assert kit.call_order("duel_defense_options") == server.call_order("duel_defense_options") == ["steel", "duel"]
+    assert main(["plugins", "--json", *(arg for name in BUILTINS for arg in ("--block", name))]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in listed["plugins"]] == names
+    # a pack given by path comes after the installed ones, so it runs first
+    extra = vt.host("tests.kit.packs.broken", block=BUILTINS)
+    assert [p.name for p in extra.plugins()][-1] == "tests.kit.packs.broken"
+    assert extra.call_order("duel_roll")[0] == "tests.kit.packs.broken"
