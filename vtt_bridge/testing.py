@@ -85,16 +85,18 @@ def make_token(
     *,
     name: str | None = None,
     ownership: Mapping[str, int] | None = None,
+    flags: Mapping[str, Any] | None = None,
     host: Host | None = None,
 ) -> Token:
-    """One token snapshot, its ``system`` validated by the ruleset's token schema.
+    """One token snapshot, its ``system`` and ``flags`` validated as the server validates them.
 
     Schema defaults are filled in; a bad field raises ``InvalidRequest`` with
-    marshmallow's messages, exactly as the server would refuse it.
+    marshmallow's messages, exactly as the server would refuse it. ``flags``
+    is ``{plugin name: data}`` for the packs that keep data on tokens.
     """
     h = host if host is not None else _default_host()
     loaded = h.load_system(ruleset, system)
-    return Token(token_id, name or token_id, ruleset, loaded, ownership=ownership)
+    return Token(token_id, name or token_id, ruleset, loaded, ownership=ownership, flags=h.load_flags(ruleset, flags))
 
 
 def tokens(
@@ -106,8 +108,8 @@ def tokens(
     """Validated token snapshots from plain data, keyed by id.
 
     ``data`` is either a mapping ``{token_id: system}`` (or ``{token_id:
-    {"name": ..., "system": {...}, "ownership": {...}}}``), or a list of full
-    token dicts with an ``"id"`` (the shape of a request file's ``tokens``).
+    {"name": ..., "system": {...}, "ownership": {...}, "flags": {...}}}``), or a
+    list of full token dicts with an ``"id"`` (the shape of a request file's ``tokens``).
     """
     h = host if host is not None else _default_host()
     out: dict[str, Token] = {}
@@ -126,6 +128,7 @@ def tokens(
             value["system"] if full else value,
             name=value.get("name") if full else None,
             ownership=value.get("ownership") if full else None,
+            flags=value.get("flags") if full else None,
             host=h,
         )
     return out

@@ -230,3 +230,15 @@ def test_hook_recorder_records_the_exception_of_a_failing_hook():
         vt.resolve("duel", FIGHTERS, dice=[6, 6], answers={"defense": "none"}, host=h)
     assert isinstance(calls.get("duel_roll")[0].exception, KeyError)
     assert calls.hooks[-1] == "duel_roll"
+
+
+def test_tokens_carry_flags_checked_as_the_server_checks_them():
+    from vtt_bridge import InvalidRequest
+
+    excellent = vt.tokens("exalted2e", [{**s, "flags": {"excellencies": {"charms": ["first-excellency"]}}}
+                                         for s in vt.host().ruleset("exalted2e").sample_tokens()][:1])  # fmt: skip
+    (token,) = excellent.values()
+    assert token.to_dict()["flags"] == {"excellencies": {"charms": ["first-excellency"]}}
+    with pytest.raises(InvalidRequest) as err:
+        vt.make_token("exalted2e", "x", token.plain(), flags={"nobody": {}})
+    assert list(err.value.details["flags"]) == ["nobody"]

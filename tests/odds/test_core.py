@@ -117,6 +117,19 @@ def test_a_model_that_accounts_for_the_pack_stays_exact_and_is_right():
     assert compute_odds(h, declared, duel_odds.tokens(), mc_samples=200).method == "monte_carlo"
 
 
+def test_an_inert_pack_not_declared_keeps_the_odds_exact():
+    """Issue 10: a pack that changes nothing unless declared (``Declarable(inert=True)``)
+    does not turn every exact answer into Monte Carlo merely by being installed."""
+    h = host(duel_odds.DuelExact(), duel_odds.ExtraDie(inert=True))
+    exact = compute_odds(h, request(bonus=1), duel_odds.tokens())
+    assert exact.method == "exact", exact.reason
+    assert exact.reason == "the duel exact model covers this attack (ExtraDie: installed, nothing of it declared)"
+    mc = compute_odds(h, request(bonus=1), duel_odds.tokens(), method="monte_carlo", mc_samples=SAMPLES, seed=2)
+    assert disagreements(exact, mc) == []  # the promise holds: the real pipeline agrees
+    declared = request(bonus=1, charms=[{"id": "extra"}])
+    assert compute_odds(h, declared, duel_odds.tokens(), mc_samples=200).method == "monte_carlo"
+
+
 def test_an_answer_the_model_does_not_know_falls_back_to_monte_carlo():
     h = host(duel_odds.DuelExact())
     result = compute_odds(h, request(), duel_odds.tokens(rerolls=1), answers={"reroll": "all"}, mc_samples=300)
