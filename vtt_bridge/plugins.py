@@ -262,7 +262,7 @@ class Host:
             charm_id = use.get("id")
             item = known.get(charm_id) if isinstance(charm_id, str) else None
             if item is None or item.kind == "option":
-                names = ", ".join(k for k, d in known.items() if d.kind != "option") or "none installed"
+                names = ", ".join(sorted(k for k, d in known.items() if d.kind != "option")) or "none installed"
                 if charm_id is None:
                     message = "Missing data for required field."
                 elif item is not None:

@@ -162,6 +162,19 @@ def test_cli_resolve_loads_a_pack_by_path(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"pool: 2 → 3 ({KEEN})" in out
     assert "b: hp: 10 → 8" in out
+    # A typo is an error, never silence: in a top-level key, a Charm id, a parameter.
+    good = json.loads(request.read_text())
+    typos = [
+        ({**good, "seeed": 3}, "unknown key 'seeed' in the request"),
+        ({"declaraton": good.pop("declaration"), **good}, "unknown key 'declaraton' in the request"),
+        ({**good, "declaration": {"charms": [{"id": "keen-egde"}]}}, "Unknown Charm 'keen-egde'; known: keen-edge, riposte"),
+        ({**good, "declaration": {"charms": [{"id": "riposte", "times": 2}]}}, "times: Unknown parameter"),
+    ]
+    for data, message in typos:
+        request.write_text(json.dumps(data))
+        assert main(["--plugin", RULES, "--plugin", KEEN, "resolve", str(request)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error [invalid_request]") and message in err, err
 
 
 def test_packs_run_in_the_same_order_in_the_kit_the_server_and_the_cli(install, capsys):

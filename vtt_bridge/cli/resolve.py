@@ -44,8 +44,21 @@ def load_request(path: str) -> dict[str, Any]:
     return data
 
 
+#: What a request file may hold; anything else is a typo (``declaraton``, ``seeed``) and refused.
+REQUEST_KEYS = ("ruleset", "tokens", "attacker", "targets", "declaration", "dice", "seed", "answers")
+
+
 def load_tokens(host: Any, data: Mapping[str, Any]) -> dict[str, Token]:
-    """The request's inline tokens, each ``system`` validated by its ruleset's schema."""
+    """The request's inline tokens, each ``system`` and ``flags`` validated as the server does.
+
+    A key the request format does not know is ``invalid_request`` naming it.
+    """
+    unknown = sorted(str(k) for k in data if k not in REQUEST_KEYS)
+    if unknown:
+        raise InvalidRequest(
+            f"unknown key {unknown[0]!r} in the request; it takes: {', '.join(REQUEST_KEYS)}",
+            details={key: ["Unknown field."] for key in unknown},
+        )
     ruleset = data.get("ruleset")
     if not isinstance(ruleset, str):
         raise InvalidRequest("the request names no ruleset", details={"ruleset": ["Missing data for required field."]})
@@ -55,8 +68,7 @@ def load_tokens(host: Any, data: Mapping[str, Any]) -> dict[str, Token]:
         if not isinstance(raw, Mapping):
             raise InvalidRequest("a token is an object", details={"tokens": ["Not a valid mapping."]})
         owner = raw.get("ruleset", ruleset)
-        system = host.load_system(owner, raw.get("system", {}))
-        token = Token.from_dict({**raw, "ruleset": owner, "system": system})
+        token = host.validate_token({**raw, "ruleset": owner, "system": raw.get("system", {})})
         tokens[token.id] = token
     return tokens
 

@@ -1406,9 +1406,16 @@
     dialog.dataset.decision = data.key;
     $("decision-options").replaceChildren(
       ...(data.options || []).map((option) => {
-        const params = Object.entries(option.params || {}).map(([name, description]) => ({
+        // option.params is a JSON Schema object: one typed property per value the answer may carry.
+        const params = Object.entries(option.params?.properties || {}).map(([name, schema]) => ({
           name,
-          input: h("input", { placeholder: human(name), title: description, "aria-label": `${human(name)}: ${description}`, dataset: { param: name } }),
+          input: h("input", {
+            type: schema.type === "integer" || schema.type === "number" ? "number" : "text",
+            min: schema.minimum, max: schema.maximum, step: schema.type === "integer" ? 1 : undefined,
+            placeholder: schema.title || human(name), title: schema.description || "",
+            "aria-label": `${schema.title || human(name)}${schema.description ? `: ${schema.description}` : ""}`,
+            dataset: { param: name },
+          }),
         }));
         const button = h(
           "button",
