@@ -19,6 +19,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import InvalidRequest
 from ..plugins import make_host
+from ..state import messages
 
 
 def register(sub) -> None:
@@ -34,14 +35,40 @@ def register(sub) -> None:
 
 
 def load_request(path: str) -> dict[str, Any]:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    """A request file, checked with the schema the server uses for ``attack`` (plus inline ``tokens``)."""
+    name = "standard input" if path == "-" else path
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    except FileNotFoundError:
+        raise InvalidRequest(f"no request file {path!r}: give the path of a JSON request", details={}) from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise InvalidRequest(f"{name} is not a JSON request file ({exc})", details={}) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"{path} is not JSON: {exc}", details={"request": [str(exc)]}) from None
-    if not isinstance(data, dict):
-        raise InvalidRequest("a request is a JSON object", details={"request": ["Not an object."]})
-    return data
+        raise InvalidRequest(f"{name} is not JSON: {exc}", details={}) from None
+    try:
+        return messages.load(messages.RequestFile(), data)
+    except InvalidRequest as exc:
+        raise InvalidRequest(f"{name} is not a valid request", details=exc.details) from None
+
+
+def parse_dice(text: str | None) -> list[int] | None:
+    """``--dice 7,10,3`` as faces; anything else is a one-line error saying what is expected."""
+    if text is None:
+        return None
+    faces = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if not item.isdigit() or not 1 <= int(item) <= 1000:
+            raise InvalidRequest(
+                f"--dice takes faces from 1 up, separated by commas (e.g. --dice 7,10,3); {item!r} is not one",
+                details={},
+            )
+        faces.append(int(item))
+    return faces
 
 
 def load_tokens(host: Any, data: Mapping[str, Any]) -> dict[str, Token]:
@@ -102,7 +129,7 @@ def run(args) -> int:
 
     host = make_host(plugins=args.plugin)
     data = load_request(args.request)
-    dice = [int(x) for x in args.dice.split(",") if x.strip()] if args.dice else None
+    dice = parse_dice(args.dice)
     record = resolve_request(host, data, seed=args.seed, dice=dice, answers=parse_answers(args.answer))
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))

@@ -209,9 +209,9 @@ class Bridge:
         try:
             entry = await self.store.commit(runtime.id, draft)
         except Conflict:
-            # Another process wrote first: re-read, so the next try sees its change.
-            if self.store.shared:
-                runtime.replace_tokens(await self.store.tokens(runtime.id))
+            # Another process (a second server, or a CLI import) wrote first:
+            # re-read, so the next try sees its change.
+            runtime.replace_tokens(await self.store.tokens(runtime.id))
             raise
         runtime.apply(draft.changes.values())
         return entry

@@ -45,7 +45,11 @@ class Prompter:
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
-        answer, how, winner = await self._ask(runtime, sids, payload, timeout)
+        handle = runtime.prompt_out(payload, sids, timeout)  # for table.sync
+        try:
+            answer, how, winner = await self._ask(runtime, sids, payload, timeout)
+        finally:
+            runtime.prompt_settled(handle)
         if how == "answered":
             try:
                 res.answer(answer)

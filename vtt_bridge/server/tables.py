@@ -12,13 +12,17 @@ table and lives until the server stops. It holds
 - ``busy``, the tokens of the attack in progress: edits to them are refused
   with ``conflict`` rather than made to wait for a player's answer;
 - the connected sessions, so a decision can find its decider;
+- ``prompts``, the decisions out right now and whom they wait for, so a
+  client that reconnects (``table.sync``) learns what it is being asked;
 - the :class:`Outbox`, which sends the table's broadcasts in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -114,6 +118,8 @@ class TableRuntime:
         self.inflight: dict[str, tuple[str, str, asyncio.Future[Any]]] = {}
         self.sessions: dict[str, Caller] = {}
         self._departures: dict[str, list[asyncio.Future[None]]] = {}
+        self.prompts: dict[int, tuple[dict[str, Any], list[str], float]] = {}
+        self._prompt_ids = itertools.count()
         self.outbox = Outbox(self.room, emit)
 
     @property
@@ -180,6 +186,27 @@ class TableRuntime:
             waiting.remove(future)
             if not waiting:
                 del self._departures[sid]
+
+    # -- decisions out --------------------------------------------------------
+
+    def prompt_out(self, payload: dict[str, Any], sids: Iterable[str], timeout: float) -> int:
+        """Note a decision put to ``sids`` (until :meth:`prompt_settled`); returns its handle."""
+        users = sorted({self.sessions[sid].user for sid in sids if sid in self.sessions})
+        handle = next(self._prompt_ids)
+        self.prompts[handle] = (payload, users, time.monotonic() + timeout)
+        return handle
+
+    def prompt_settled(self, handle: int) -> None:
+        self.prompts.pop(handle, None)
+
+    def pending_for(self, user: str) -> list[dict[str, Any]]:
+        """The decisions out now that were put to ``user``, with whom they wait for and the seconds left."""
+        now = time.monotonic()
+        return [
+            {**payload, "waiting": users, "remaining": round(max(0.0, deadline - now), 3)}
+            for payload, users, deadline in self.prompts.values()
+            if user in users
+        ]
 
     def users(self) -> list[str]:
         return sorted({c.user for c in self.sessions.values()})
