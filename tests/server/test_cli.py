@@ -60,7 +60,7 @@ async def _read_until(stream: asyncio.StreamReader, pattern: str, seen: list[str
                 return match
 
 
-async def _serve(db: Path) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
+async def _serve(db: Path, *extra: str) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = await asyncio.create_subprocess_exec(
@@ -77,6 +77,7 @@ async def _serve(db: Path) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
         str(db),
         "--decision-timeout",
         "5",
+        *extra,
         cwd=ROOT,
         env=env,
         stdout=asyncio.subprocess.PIPE,
@@ -89,6 +90,7 @@ async def _serve(db: Path) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
     text = "".join(seen[start:])
     found["table"] = re.search(r"demo table '(t-\w+)'", text).group(1)
     found.update(re.findall(r"key for (\w+):\s+(\S+)", text))
+    found["text"] = text
     await _read_until(proc.stdout, r'emitWithAck\("attack", \{"ruleset"', seen)
     return proc, found
 
@@ -137,9 +139,11 @@ async def test_serve_demo_then_connect_with_the_printed_keys_and_resolve_an_atta
 
     # A key replaced by hand no longer opens the table: that one user gets a fresh key.
     assert await asyncio.to_thread(main, ["table", "key", found["table"], "bob", "--db", str(db)]) == 0
-    proc, third = await _serve(db)
+    proc, third = await _serve(db, "--public-url", "https://vtt.example.org/")
     try:
         assert third["gm"] == found["gm"] and third["bob"] != found["bob"]
+        # The links players get are on the public URL.
+        assert f"bob:     https://vtt.example.org/#table={third['table']}&key={third['bob']}" in third["text"]
         bob = await Client(third["url"]).connect({"table": third["table"], "key": third["bob"]})
         await bob.close()
     finally:
@@ -224,6 +228,31 @@ def test_cli_errors_are_one_line_and_say_what_to_do(tmp_path, capsys, monkeypatc
     assert code != 0 and out == ""
     assert err.count("\n") == 1 and err.startswith("error") and "Traceback" not in err, err
     assert says in err
+
+
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["serve", "--port", "x"], "argument --port: invalid int value: 'x' (see: vtt-bridge serve --help)"),
+        (["tokens", "import"], "required: file, --table"),
+        (["tablee"], "invalid choice: 'tablee'"),
+    ],
+)
+def test_usage_mistakes_are_one_line_too(capsys, argv, says):
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    _, err = capsys.readouterr()
+    assert exited.value.code == 2 and err.count("\n") == 1 and says in err
+
+
+def test_the_url_players_open(monkeypatch):
+    from vtt_bridge.cli.serve import players_url
+
+    monkeypatch.setattr("socket.gethostname", lambda: "gamebox")
+    assert players_url("127.0.0.1", 8000, None) == "http://127.0.0.1:8000"
+    assert players_url("0.0.0.0", 8000, None) == "http://gamebox:8000"
+    assert players_url("::1", 8000, None) == "http://[::1]:8000"
+    assert players_url("0.0.0.0", 8000, "https://vtt.example.org") == "https://vtt.example.org"
 
 
 def test_a_port_in_use_is_one_line(tmp_path, capsys, monkeypatch):

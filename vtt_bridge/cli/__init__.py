@@ -15,8 +15,15 @@ from ..errors import VTTError
 COMMANDS = ("resolve", "plugins", "serve", "table", "tokens", "odds", "docs")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake said in one line (and where to find the usage)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vtt-bridge", description="Attack resolution for virtual tabletops.")
+    parser = Parser(prog="vtt-bridge", description="Attack resolution for virtual tabletops.")
     parser.add_argument(
         "--plugin",
         action="append",
