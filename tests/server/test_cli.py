@@ -195,8 +195,8 @@ def _request_with(tmp_path, **extra) -> str:
 @pytest.mark.parametrize(
     "argv, says",
     [
-        (["resolve", "missing.json"], "no request file 'missing.json'"),
-        (["odds", "missing.json"], "no request file 'missing.json'"),
+        (["resolve", "missing.json"], "no file 'missing.json': give the path of a JSON request"),
+        (["odds", "missing.json"], "no file 'missing.json': give the path of a JSON request"),
         (["resolve", SWORD, "--dice", "7,x,3"], "--dice takes faces from 1 up"),
         (["resolve", SWORD, "--dice", "7,0"], "'0' is not one"),
         (["resolve", "{bad}"], "is not JSON"),

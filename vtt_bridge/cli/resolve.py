@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..engine.tokens import Token
 from ..errors import InvalidRequest
 from ..plugins import make_host
 from ..state import messages
+from .files import read_json
 
 
 def register(sub) -> None:
@@ -36,20 +35,11 @@ def register(sub) -> None:
 
 def load_request(path: str) -> dict[str, Any]:
     """A request file, checked with the schema the server uses for ``attack`` (plus inline ``tokens``)."""
-    name = "standard input" if path == "-" else path
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
-    except FileNotFoundError:
-        raise InvalidRequest(f"no request file {path!r}: give the path of a JSON request", details={}) from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise InvalidRequest(f"{name} is not a JSON request file ({exc})", details={}) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"{name} is not JSON: {exc}", details={}) from None
+    data = read_json(path, what="a JSON request")
     try:
         return messages.load(messages.RequestFile(), data)
     except InvalidRequest as exc:
+        name = "standard input" if path == "-" else path
         raise InvalidRequest(f"{name} is not a valid request", details=exc.details) from None
 
 

@@ -23,9 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidRequest, NotFound
+from ..errors import NotFound
 from ..plugins import make_host
 from ..server.campaign import commit_import, export_document, summary
+from .files import read_json
 from .store import add_store_options, store_from
 
 
@@ -79,15 +80,7 @@ async def _export(store, table, args) -> int:
 
 
 def _read(path: str) -> Any:
-    name = "standard input" if path == "-" else path
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
-    except FileNotFoundError:
-        raise InvalidRequest(f"no file {path!r}: give a file `vtt-bridge tokens export` wrote", details={}) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"{name} is not JSON: {exc}", details={}) from None
+    data = read_json(path, what="a file `vtt-bridge tokens export` wrote")
     # A bare list of tokens is accepted as well as an export.
     return {"tokens": data} if isinstance(data, list) else data
 
