@@ -161,3 +161,62 @@ async def test_node_socket_io_client_reconnects_by_itself_after_a_restart(tmp_pa
         if second is not None:
             await second.stop()
         await first.stop()
+
+
+async def test_a_question_waits_for_a_player_whose_connection_dropped(tmp_path):
+    """A dropped connection (not a goodbye) mid-question: the question is put again when the player is back."""
+    server = BridgeServer(config(tmp_path, reconnect_grace=10.0))
+    await server.start()
+    seat = await seat_table(server, settings={"decision_timeout": 20})
+    bob = socketio.AsyncClient(reconnection=True, reconnection_delay=0.1, reconnection_delay_max=0.3)
+    asked: list[dict] = []
+    release = asyncio.Event()
+
+    async def decide(decision):
+        asked.append(decision)
+        if len(asked) == 1:
+            # The network goes: the websocket closes under the client, which says no goodbye.
+            asyncio.get_running_loop().create_task(bob.eio.ws.close())
+            await asyncio.Event().wait()
+        await release.wait()
+        return "none"
+
+    bob.on("decision", decide)
+    try:
+        await bob.connect(server.url, auth=seat.auth("bob"), transports=["websocket"], wait_timeout=5)
+        alice = await seat.join("alice")
+        pending = asyncio.ensure_future(alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))
+        async with asyncio.timeout(10):
+            while len(asked) < 2:
+                await asyncio.sleep(0.02)
+        # Back on a new connection, bob is asked again, with the time that is left.
+        assert asked[1]["key"] == "defense" and asked[1]["timeout"] < 20
+        synced = await bob.call("table.sync", {}, timeout=5)
+        assert [(q["key"], q["waiting"]) for q in synced["pending"]] == [("defense", ["bob"])]
+        release.set()
+        attack = (await asyncio.wait_for(pending, 10))["attack"]
+        assert attack["decisions"][0]["how"] == "answered" and attack["decisions"][0]["answer"] == {"option": "none"}
+    finally:
+        release.set()
+        await bob.shutdown()
+        await seat.close()
+        await server.stop()
+
+
+async def test_a_dropped_player_who_does_not_come_back_gets_the_default_after_the_grace(server):
+    server.bridge.attacks.prompter.reconnect_grace = 0.3
+    seat = await seat_table(server, settings={"decision_timeout": 20})
+    bob = await seat.join("bob")
+
+    async def vanish(decision):
+        asyncio.get_running_loop().create_task(bob.sio.eio.ws.close())  # no goodbye, and no reconnection
+        await asyncio.Event().wait()
+
+    bob.policy = vanish
+    alice = await seat.join("alice")
+    try:
+        async with asyncio.timeout(5):
+            attack = (await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))["attack"]
+        assert attack["decisions"][0]["how"] == "disconnect"
+    finally:
+        await seat.close()

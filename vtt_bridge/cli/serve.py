@@ -47,6 +47,13 @@ def register(sub) -> None:
         help="seconds a player has to answer a decision, unless the table sets its own (default: 30)",
     )
     parser.add_argument(
+        "--reconnect-grace",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds a question waits for a player whose connection dropped to come back (default: 10; 0: none)",
+    )
+    parser.add_argument(
         "--cors-origin",
         action="append",
         metavar="ORIGIN",
@@ -68,6 +75,7 @@ def run(args) -> int:
         db=db,
         redis=redis,
         decision_timeout=args.decision_timeout,
+        reconnect_grace=max(0.0, args.reconnect_grace),
         plugins=tuple(args.plugin),
         cors_origins=tuple(args.cors_origin) if args.cors_origin else "*",
     )

@@ -45,6 +45,9 @@ class ServerConfig:
     :ivar cors_origins: origins allowed to connect from a browser (``"*"``: any;
         the key, not the origin, is what guards a table).
     :ivar shutdown_grace: seconds a stop waits for attacks in progress.
+    :ivar reconnect_grace: seconds a question waits for a decider whose
+        connection dropped to come back (then it is asked again); 0: the
+        rules' default at once.
     """
 
     host: str = "127.0.0.1"
@@ -57,6 +60,7 @@ class ServerConfig:
     entry_points: bool = True
     cors_origins: str | tuple[str, ...] = "*"
     shutdown_grace: float = 5.0
+    reconnect_grace: float = 10.0
     static_dir: Path | None = field(default=STATIC_DIR)
 
 
@@ -87,6 +91,7 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         engineio_logger=False,
     )
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout)
+    bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     sio.register_namespace(TableNamespace(bridge))
     app = web.Application()
     app[BRIDGE_KEY] = bridge

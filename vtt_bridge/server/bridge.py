@@ -134,12 +134,12 @@ class Bridge:
         runtime.join(caller)
         return caller, runtime, list(dict.fromkeys(events))
 
-    def leave(self, sid: str) -> Caller | None:
+    def leave(self, sid: str, reason: str | None = None) -> Caller | None:
         caller = self.callers.pop(sid, None)
         if caller is not None:
             runtime = self.tables.get(caller.table)
             if runtime is not None:
-                runtime.leave(sid)
+                runtime.leave(sid, reason)
         return caller
 
     def caller(self, sid: str) -> Caller:

@@ -108,7 +108,7 @@ class TableNamespace(socketio.AsyncNamespace):
         log.info("connected", extra=fields(sid=sid, table=caller.table, user=caller.user))
 
     async def on_disconnect(self, sid: str, reason: Any = None) -> None:
-        caller = self.bridge.leave(sid)
+        caller = self.bridge.leave(sid, str(reason) if reason is not None else None)
         if caller is not None:
             log.info("disconnected", extra=fields(sid=sid, table=caller.table, user=caller.user, reason=str(reason)))
 

@@ -117,7 +117,8 @@ class TableRuntime:
         self.busy: dict[str, str] = {}
         self.inflight: dict[str, tuple[str, str, asyncio.Future[Any]]] = {}
         self.sessions: dict[str, Caller] = {}
-        self._departures: dict[str, list[asyncio.Future[None]]] = {}
+        self._departures: dict[str, list[asyncio.Future[str | None]]] = {}
+        self._arrivals: list[tuple[frozenset[str], asyncio.Future[str]]] = []
         self.prompts: dict[int, tuple[dict[str, Any], list[str], float]] = {}
         self._prompt_ids = itertools.count()
         self.outbox = Outbox(self.room, emit)
@@ -164,23 +165,36 @@ class TableRuntime:
 
     def join(self, caller: Caller) -> None:
         self.sessions[caller.sid] = caller
+        for users, future in list(self._arrivals):
+            if caller.user in users and not future.done():
+                future.set_result(caller.sid)
 
-    def leave(self, sid: str) -> None:
+    def leave(self, sid: str, reason: str | None = None) -> None:
+        """``sid`` is gone; ``reason`` is socket.io's (``"transport close"``, ``"client disconnect"``, ...)."""
         self.sessions.pop(sid, None)
         for future in self._departures.pop(sid, ()):
             if not future.done():
-                future.set_result(None)
+                future.set_result(reason)
 
-    def departure(self, sid: str) -> asyncio.Future[None]:
-        """A future that completes when ``sid`` disconnects (already done if it has)."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def departure(self, sid: str) -> asyncio.Future[str | None]:
+        """A future that completes with the reason when ``sid`` disconnects (``None`` if it already has)."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         if sid not in self.sessions:
             future.set_result(None)
         else:
             self._departures.setdefault(sid, []).append(future)
         return future
 
-    def forget(self, sid: str, future: asyncio.Future[None]) -> None:
+    def arrival(self, users: Iterable[str]) -> asyncio.Future[str]:
+        """A future that completes with the sid of the next connection of one of ``users``."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._arrivals.append((frozenset(users), future))
+        return future
+
+    def forget_arrival(self, future: asyncio.Future[str]) -> None:
+        self._arrivals = [(u, f) for u, f in self._arrivals if f is not future]
+
+    def forget(self, sid: str, future: asyncio.Future[str | None]) -> None:
         waiting = self._departures.get(sid)
         if waiting and future in waiting:
             waiting.remove(future)
