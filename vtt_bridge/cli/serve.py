@@ -11,6 +11,7 @@ keys and a link per user — the same keys on every run on the same store
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -97,10 +98,13 @@ def run(args) -> int:
     try:
         asyncio.run(serve_forever(config, host=host, ready=ready))
     except OSError as exc:
+        hint = {
+            errno.EADDRINUSE: "is another server on that port? choose another --port",
+            errno.EACCES: "a port below 1024 needs root: use a higher one behind a proxy, see docs/deploy.md",
+            errno.EADDRNOTAVAIL: "this machine has no such address: try --host 0.0.0.0",
+        }.get(exc.errno or 0, "check --host and --port")
         raise InvalidRequest(
-            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
-            "(is another server on that port? choose another --port)",
-            details={},
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} ({hint})", details={}
         ) from None
     return 0
 
