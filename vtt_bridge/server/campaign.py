@@ -28,13 +28,14 @@ from ..plugins import Host
 from ..state import messages
 from ..state.keys import GM_USER
 from ..state.records import AuditDraft, TableInfo, TokenChange
+from .attacks import _with_seq
 from .bridge import build_token
 from .session import Caller, require_gm
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import Bridge
 
-__all__ = ["SYNC_LIMIT", "Campaign", "commit_import", "export_document", "plan_import"]
+__all__ = ["SYNC_LIMIT", "Campaign", "commit_import", "export_document", "import_draft", "plan_import", "summary"]
 
 # At most this many attacks in one table.sync answer; ``more`` says to ask again.
 SYNC_LIMIT = 200
@@ -195,8 +196,6 @@ class Campaign:
         }
 
     async def sync(self, caller: Caller, data: Any) -> dict[str, Any]:
-        from .attacks import _with_seq
-
         request = self.bridge.messages.load(messages.Sync, data)
         bridge = self.bridge
         runtime = await bridge.fresh(bridge.runtime(caller))
