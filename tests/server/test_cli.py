@@ -255,6 +255,13 @@ def test_the_url_players_open(monkeypatch):
     assert players_url("0.0.0.0", 8000, "https://vtt.example.org") == "https://vtt.example.org"
 
 
+def test_a_redis_that_does_not_answer_is_one_line(capsys):
+    pytest.importorskip("redis")
+    code, _, err = run(capsys, "table", "list", "--redis", "redis://127.0.0.1:1/0")
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: Redis: ") and "check the --redis URL" in err
+
+
 def test_a_port_in_use_is_one_line(tmp_path, capsys, monkeypatch):
     import socket
 
