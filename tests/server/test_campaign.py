@@ -112,3 +112,30 @@ async def test_sync_lists_the_question_out_for_this_user(seat):
         assert (await bob.ok("table.sync"))["pending"] == []
     finally:
         pending.cancel()
+
+
+async def test_a_campaign_moves_from_a_sqlite_server_to_a_redis_one_over_the_wire(server, seat, tmp_path):
+    from vtt_bridge.server import BridgeServer
+
+    from ..state.redis_server import redis_server
+    from .conftest import config
+    from .kit import seat_table
+
+    await seat.join("bob", answer("none"))
+    alice = await seat.join("alice")
+    await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]})
+    export = (await (await seat.join("gm")).ok("table.export"))["export"]
+    with redis_server() as url:
+        async with BridgeServer(config(tmp_path / "redis", redis=url, redis_prefix="move:")) as other:
+            moved = await seat_table(other, name="moved", tokens=[])
+            try:
+                gm = await moved.join("gm")
+                ack = await gm.ok("tokens.import", export)
+                assert ack["created"] == ["a", "b", "c"]
+                synced = await gm.ok("table.sync")
+                # Everything but the version, which a new table's history starts again at 1.
+                plain = [{k: v for k, v in t.items() if k != "version"} for t in export["tokens"]]
+                assert [{k: v for k, v in t.items() if k != "version"} for t in synced["tokens"]] == plain
+                assert synced["attacks"] == [] and synced["seq"] == 1
+            finally:
+                await moved.close()
