@@ -79,6 +79,18 @@ class Prompter:
         )
         return how
 
+    async def _connected(self, runtime: TableRuntime, sid: str, deadline: float) -> bool:
+        """Wait (briefly) until ``sid`` has finished connecting: a connection is joined to its
+        table inside the connect handler, before socket.io tells the client it is connected,
+        and a question sent before that could reach a client not yet listening."""
+        loop = asyncio.get_running_loop()
+        end = min(deadline, loop.time() + 2.0)
+        while not self.sio.manager.is_connected(sid, "/"):
+            if sid not in runtime.sessions or loop.time() >= end:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
     async def _ask(
         self, runtime: TableRuntime, sids: list[str], payload: dict[str, Any], timeout: float
     ) -> tuple[Any, str, str | None]:
@@ -135,7 +147,10 @@ class Prompter:
                             waiting.discard(grace)
                             grace = None
                         sids.append(sid)
-                        ask(sid, max(0.05, deadline - loop.time()))
+                        if await self._connected(runtime, sid, deadline):
+                            ask(sid, max(0.05, deadline - loop.time()))
+                        else:
+                            left.add(sid)
                 if timed_out | left >= set(sids):
                     remaining = deadline - loop.time()
                     if grace is None and dropped and not timed_out - left and remaining > 0 and users \
