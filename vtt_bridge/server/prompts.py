@@ -153,8 +153,8 @@ class Prompter:
                             left.add(sid)
                 if timed_out | left >= set(sids):
                     remaining = deadline - loop.time()
-                    if grace is None and dropped and not timed_out - left and remaining > 0 and users \
-                            and self.reconnect_grace > 0:
+                    may_wait = dropped and not timed_out - left and remaining > 0 and self.reconnect_grace > 0
+                    if grace is None and may_wait and users:
                         back = runtime.arrival(users)
                         grace = asyncio.ensure_future(asyncio.sleep(min(self.reconnect_grace, remaining)))
                         waiting.update((back, grace))
