@@ -220,3 +220,35 @@ async def test_a_dropped_player_who_does_not_come_back_gets_the_default_after_th
         assert attack["decisions"][0]["how"] == "disconnect"
     finally:
         await seat.close()
+
+
+@pytest.mark.slow
+async def test_node_client_is_asked_again_after_its_connection_drops(tmp_path):
+    """socket.io-client (as in a browser tab whose wifi blinks) gets the question again and answers it."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed for the JavaScript interop test")
+    await _npm_install()
+    async with BridgeServer(config(tmp_path, reconnect_grace=10.0)) as server:
+        seat = await seat_table(server, settings={"decision_timeout": 20})
+        proc = await asyncio.create_subprocess_exec(
+            "node", "redecide.mjs", server.url, seat.id, seat.keys["bob"], cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE
+        )
+        try:
+
+            async def line() -> dict:
+                return json.loads(await asyncio.wait_for(proc.stdout.readline(), 15))
+
+            assert await line() == {"event": "connect"}
+            alice = await seat.join("alice")
+            attack = (await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))["attack"]
+            seen = [await line() for _ in range(4)]
+            assert [s["event"] for s in seen] == ["decision", "disconnect", "connect", "decision"]
+            # The engine closed under the client ("forced close"): no goodbye, so it reconnects.
+            assert not seen[1]["reason"].startswith("io ") and seen[3]["timeout"] < seen[0]["timeout"] == 20
+            assert attack["decisions"][0]["how"] == "answered" and attack["decisions"][0]["answer"] == {"option": "none"}
+            assert await asyncio.wait_for(proc.wait(), 10) == 0
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            await seat.close()
