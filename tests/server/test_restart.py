@@ -125,39 +125,53 @@ async def test_clients_reconnect_by_themselves_after_a_restart(tmp_path, transpo
         await client.shutdown()
 
 
+class NodeScript:
+    """A script of tests/node run with node, read one JSON line at a time (bounded waits)."""
+
+    def __init__(self, script: str, *args: str) -> None:
+        self.argv = ("node", script, *args)
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> NodeScript:
+        if shutil.which("node") is None or shutil.which("npm") is None:
+            pytest.skip("node and npm are needed for the JavaScript interop test")
+        await _npm_install()
+        self.proc = await asyncio.create_subprocess_exec(*self.argv, cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE)
+        return self
+
+    async def line(self) -> dict:
+        return json.loads(await asyncio.wait_for(self.proc.stdout.readline(), 15))
+
+    async def exit_code(self) -> int:
+        return await asyncio.wait_for(self.proc.wait(), 10)
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+
 @pytest.mark.slow
 async def test_node_socket_io_client_reconnects_by_itself_after_a_restart(tmp_path):
     """The official JavaScript client (long-polling, then websocket, as a browser) comes back on its own."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed for the JavaScript interop test")
-    await _npm_install()
     settings = config(tmp_path)
     first = BridgeServer(settings)
     await first.start()
     seat = await seat_table(first)
     second = None
-    proc = await asyncio.create_subprocess_exec(
-        "node", "reconnect.mjs", first.url, seat.id, seat.keys["bob"], cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE
-    )
     try:
-
-        async def line() -> dict:
-            return json.loads(await asyncio.wait_for(proc.stdout.readline(), 15))
-
-        assert await line() == {"event": "connect", "user": "bob"}
-        await asyncio.sleep(0.5)  # let it upgrade to websocket, as a browser tab would have
-        port = first.port
-        await first.stop()
-        gone = await line()
-        # "io server disconnect" would be final: the client would never come back.
-        assert gone["event"] == "disconnect" and gone["reason"] in ("transport close", "transport error")
-        second = await _restarted(settings, port)
-        assert await line() == {"event": "connect", "user": "bob"}
-        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        async with NodeScript("reconnect.mjs", first.url, seat.id, seat.keys["bob"]) as node:
+            assert await node.line() == {"event": "connect", "user": "bob"}
+            await asyncio.sleep(0.5)  # let it upgrade to websocket, as a browser tab would have
+            port = first.port
+            await first.stop()
+            gone = await node.line()
+            # "io server disconnect" would be final: the client would never come back.
+            assert gone["event"] == "disconnect" and gone["reason"] in ("transport close", "transport error")
+            second = await _restarted(settings, port)
+            assert await node.line() == {"event": "connect", "user": "bob"}
+            assert await node.exit_code() == 0
     finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
         if second is not None:
             await second.stop()
         await first.stop()
@@ -225,30 +239,19 @@ async def test_a_dropped_player_who_does_not_come_back_gets_the_default_after_th
 @pytest.mark.slow
 async def test_node_client_is_asked_again_after_its_connection_drops(tmp_path):
     """socket.io-client (as in a browser tab whose wifi blinks) gets the question again and answers it."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed for the JavaScript interop test")
-    await _npm_install()
     async with BridgeServer(config(tmp_path, reconnect_grace=10.0)) as server:
         seat = await seat_table(server, settings={"decision_timeout": 20})
-        proc = await asyncio.create_subprocess_exec(
-            "node", "redecide.mjs", server.url, seat.id, seat.keys["bob"], cwd=NODE_DIR, stdout=asyncio.subprocess.PIPE
-        )
         try:
-
-            async def line() -> dict:
-                return json.loads(await asyncio.wait_for(proc.stdout.readline(), 15))
-
-            assert await line() == {"event": "connect"}
-            alice = await seat.join("alice")
-            attack = (await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))["attack"]
-            seen = [await line() for _ in range(4)]
-            assert [s["event"] for s in seen] == ["decision", "disconnect", "connect", "decision"]
-            # The engine closed under the client ("forced close"): no goodbye, so it reconnects.
-            assert not seen[1]["reason"].startswith("io ") and seen[3]["timeout"] < seen[0]["timeout"] == 20
-            assert attack["decisions"][0]["how"] == "answered" and attack["decisions"][0]["answer"] == {"option": "none"}
-            assert await asyncio.wait_for(proc.wait(), 10) == 0
+            async with NodeScript("redecide.mjs", server.url, seat.id, seat.keys["bob"]) as node:
+                assert await node.line() == {"event": "connect"}
+                alice = await seat.join("alice")
+                attack = (await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))["attack"]
+                seen = [await node.line() for _ in range(4)]
+                assert [s["event"] for s in seen] == ["decision", "disconnect", "connect", "decision"]
+                # The engine closed under the client ("forced close"): no goodbye, so it reconnects.
+                assert not seen[1]["reason"].startswith("io ") and seen[3]["timeout"] < seen[0]["timeout"] == 20
+                decision = attack["decisions"][0]
+                assert decision["how"] == "answered" and decision["answer"] == {"option": "none"}
+                assert await node.exit_code() == 0
         finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
             await seat.close()
