@@ -17,6 +17,9 @@ def config(tmp_path, **overrides) -> ServerConfig:
         entry_points=False,
         static_dir=None,
         shutdown_grace=1.0,
+        # A python-socketio client's disconnect() reads as a dropped connection;
+        # the tests of waiting for a reconnect (test_restart.py) set their own.
+        reconnect_grace=0.0,
     )
     values.update(overrides)
     return ServerConfig(**values)

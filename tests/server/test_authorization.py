@@ -39,6 +39,9 @@ CASES = [
     ("attack.history", None, (True, True, True)),
     ("attack.get", "FIRST", (True, True, True)),
     ("attack.undo", "FIRST", (True, False, False)),
+    ("table.export", None, (True, False, False)),
+    ("tokens.import", {"tokens": [{"id": "d", "name": "New", "ruleset": "duel", "system": {"hp": 3}}]}, (True, False, False)),
+    ("table.sync", {"since": 0}, (True, True, True)),
 ]
 ROLES = ("gm", "alice", "carol")
 

@@ -76,6 +76,14 @@ BAD = [
     ("attack.get", {"id": "atk-nope"}, "not_found", "attack"),
     ("attack.undo", {"id": 3}, "invalid_request", "id"),
     ("attack.undo", {"id": "atk-nope"}, "not_found", "attack"),
+    ("table.export", {"x": 1}, "invalid_request", "x"),
+    ("tokens.import", {}, "invalid_request", "tokens"),
+    ("tokens.import", {"tokens": "all"}, "invalid_request", "tokens"),
+    ("tokens.import", {"tokens": [{"id": "d", "name": "x", "ruleset": "duel", "system": {"hp": "lots"}}]}, "invalid_request", "tokens"),
+    ("tokens.import", {"tokens": [{"name": "x", "ruleset": "duel", "system": {"hp": 1}}]}, "invalid_request", "tokens"),
+    ("tokens.import", {"tokens": [], "format": "foundry"}, "invalid_request", "format"),
+    ("table.sync", {"since": -1}, "invalid_request", "since"),
+    ("table.sync", {"sinse": 1}, "invalid_request", "sinse"),
 ]
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 
 from vtt_bridge.server import BridgeServer
 
 from .conftest import config
+from .kit import seat_table
 
 
 async def test_rulesets_list_describes_steps_decisions_schemas_and_plugins(seat):
@@ -43,14 +46,28 @@ async def test_rulesets_list_describes_steps_decisions_schemas_and_plugins(seat)
     assert any("duel_roll" in p["hooks"] for p in plugins.values())
 
 
-async def test_healthz_reports_the_server_and_its_store(server, seat):
-    await seat.join("gm")
+async def _health(server) -> dict:
     async with aiohttp.ClientSession() as http:
         async with http.get(server.url + "/healthz") as response:
             assert response.status == 200
-            body = await response.json()
+            return await response.json()
+
+
+async def test_healthz_reports_the_server_and_its_store(server, seat):
+    await seat_table(server, name="nobody here yet")
+    gm = await seat.join("gm")
+    alice = await seat.join("alice")
+    body = await _health(server)
     assert body["ok"] is True and body["store"] == "sqlite" and body["rulesets"] == ["duel"]
-    assert body["tables"] == 1 and body["connections"] == 1
+    # Two tables in the store, one with people at it, two connections, nothing being resolved.
+    assert (body["tables"], body["tables_open"], body["connections"], body["attacks_in_progress"]) == (2, 1, 2, 0)
+    assert body["uptime"] >= 0
+    await alice.close()
+    await gm.close()
+    async with asyncio.timeout(5):
+        while (body := await _health(server))["connections"]:
+            await asyncio.sleep(0.02)
+    assert (body["tables"], body["tables_open"], body["connections"]) == (2, 0, 0)
 
 
 async def test_healthz_says_503_when_the_store_is_gone(server):

@@ -134,3 +134,21 @@ async def test_tables_do_not_share_tokens(store):
     assert await store.tokens(two) == {}
     await store.commit(two, draft(a=TokenChange(before=None, after=token("a", 1))))
     assert (await store.tokens(one))["a"].system == {"hp": 10}
+
+
+async def test_since_gives_what_a_client_missed_oldest_first(store):
+    tid = await table(store)
+    assert await store.last_seq(tid) == 0 and await store.since(tid, 0, limit=10) == []
+    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10))))
+    hp = 10
+    for n in range(5):
+        before = token("a", hp, n + 1)
+        hp -= 1
+        await store.commit(tid, draft("attack", ref=f"atk-{n}", a=TokenChange(before=before, after=token("a", hp, n + 2))))
+    await store.commit(tid, draft("token.update", a=TokenChange(before=token("a", hp, 6), after=token("a", 1, 7))))
+    assert await store.last_seq(tid) == 7
+    # seq 1 (the create) and 7 (an edit) are not attacks; 2..6 are.
+    assert [e.seq for e in await store.since(tid, 0, limit=10)] == [2, 3, 4, 5, 6]
+    assert [e.ref for e in await store.since(tid, 3, limit=2)] == ["atk-2", "atk-3"]
+    assert await store.since(tid, 6, limit=10) == []
+    assert [e.seq for e in await store.since(tid, 0, limit=10, kinds=("token.create", "token.update"))] == [1, 7]

@@ -6,15 +6,24 @@ import argparse
 import importlib
 import logging
 import sys
+import traceback
+from typing import Any
 
 from ..errors import VTTError
 
 # Each module defines ``register(subparsers)`` adding its parser with ``func`` set.
-COMMANDS = ("resolve", "plugins", "serve", "table", "odds", "docs")
+COMMANDS = ("resolve", "plugins", "serve", "table", "tokens", "odds", "docs")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake said in one line (and where to find the usage)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vtt-bridge", description="Attack resolution for virtual tabletops.")
+    parser = Parser(prog="vtt-bridge", description="Attack resolution for virtual tabletops.")
     parser.add_argument(
         "--plugin",
         action="append",
@@ -40,9 +49,46 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except VTTError as exc:
-        print(f"error [{exc.code}]: {exc.message}", file=sys.stderr)
-        if exc.details:
-            print(f"details: {exc.details}", file=sys.stderr)
+        print(f"error [{exc.code}]: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except FileNotFoundError as exc:
+        print(f"error: no such file: {exc.filename}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # Typically the port: "address already in use", or no permission for a port below 1024.
+        print(f"error: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if args.verbose:
+            traceback.print_exc()
+        if type(exc).__module__.split(".")[0] == "redis":
+            print(f"error: Redis: {exc} (check the --redis URL and that the server runs)", file=sys.stderr)
+            return 2
+        print(
+            f"error: internal error ({type(exc).__name__}: {exc}); run with -v for the traceback",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def one_line(exc: VTTError) -> str:
+    """An error's message with the fields its details name, on one line."""
+    fields = "; ".join(f"{path}: {msg}" if path else msg for path, msg in flatten(exc.details))
+    return f"{exc.message} ({fields})" if fields and fields not in exc.message else exc.message
+
+
+def flatten(details: Any, path: str = "") -> list[tuple[str, str]]:
+    """marshmallow-style details ``{"a": {"b": ["msg"]}}`` as ``[("a.b", "msg")]``.
+
+    Only message lists count: other values in details (an id, a version) are
+    data for programs, already said in the message."""
+    if isinstance(details, dict):
+        out = []
+        for key, value in details.items():
+            out.extend(flatten(value, f"{path}.{key}" if path else str(key)))
+        return out
+    if isinstance(details, (list, tuple)) and all(isinstance(m, str) for m in details):
+        return [(path, " ".join(details))]
+    return []

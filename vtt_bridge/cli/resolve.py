@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import secrets
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..engine.tokens import Token
 from ..errors import InvalidRequest
 from ..plugins import make_host
+from ..state import messages
+from .files import read_json
 
 
 def register(sub) -> None:
@@ -34,14 +34,31 @@ def register(sub) -> None:
 
 
 def load_request(path: str) -> dict[str, Any]:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    """A request file, checked with the schema the server uses for ``attack`` (plus inline ``tokens``)."""
+    data = read_json(path, what="a JSON request")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"{path} is not JSON: {exc}", details={"request": [str(exc)]}) from None
-    if not isinstance(data, dict):
-        raise InvalidRequest("a request is a JSON object", details={"request": ["Not an object."]})
-    return data
+        return messages.load(messages.RequestFile(), data)
+    except InvalidRequest as exc:
+        name = "standard input" if path == "-" else path
+        raise InvalidRequest(f"{name} is not a valid request", details=exc.details) from None
+
+
+def parse_dice(text: str | None) -> list[int] | None:
+    """``--dice 7,10,3`` as faces; anything else is a one-line error saying what is expected."""
+    if text is None:
+        return None
+    faces = []
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if not item.isdigit() or not 1 <= int(item) <= 1000:
+            raise InvalidRequest(
+                f"--dice takes faces from 1 up, separated by commas (e.g. --dice 7,10,3); {item!r} is not one",
+                details={},
+            )
+        faces.append(int(item))
+    return faces
 
 
 #: What a request file may hold; anything else is a typo (``declaraton``, ``seeed``) and refused.
@@ -114,7 +131,7 @@ def run(args) -> int:
 
     host = make_host(plugins=args.plugin)
     data = load_request(args.request)
-    dice = [int(x) for x in args.dice.split(",") if x.strip()] if args.dice else None
+    dice = parse_dice(args.dice)
     record = resolve_request(host, data, seed=args.seed, dice=dice, answers=parse_answers(args.answer))
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))

@@ -1,28 +1,44 @@
 """``vtt-bridge serve``: run the socket.io bridge server.
 
-``--demo`` creates (or reuses) a table holding every installed ruleset's
-sample tokens and prints the URL, the table id and fresh keys — the quickest
-way to connect a client and resolve an attack.
+It prints where it listens, the store it uses, the URL players open
+(``--public-url`` when a proxy or another name is in front, see
+docs/deploy.md) and the next step. ``--demo`` creates (or reuses) a table
+holding every installed ruleset's sample tokens and prints the table id, its
+keys and a link per user — the same keys on every run on the same store
+(see :mod:`vtt_bridge.server.demo`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
+import os
+import socket
 
 from ..plugins import make_host
 from ..server import BridgeServer, ServerConfig, serve_forever
-from ..server.demo import demo_table
+from ..errors import InvalidRequest
+from ..server.demo import demo_table, keys_file_for
 from ..server.logs import configure
+from .store import URL_ENV, add_store_options, resolved, store_flag, where
 
 
 def register(sub) -> None:
     parser = sub.add_parser("serve", help="run the socket.io bridge server")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: 127.0.0.1, this machine only; 0.0.0.0: every interface)",
+    )
     parser.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
-    parser.add_argument("--db", default="vtt_bridge.sqlite", help="SQLite file (default: ./vtt_bridge.sqlite)")
-    parser.add_argument("--redis", metavar="URL", help="use Redis as the store and the bus between processes")
+    add_store_options(parser)
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help=f"the URL players open, e.g. behind a reverse proxy: printed in links (default: ${URL_ENV})",
+    )
     parser.add_argument("--demo", action="store_true", help="create or reuse a demo table and print its keys")
     parser.add_argument(
         "--decision-timeout",
@@ -30,6 +46,13 @@ def register(sub) -> None:
         default=30.0,
         metavar="S",
         help="seconds a player has to answer a decision, unless the table sets its own (default: 30)",
+    )
+    parser.add_argument(
+        "--reconnect-grace",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds a question waits for a player whose connection dropped to come back (default: 10; 0: none)",
     )
     parser.add_argument(
         "--cors-origin",
@@ -45,26 +68,87 @@ def register(sub) -> None:
 def run(args) -> int:
     level = (args.log_level or ("debug" if args.verbose else "info")).upper()
     configure(as_json=args.log_format == "json", level=getattr(logging, level, logging.INFO))
+    db, redis = resolved(args)
+    public = (args.public_url or os.environ.get(URL_ENV) or "").rstrip("/") or None
     config = ServerConfig(
         host=args.host,
         port=args.port,
-        db=args.db,
-        redis=args.redis,
+        db=db,
+        redis=redis,
         decision_timeout=args.decision_timeout,
+        reconnect_grace=max(0.0, args.reconnect_grace),
         plugins=tuple(args.plugin),
         cors_origins=tuple(args.cors_origin) if args.cors_origin else "*",
     )
     host = make_host(plugins=args.plugin)
 
     async def ready(server: BridgeServer) -> None:
-        print(f"vtt-bridge listening on {server.url}", flush=True)
+        assert server.store is not None and server.port is not None
+        print(f"vtt-bridge listening on {server.url} (store: {where(db, redis)})", flush=True)
+        url = players_url(args.host, server.port, public)
+        print(_reach_text(args.host, url, public), flush=True)
         if args.demo:
-            assert server.store is not None and server.bridge is not None
-            demo = await demo_table(host, server.store)
-            print(_demo_text(server.url, demo), flush=True)
+            keys_file = None if redis else keys_file_for(db)
+            demo = await demo_table(host, server.store, keys_file=keys_file)
+            print(_demo_text(url, demo), flush=True)
+        else:
+            print(await _next_text(server.store, url, db, redis), flush=True)
+        print("stop with Ctrl-C: clients reconnect by themselves when it is started again", flush=True)
 
-    asyncio.run(serve_forever(config, host=host, ready=ready))
+    try:
+        asyncio.run(serve_forever(config, host=host, ready=ready))
+    except OSError as exc:
+        hint = {
+            errno.EADDRINUSE: "is another server on that port? choose another --port",
+            errno.EACCES: "a port below 1024 needs root: use a higher one behind a proxy, see docs/deploy.md",
+            errno.EADDRNOTAVAIL: "this machine has no such address: try --host 0.0.0.0",
+        }.get(exc.errno or 0, "check --host and --port")
+        raise InvalidRequest(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} ({hint})", details={}
+        ) from None
     return 0
+
+
+WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def players_url(host: str, port: int, public: str | None) -> str:
+    """The URL to put in players' links: the public URL, else this server as reachable from here."""
+    if public:
+        return public
+    if host in WILDCARDS:
+        return f"http://{socket.gethostname()}:{port}"
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def _reach_text(host: str, url: str, public: str | None) -> str:
+    if public:
+        return f"players open: {url}  (--public-url; it must lead to this server, see docs/deploy.md)"
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return (
+            f"players open: {url}  — this machine only; for players on other machines "
+            "use --host 0.0.0.0 (and --public-url behind a proxy), see docs/deploy.md"
+        )
+    return f"players open: {url}  (a guess from this machine's name; say it with --public-url URL)"
+
+
+async def _next_text(store, url: str, db: str, redis: str | None) -> str:
+    """What to do next, for the tables in this store."""
+    tables = await store.list_tables()
+    flag = store_flag(db, redis)
+    if not tables:
+        return (
+            f"no tables in this store yet; next, in another terminal:\n"
+            f'  vtt-bridge table create "Thursday game"{flag}\n'
+            f"  vtt-bridge table key TABLE alice{flag} --public-url {url}"
+        )
+    lines = ["tables in this store:"]
+    for table in tables:
+        users = sorted(k.user for k in await store.keys(table.id))
+        lines.append(f"  {table.id}  {table.name!r}  keys: {', '.join(users) or 'none'}")
+    lines.append(f"each player opens {url}/#table=TABLE&key=THEIR_KEY; a key and its link:")
+    lines.append(f"  vtt-bridge table key TABLE NAME{flag} --public-url {url}")
+    return "\n".join(lines)
 
 
 def _demo_text(url: str, demo) -> str:

@@ -1,6 +1,7 @@
 """``vtt-bridge table``: create tables, issue player keys, list tables, check a log.
 
-Works on the same store the server uses (``--db`` or ``--redis``), also while
+Works on the same store the server uses (``--db`` or ``--redis``, or the
+``VTT_BRIDGE_DB`` / ``VTT_BRIDGE_REDIS`` environment variables), also while
 the server runs: keys are read from the store on every connect. Keys are
 printed once and stored only as digests.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from typing import Any
 
@@ -16,44 +18,43 @@ from marshmallow import ValidationError
 
 from ..errors import InvalidRequest, NotFound
 from ..server.bridge import create_table, issue_key
-from ..state import Store, open_store, replay
+from ..state import Store, replay
 from ..state.messages import USER_NAME
+from .store import URL_ENV, add_store_options, resolved, store_from, where
 
 
 def register(sub) -> None:
     parser = sub.add_parser("table", help="create tables and keys, list tables, check a table's audit log")
     actions = parser.add_subparsers(dest="action", required=True)
 
-    def store_options(p) -> None:
-        p.add_argument("--db", default="vtt_bridge.sqlite", help="SQLite file (default: ./vtt_bridge.sqlite)")
-        p.add_argument("--redis", metavar="URL", help="use the Redis store instead")
-
     create = actions.add_parser("create", help="create a table; prints its id and the GM key")
     create.add_argument("name")
     create.add_argument("--decision-timeout", type=float, metavar="S", help="seconds players have to answer")
-    store_options(create)
+    create.add_argument("--public-url", metavar="URL", help=f"the URL players open, to print links on (default: ${URL_ENV})")
+    add_store_options(create)
     create.set_defaults(func=lambda args: _run(args, _create))
 
     key = actions.add_parser("key", help="issue (or replace) a player's key; 'gm' replaces the GM key")
     key.add_argument("table")
     key.add_argument("user")
-    store_options(key)
+    key.add_argument("--public-url", metavar="URL", help=f"the URL players open, to print links on (default: ${URL_ENV})")
+    add_store_options(key)
     key.set_defaults(func=lambda args: _run(args, _key))
 
     listing = actions.add_parser("list", help="list the tables")
     listing.add_argument("--json", action="store_true")
-    store_options(listing)
+    add_store_options(listing)
     listing.set_defaults(func=lambda args: _run(args, _list))
 
     check = actions.add_parser("check", help="replay a table's audit log and compare it with its tokens")
     check.add_argument("table")
-    store_options(check)
+    add_store_options(check)
     check.set_defaults(func=lambda args: _run(args, _check))
 
 
 def _run(args, action) -> int:
     async def go() -> int:
-        store = open_store(db=args.db, redis=args.redis)
+        store = store_from(args, create=action is _create)
         await store.open()
         try:
             return await action(store, args)
@@ -73,7 +74,10 @@ async def _create(store: Store, args) -> int:
     print(f"table:   {table.id}")
     print(f"name:    {table.name}")
     print(f"GM key:  {key}")
+    print(f"store:   {where(*resolved(args))}")
+    print(f"GM link: {player_link(args, table.id, key)}")
     print("(the key is shown once; `vtt-bridge table key TABLE gm` issues a new one)")
+    print(f"next: a key per player, `vtt-bridge table key {table.id} NAME`")
     return 0
 
 
@@ -86,7 +90,14 @@ async def _key(store: Store, args) -> int:
         raise InvalidRequest("'default' is reserved for everyone's ownership level", details={})
     key = await issue_key(store, args.table, args.user)
     print(f"key for {args.user} at {args.table}: {key}")
+    print(f"link:   {player_link(args, args.table, key)}")
     return 0
+
+
+def player_link(args, table_id: str, key: str) -> str:
+    """The web table's link for a key, on the server's public URL when one is known."""
+    base = (args.public_url or os.environ.get(URL_ENV) or "").rstrip("/")
+    return f"{base or '<server URL>'}/#table={table_id}&key={key}"
 
 
 async def _list(store: Store, args) -> int:

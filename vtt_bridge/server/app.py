@@ -7,6 +7,7 @@ aiohttp app. Nothing is listening yet; :class:`~.runner.BridgeServer` binds it.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ log = logging.getLogger("vtt_bridge.server")
 STATIC_DIR = Path(__file__).parent / "static"
 
 BRIDGE_KEY: web.AppKey[Bridge] = web.AppKey("bridge", Bridge)
+STARTED_KEY: web.AppKey[float] = web.AppKey("started", float)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,6 +45,9 @@ class ServerConfig:
     :ivar cors_origins: origins allowed to connect from a browser (``"*"``: any;
         the key, not the origin, is what guards a table).
     :ivar shutdown_grace: seconds a stop waits for attacks in progress.
+    :ivar reconnect_grace: seconds a question waits for a decider whose
+        connection dropped to come back (then it is asked again); 0: the
+        rules' default at once.
     """
 
     host: str = "127.0.0.1"
@@ -55,6 +60,7 @@ class ServerConfig:
     entry_points: bool = True
     cors_origins: str | tuple[str, ...] = "*"
     shutdown_grace: float = 5.0
+    reconnect_grace: float = 10.0
     static_dir: Path | None = field(default=STATIC_DIR)
 
 
@@ -85,9 +91,11 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         engineio_logger=False,
     )
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout)
+    bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     sio.register_namespace(TableNamespace(bridge))
     app = web.Application()
     app[BRIDGE_KEY] = bridge
+    app[STARTED_KEY] = time.monotonic()
     sio.attach(app)
     app.router.add_get("/healthz", healthz)
     static = config.static_dir
@@ -107,18 +115,26 @@ def _file(path: Path):
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """``200 {ok: true, ...}`` when the store answers, ``503`` when it does not."""
+    """``200 {ok: true, ...}`` when the store answers, ``503`` when it does not.
+
+    ``tables`` counts the tables in the store (the query is the store check);
+    ``tables_open``, ``connections`` and ``attacks_in_progress`` are this
+    process's: tables with someone connected, signed-in connections, attacks
+    being resolved. Behind a load balancer, sum them over the processes.
+    """
     bridge = request.app[BRIDGE_KEY]
     body: dict[str, Any] = {
         "ok": True,
         "version": __version__,
         "store": bridge.store.kind,
         "rulesets": sorted(bridge.host.rulesets),
-        "tables": len(bridge.tables),
+        "tables_open": sum(1 for runtime in bridge.tables.values() if runtime.sessions),
         "connections": len(bridge.callers),
+        "attacks_in_progress": len(bridge.attacks.running),
+        "uptime": round(time.monotonic() - request.app[STARTED_KEY], 1),
     }
     try:
-        await bridge.store.ping()
+        body["tables"] = len(await bridge.store.list_tables())
     except Exception:
         log.exception("health check: the store does not answer")
         return web.json_response({**body, "ok": False, "error": "store unavailable"}, status=503)

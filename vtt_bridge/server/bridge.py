@@ -134,12 +134,12 @@ class Bridge:
         runtime.join(caller)
         return caller, runtime, list(dict.fromkeys(events))
 
-    def leave(self, sid: str) -> Caller | None:
+    def leave(self, sid: str, reason: str | None = None) -> Caller | None:
         caller = self.callers.pop(sid, None)
         if caller is not None:
             runtime = self.tables.get(caller.table)
             if runtime is not None:
-                runtime.leave(sid)
+                runtime.leave(sid, reason)
         return caller
 
     def caller(self, sid: str) -> Caller:
@@ -209,9 +209,9 @@ class Bridge:
         try:
             entry = await self.store.commit(runtime.id, draft)
         except Conflict:
-            # Another process wrote first: re-read, so the next try sees its change.
-            if self.store.shared:
-                runtime.replace_tokens(await self.store.tokens(runtime.id))
+            # Another process (a second server, or a CLI import) wrote first:
+            # re-read, so the next try sees its change.
+            runtime.replace_tokens(await self.store.tokens(runtime.id))
             raise
         runtime.apply(draft.changes.values())
         return entry

@@ -1,25 +1,33 @@
 """The demo table ``vtt-bridge serve --demo`` creates (or reuses).
 
 Its tokens are every installed ruleset's ``sample_tokens()`` (rulesets
-without samples are skipped). Keys are stored hashed, so they cannot be shown
-again: each run issues fresh keys for the GM and for every user who owns a
-sample token, replacing the previous run's keys.
+without samples are skipped). The store keeps keys only hashed, so the demo's
+keys in plain text are kept in a file of their own beside the store
+(``<db>.demo-keys.json``, readable by its owner only: mode 0600). A later run
+on the same store reads them back and prints the same keys and links, so the
+links given to players keep working; a key is issued afresh only when it is
+missing from that file or no longer opens the table (replaced by
+``vtt-bridge table key``). Without a keys file (the Redis store), every run
+issues fresh keys.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..engine.tokens import Token
 from ..plugins import Host
-from ..state.keys import GM_USER
+from ..state.keys import GM_USER, match_key
 from ..state.records import AuditDraft, TableInfo, TokenChange
 from ..state.store import Store
 from .bridge import build_token, create_table, issue_key
 
-__all__ = ["DEMO_NAME", "Demo", "demo_table"]
+__all__ = ["DEMO_NAME", "Demo", "demo_table", "keys_file_for"]
 
 DEMO_NAME = "demo"
 
@@ -65,14 +73,54 @@ def _samples(host: Host) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
     return found, skipped
 
 
-async def demo_table(host: Host, store: Store) -> Demo:
-    """Create the demo table (or reuse it, adding samples of newly installed rulesets)."""
+def keys_file_for(db: str | os.PathLike[str]) -> Path:
+    """Where the demo keeps its plain-text keys: beside the SQLite file."""
+    return Path(f"{os.fspath(db)}.demo-keys.json")
+
+
+def _read_keys(path: Path | None, table_id: str) -> dict[str, str]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("table") != table_id or not isinstance(data.get("keys"), dict):
+        return {}
+    return {u: k for u, k in data["keys"].items() if isinstance(u, str) and isinstance(k, str)}
+
+
+def _write_keys(path: Path, table_id: str, keys: dict[str, str]) -> None:
+    """Write the keys so that only the file's owner can read them (created 0600, then written)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # also when the file existed with other permissions
+    with os.fdopen(fd, "w") as out:
+        json.dump({"table": table_id, "keys": keys}, out, indent=2)
+        out.write("\n")
+
+
+async def _key_for(store: Store, table_id: str, user: str, saved: dict[str, str]) -> str:
+    """The saved key of ``user`` if it still opens the table, else a new one."""
+    key = saved.get(user)
+    if key is not None and match_key(key, [k for k in await store.keys(table_id) if k.user == user]) is not None:
+        return key
+    return await issue_key(store, table_id, user)
+
+
+async def demo_table(host: Host, store: Store, *, keys_file: Path | None = None) -> Demo:
+    """Create the demo table (or reuse it, adding samples of newly installed rulesets).
+
+    :param keys_file: where the demo's plain-text keys are kept between runs
+        (see the module docstring); ``None``: fresh keys on every run.
+    """
     existing = [t for t in await store.list_tables() if t.name == DEMO_NAME]
     if existing:
         table = existing[0]
-        keys = {GM_USER: await issue_key(store, table.id, GM_USER)}
+        saved = _read_keys(keys_file, table.id)
+        keys = {GM_USER: await _key_for(store, table.id, GM_USER, saved)}
     else:
         table, gm_key = await create_table(store, DEMO_NAME)
+        saved = {}
         keys = {GM_USER: gm_key}
     have = await store.tokens(table.id)
     samples, skipped = _samples(host)
@@ -104,7 +152,9 @@ async def demo_table(host: Host, store: Store) -> Demo:
             placed.setdefault(ruleset_id, []).append(token)
             users.update(u for u, lvl in token.ownership.items() if lvl >= 1 and u not in ("default", GM_USER))
     for user in sorted(users):
-        keys[user] = await issue_key(store, table.id, user)
+        keys[user] = await _key_for(store, table.id, user, saved)
+    if keys_file is not None and keys != saved:
+        _write_keys(keys_file, table.id, keys)
     examples = {}
     for ruleset_id, tokens in placed.items():
         example = _example(host, ruleset_id, tokens)

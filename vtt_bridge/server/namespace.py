@@ -23,6 +23,7 @@ from socketio.exceptions import ConnectionRefusedError
 from ..errors import InvalidRequest, VTTError, error_envelope, ok_envelope
 from ..state import messages
 from .bridge import Bridge
+from .campaign import Campaign
 from .logs import fields
 
 __all__ = ["EVENTS", "TableNamespace"]
@@ -46,6 +47,9 @@ EVENTS: Mapping[str, str] = {
     "attack.history": "on_attack_history",
     "attack.get": "on_attack_get",
     "attack.undo": "on_attack_undo",
+    "table.export": "on_table_export",
+    "tokens.import": "on_tokens_import",
+    "table.sync": "on_table_sync",
 }
 
 
@@ -55,6 +59,7 @@ class TableNamespace(socketio.AsyncNamespace):
     def __init__(self, bridge: Bridge) -> None:
         super().__init__("/")
         self.bridge = bridge
+        self.campaign = Campaign(bridge)
 
     async def trigger_event(self, event: Any, *args: Any) -> Any:
         if event == "connect":
@@ -103,7 +108,7 @@ class TableNamespace(socketio.AsyncNamespace):
         log.info("connected", extra=fields(sid=sid, table=caller.table, user=caller.user))
 
     async def on_disconnect(self, sid: str, reason: Any = None) -> None:
-        caller = self.bridge.leave(sid)
+        caller = self.bridge.leave(sid, str(reason) if reason is not None else None)
         if caller is not None:
             log.info("disconnected", extra=fields(sid=sid, table=caller.table, user=caller.user, reason=str(reason)))
 
@@ -157,6 +162,17 @@ class TableNamespace(socketio.AsyncNamespace):
 
     async def on_attack_undo(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.attacks.undo(self.bridge.caller(sid), data)
+
+    # -- campaign: export, import, resync (see campaign.py) -------------------------
+
+    async def on_table_export(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.campaign.export(self.bridge.caller(sid), data)
+
+    async def on_tokens_import(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.campaign.import_tokens(self.bridge.caller(sid), data)
+
+    async def on_table_sync(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.campaign.sync(self.bridge.caller(sid), data)
 
 
 def _ms(started: float) -> float:

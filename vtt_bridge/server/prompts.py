@@ -24,7 +24,16 @@ from ..errors import VTTError
 from .logs import fields
 from .tables import TableRuntime
 
-__all__ = ["Prompter"]
+__all__ = ["DROPPED", "RECONNECT_GRACE", "Prompter"]
+
+# Why a connection ended, when it was lost rather than closed with a goodbye
+# (socket.io's DISCONNECT): a question put to it waits a little for its user
+# to reconnect. (python-socketio's client closes without its goodbye reaching
+# the server, so its disconnect() reads as "transport close" too.)
+DROPPED = frozenset({"transport close", "transport error", "ping timeout"})
+# Seconds a question waits for a user whose connection dropped, by default
+# (``ServerConfig.reconnect_grace``, ``serve --reconnect-grace``); never past its timeout.
+RECONNECT_GRACE = 10.0
 
 log = logging.getLogger("vtt_bridge.server")
 
@@ -32,6 +41,7 @@ log = logging.getLogger("vtt_bridge.server")
 class Prompter:
     def __init__(self, sio: socketio.AsyncServer) -> None:
         self.sio = sio
+        self.reconnect_grace = RECONNECT_GRACE
 
     async def decide(
         self, runtime: TableRuntime, res: Resolution, decision: Decision, attack: Mapping[str, Any]
@@ -45,7 +55,11 @@ class Prompter:
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
-        answer, how, winner = await self._ask(runtime, sids, payload, timeout)
+        handle = runtime.prompt_out(payload, sids, timeout)  # for table.sync
+        try:
+            answer, how, winner = await self._ask(runtime, sids, payload, timeout)
+        finally:
+            runtime.prompt_settled(handle)
         if how == "answered":
             try:
                 res.answer(answer)
@@ -65,17 +79,52 @@ class Prompter:
         )
         return how
 
+    async def _connected(self, runtime: TableRuntime, sid: str, deadline: float) -> bool:
+        """Wait (briefly) until ``sid`` has finished connecting: a connection is joined to its
+        table inside the connect handler, before socket.io tells the client it is connected,
+        and a question sent before that could reach a client not yet listening."""
+        loop = asyncio.get_running_loop()
+        end = min(deadline, loop.time() + 2.0)
+        while not self.sio.manager.is_connected(sid, "/"):
+            if sid not in runtime.sessions or loop.time() >= end:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
     async def _ask(
         self, runtime: TableRuntime, sids: list[str], payload: dict[str, Any], timeout: float
     ) -> tuple[Any, str, str | None]:
-        """``(answer, how, who answered)``; ``how`` is ``answered``, ``timeout`` or ``disconnect``."""
-        calls: dict[asyncio.Future[Any], str] = {
-            asyncio.ensure_future(self.sio.call("decision", payload, to=sid, timeout=timeout)): sid for sid in sids
-        }
-        gone: dict[asyncio.Future[None], str] = {runtime.departure(sid): sid for sid in sids}
-        waiting: set[asyncio.Future[Any]] = set(calls) | set(gone)
+        """``(answer, how, who answered)``; ``how`` is ``answered``, ``timeout`` or ``disconnect``.
+
+        When everyone asked is gone and at least one lost the connection (not a
+        goodbye: see :data:`DROPPED`), the question waits up to
+        ``reconnect_grace`` seconds (within its own timeout) for one of the
+        users asked to come back, and is put again to the new connection.
+        ``sids`` grows by the connections asked that way.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        users = sorted({runtime.sessions[sid].user for sid in sids if sid in runtime.sessions})
+        calls: dict[asyncio.Future[Any], str] = {}
+        gone: dict[asyncio.Future[Any], str] = {}
+        waiting: set[asyncio.Future[Any]] = set()
+
+        def ask(sid: str, seconds: float) -> None:
+            call = asyncio.ensure_future(
+                self.sio.call("decision", {**payload, "timeout": round(seconds, 3)}, to=sid, timeout=seconds)
+            )
+            calls[call] = sid
+            departure = runtime.departure(sid)
+            gone[departure] = sid
+            waiting.update((call, departure))
+
+        for sid in sids:
+            ask(sid, timeout)
         timed_out: set[str] = set()
         left: set[str] = set()
+        dropped = False
+        back: asyncio.Future[str] | None = None
+        grace: asyncio.Future[Any] | None = None
         try:
             while waiting:
                 done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
@@ -87,9 +136,32 @@ class Prompter:
                         if not isinstance(error, socketio.exceptions.TimeoutError):
                             log.warning("asking a decider failed: %r", error, extra=fields(sid=calls[future]))
                         timed_out.add(calls[future])
-                    else:
+                    elif future in gone:
                         left.add(gone[future])
+                        dropped = dropped or future.result() in DROPPED
+                    elif future is back:
+                        # One of the users asked is back on a new connection: ask it there.
+                        sid, back = future.result(), None
+                        if grace is not None:
+                            grace.cancel()
+                            waiting.discard(grace)
+                            grace = None
+                        sids.append(sid)
+                        if await self._connected(runtime, sid, deadline):
+                            ask(sid, max(0.05, deadline - loop.time()))
+                        else:
+                            left.add(sid)
                 if timed_out | left >= set(sids):
+                    remaining = deadline - loop.time()
+                    may_wait = dropped and not timed_out - left and remaining > 0 and self.reconnect_grace > 0
+                    if grace is None and may_wait and users:
+                        back = runtime.arrival(users)
+                        grace = asyncio.ensure_future(asyncio.sleep(min(self.reconnect_grace, remaining)))
+                        waiting.update((back, grace))
+                        dropped = False  # one grace per drop
+                        continue
+                    if grace is not None and not grace.done():
+                        continue  # still waiting for someone to come back
                     break
             return None, ("timeout" if timed_out - left else "disconnect"), None
         finally:
@@ -98,3 +170,7 @@ class Prompter:
                     future.cancel()
             for future, sid in gone.items():
                 runtime.forget(sid, future)
+            if back is not None:
+                runtime.forget_arrival(back)
+            if grace is not None:
+                grace.cancel()

@@ -4,7 +4,18 @@
 benchmark all run: ``await server.start()`` opens the store, loads the
 plugins and listens; ``await server.stop()`` stops accepting connections,
 gives attacks in progress ``shutdown_grace`` seconds to finish (an attack cut
-short commits nothing), disconnects the clients and closes the store.
+short commits nothing), drops the clients' connections and closes the store.
+
+How the clients are dropped matters. A socket.io ``DISCONNECT`` packet
+(``sio.disconnect(sid)``) reads as "io server disconnect" to every socket.io
+client, and an Engine.IO ``CLOSE`` packet as a deliberate close to
+python-socketio's: both are final, and the client never reconnects. A stop
+is not that: the server will usually be back in a moment (a restart to
+install a pack). So the transports are ended the way a network drop ends
+them — the websocket closes, a pending long-poll returns empty and the next
+one fails — which every socket.io client answers with its own reconnection
+(backing off until the server is back), re-sending its ``auth``; a client
+then asks ``table.sync`` for what it missed.
 """
 
 from __future__ import annotations
@@ -94,11 +105,7 @@ class BridgeServer:
                     "stopping with an attack still in progress; it commits nothing", extra=fields(table=runtime.id)
                 )
         await bridge.attacks.cancel_running()
-        # Say goodbye to every client (they see "io server disconnect" and
-        # will not reconnect on their own); aiohttp would otherwise wait for
-        # their websockets until its shutdown timeout.
-        for sid in list(bridge.callers):
-            await self._sio.disconnect(sid)
+        await drop_transports(self._sio)
         await self._sio.shutdown()
         await bridge.close()
         await runner.cleanup()
@@ -112,6 +119,20 @@ class BridgeServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+
+async def drop_transports(sio: Any) -> None:
+    """End every Engine.IO connection of this process without a close packet (see the module docstring)."""
+    eio = sio.eio
+    for socket in list(eio.sockets.values()):
+        # abort=True: run the server's disconnect handlers, send nothing.
+        await socket.close(wait=False, abort=True, reason=eio.reason.SERVER_DISCONNECT)
+        # None in the queue ends the websocket writer, which closes the
+        # websocket, or answers a waiting long-poll with an empty payload.
+        socket.queue.put_nowait(None)
+    # Let the writers run, so the websockets are closed before aiohttp's
+    # cleanup (which would otherwise wait for them until its timeout).
+    await asyncio.sleep(0)
 
 
 async def serve_forever(

@@ -12,13 +12,17 @@ table and lives until the server stops. It holds
 - ``busy``, the tokens of the attack in progress: edits to them are refused
   with ``conflict`` rather than made to wait for a player's answer;
 - the connected sessions, so a decision can find its decider;
+- ``prompts``, the decisions out right now and whom they wait for, so a
+  client that reconnects (``table.sync``) learns what it is being asked;
 - the :class:`Outbox`, which sends the table's broadcasts in order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -113,7 +117,10 @@ class TableRuntime:
         self.busy: dict[str, str] = {}
         self.inflight: dict[str, tuple[str, str, asyncio.Future[Any]]] = {}
         self.sessions: dict[str, Caller] = {}
-        self._departures: dict[str, list[asyncio.Future[None]]] = {}
+        self._departures: dict[str, list[asyncio.Future[str | None]]] = {}
+        self._arrivals: list[tuple[frozenset[str], asyncio.Future[str]]] = []
+        self.prompts: dict[int, tuple[dict[str, Any], list[str], float]] = {}
+        self._prompt_ids = itertools.count()
         self.outbox = Outbox(self.room, emit)
 
     @property
@@ -158,28 +165,62 @@ class TableRuntime:
 
     def join(self, caller: Caller) -> None:
         self.sessions[caller.sid] = caller
+        for users, future in list(self._arrivals):
+            if caller.user in users and not future.done():
+                future.set_result(caller.sid)
 
-    def leave(self, sid: str) -> None:
+    def leave(self, sid: str, reason: str | None = None) -> None:
+        """``sid`` is gone; ``reason`` is socket.io's (``"transport close"``, ``"client disconnect"``, ...)."""
         self.sessions.pop(sid, None)
         for future in self._departures.pop(sid, ()):
             if not future.done():
-                future.set_result(None)
+                future.set_result(reason)
 
-    def departure(self, sid: str) -> asyncio.Future[None]:
-        """A future that completes when ``sid`` disconnects (already done if it has)."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def departure(self, sid: str) -> asyncio.Future[str | None]:
+        """A future that completes with the reason when ``sid`` disconnects (``None`` if it already has)."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         if sid not in self.sessions:
             future.set_result(None)
         else:
             self._departures.setdefault(sid, []).append(future)
         return future
 
-    def forget(self, sid: str, future: asyncio.Future[None]) -> None:
+    def arrival(self, users: Iterable[str]) -> asyncio.Future[str]:
+        """A future that completes with the sid of the next connection of one of ``users``."""
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._arrivals.append((frozenset(users), future))
+        return future
+
+    def forget_arrival(self, future: asyncio.Future[str]) -> None:
+        self._arrivals = [(u, f) for u, f in self._arrivals if f is not future]
+
+    def forget(self, sid: str, future: asyncio.Future[str | None]) -> None:
         waiting = self._departures.get(sid)
         if waiting and future in waiting:
             waiting.remove(future)
             if not waiting:
                 del self._departures[sid]
+
+    # -- decisions out --------------------------------------------------------
+
+    def prompt_out(self, payload: dict[str, Any], sids: Iterable[str], timeout: float) -> int:
+        """Note a decision put to ``sids`` (until :meth:`prompt_settled`); returns its handle."""
+        users = sorted({self.sessions[sid].user for sid in sids if sid in self.sessions})
+        handle = next(self._prompt_ids)
+        self.prompts[handle] = (payload, users, time.monotonic() + timeout)
+        return handle
+
+    def prompt_settled(self, handle: int) -> None:
+        self.prompts.pop(handle, None)
+
+    def pending_for(self, user: str) -> list[dict[str, Any]]:
+        """The decisions out now that were put to ``user``, with whom they wait for and the seconds left."""
+        now = time.monotonic()
+        return [
+            {**payload, "waiting": users, "remaining": round(max(0.0, deadline - now), 3)}
+            for payload, users, deadline in self.prompts.values()
+            if user in users
+        ]
 
     def users(self) -> list[str]:
         return sorted({c.user for c in self.sessions.values()})

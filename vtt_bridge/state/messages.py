@@ -21,6 +21,7 @@ from ..schemas import StrictSchema
 __all__ = [
     "AttackRef",
     "AttackRequest",
+    "EXPORT_FORMAT",
     "Empty",
     "History",
     "KeyCreate",
@@ -30,6 +31,10 @@ __all__ = [
     "TokenUpdate",
     "USER_NAME",
     "Messages",
+    "RequestFile",
+    "Sync",
+    "TokenImport",
+    "TokensImport",
     "load",
 ]
 
@@ -141,3 +146,46 @@ class Messages:
         if instance is None:
             instance = self._schemas[schema] = schema()
         return load(instance, data)
+
+
+class RequestFile(AttackRequest):
+    """A request file for ``vtt-bridge resolve`` / ``odds``: an ``attack`` request with its tokens inline.
+
+    The same strict schema as the socket's ``attack``, so ``declaraton`` or
+    ``seeed`` in a file is refused exactly as it would be over the wire.
+    """
+
+    tokens = fields.List(fields.Dict(), load_default=list)
+
+
+# The file ``vtt-bridge tokens export`` writes and ``table.export`` returns.
+EXPORT_FORMAT = "vtt-bridge.tokens"
+
+
+class TokenImport(TokenCreate):
+    """One token of an import: as exported. Its ``version`` is ignored (the table numbers its own)."""
+
+    id = fields.String(required=True, validate=ID)
+    version = fields.Integer(strict=True, validate=validate.Range(min=1))
+
+
+class TokensImport(StrictSchema):
+    """``tokens.import``: an export document (or just its ``tokens``), applied all or nothing.
+
+    Each token is checked by :class:`TokenImport` and its ruleset, one by one,
+    so every bad token is named; ``replace`` also deletes the table's tokens
+    the file does not have.
+    """
+
+    tokens = fields.List(fields.Raw(), required=True, validate=validate.Length(max=10_000))
+    replace = fields.Boolean(load_default=False)
+    format = fields.String(validate=validate.Equal(EXPORT_FORMAT))
+    version = fields.Integer(strict=True, validate=validate.Equal(1))
+    table = fields.Dict()
+    exported = fields.Float()
+
+
+class Sync(StrictSchema):
+    """``table.sync``: what happened after the seq the client saw last (none: from the start)."""
+
+    since = fields.Integer(strict=True, load_default=0, validate=validate.Range(min=0))

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 # Every kind of audit entry; each one carries the token changes it made.
-AUDIT_KINDS = ("token.create", "token.update", "token.delete", "attack", "undo")
+AUDIT_KINDS = ("token.create", "token.update", "token.delete", "tokens.import", "attack", "undo")
 
 
 def dumps(value: Any) -> str:

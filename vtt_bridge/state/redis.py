@@ -245,6 +245,29 @@ class RedisStore(Store):
             end = start - 1
         return out
 
+    async def since(
+        self, table_id: str, after: int, *, limit: int, kinds: tuple[str, ...] = ("attack", "undo")
+    ) -> list[AuditEntry]:
+        # Entry n is at list index n - 1: walk forwards from ``after`` in pages.
+        key = self._key(table_id, "audit")
+        out: list[AuditEntry] = []
+        start, page = after, 200
+        while len(out) < limit:
+            raws = await self.redis.lrange(key, start, start + page - 1)
+            for offset, raw in enumerate(raws):
+                data = json.loads(raw)
+                if data["kind"] in kinds:
+                    out.append(AuditEntry(seq=start + offset + 1, table=table_id, **data))
+                    if len(out) >= limit:
+                        break
+            if len(raws) < page:
+                break
+            start += page
+        return out
+
+    async def last_seq(self, table_id: str) -> int:
+        return int(await self.redis.llen(self._key(table_id, "audit")))
+
     async def audit(self, table_id: str) -> list[AuditEntry]:
         raws = await self.redis.lrange(self._key(table_id, "audit"), 0, -1)
         return [AuditEntry(seq=i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]

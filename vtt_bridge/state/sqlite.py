@@ -319,6 +319,21 @@ class SQLiteStore(Store):
         ).fetchall()
         return [_entry(r) for r in rows]
 
+    async def since(
+        self, table_id: str, after: int, *, limit: int, kinds: tuple[str, ...] = ("attack", "undo")
+    ) -> list[AuditEntry]:
+        marks = ",".join("?" * len(kinds))
+        rows = self.db.execute(
+            f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? AND seq > ? AND kind IN ({marks})"
+            " ORDER BY seq LIMIT ?",
+            (table_id, after, *kinds, limit),
+        ).fetchall()
+        return [_entry(r) for r in rows]
+
+    async def last_seq(self, table_id: str) -> int:
+        row = self.db.execute("SELECT MAX(seq) FROM audit WHERE table_id = ?", (table_id,)).fetchone()
+        return int(row[0] or 0)
+
     async def audit(self, table_id: str) -> list[AuditEntry]:
         rows = self.db.execute(
             f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? ORDER BY seq", (table_id,)

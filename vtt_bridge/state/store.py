@@ -100,5 +100,15 @@ class Store(ABC):
         """The newest ``limit`` entries of ``kinds`` with ``seq < before``, newest first."""
 
     @abstractmethod
+    async def since(
+        self, table_id: str, after: int, *, limit: int, kinds: tuple[str, ...] = ("attack", "undo")
+    ) -> list[AuditEntry]:
+        """The oldest ``limit`` entries of ``kinds`` with ``seq > after``, oldest first (a resync)."""
+
+    @abstractmethod
+    async def last_seq(self, table_id: str) -> int:
+        """The seq of the table's newest audit entry (0 when it has none)."""
+
+    @abstractmethod
     async def audit(self, table_id: str) -> list[AuditEntry]:
         """The table's whole audit log, oldest first."""
