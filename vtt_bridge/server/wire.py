@@ -1,0 +1,308 @@
+"""What crosses the socket: packets checked once on the way in, limits per connection.
+
+Everything a client sends arrives as a socket.io packet, and every packet is
+decoded by :class:`BridgePacket`, so this is the one place where odd input is
+caught before any handler sees it:
+
+- text that is not JSON (truncated, a 5,000-digit number, nesting deep enough
+  to overflow a parser), strings that are not valid Unicode (a lone surrogate),
+  numbers a JSON client cannot keep exactly (beyond ±2**53-1), binary
+  attachments, nesting deeper than :data:`~vtt_bridge.state.codec.MAX_DEPTH`;
+- events named like socket.io's own (``connect``, ``disconnect``, ...), which
+  python-socketio would otherwise hand to the connection handlers;
+- packets larger than the documented payload limit.
+
+An event packet that fails is turned into an event carrying a :class:`Refused`
+marker instead of its name, so the namespace answers it with the error (when
+the client asked for an acknowledgement) and nothing else runs. An answer to a
+decision that fails becomes an answer naming no option, which the rules settle
+with their default (``how: invalid``).
+
+:class:`BridgeSocketServer` adds the outgoing side: a client that stops
+reading is dropped once its queue of unsent packets passes a byte limit,
+instead of letting the server buffer broadcasts for it until the ping timeout.
+:class:`RateLimiter` is the per-connection token bucket the namespace consults.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import socketio
+from socketio import packet as sio_packet
+
+from ..errors import InvalidRequest, PayloadTooLarge, VTTError
+from ..state.codec import Unacceptable, check_value, dumps, loads_request
+from .logs import fields
+
+__all__ = [
+    "INVALID_ANSWER",
+    "MAX_ATTACHMENTS",
+    "RESERVED_EVENTS",
+    "BridgePacket",
+    "BridgeSocketServer",
+    "RateLimiter",
+    "Refused",
+    "packet_class",
+]
+
+log = logging.getLogger("vtt_bridge.server")
+
+# Names socket.io keeps for itself; a client emitting one is refused.
+RESERVED_EVENTS = frozenset(
+    {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
+)
+# A packet may announce this many binary attachments at most (they are refused anyway).
+MAX_ATTACHMENTS = 10
+# What a garbled answer to a decision becomes: it names no option, so the rules' default applies.
+INVALID_ANSWER = {"option": None, "invalid": "the answer was not valid JSON, Unicode or numbers"}
+# The packet types a client may send (CONNECT_ERROR and unknown types are server-only or nonsense).
+_FROM_CLIENTS = frozenset(
+    {
+        sio_packet.CONNECT,
+        sio_packet.DISCONNECT,
+        sio_packet.EVENT,
+        sio_packet.ACK,
+        sio_packet.BINARY_EVENT,
+        sio_packet.BINARY_ACK,
+    }
+)
+# How much of an oversized packet is read to find its acknowledgement id.
+_HEADER = 256
+
+
+class Refused:
+    """Stands in for the event name of a packet that was refused while decoding."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: VTTError) -> None:
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"<refused {self.error.code}>"
+
+
+def _details(path: tuple[str, ...], message: str) -> dict[str, Any]:
+    """Marshmallow-shaped details for a problem at ``path`` inside an event's arguments."""
+    if not path:
+        return {"_schema": [message]}
+    head, rest = path[0], path[1:]
+    if head == "0":
+        return {"event": [message]}
+    if head != "1":
+        return {"_schema": [f"An event carries one payload object; argument {head}: {message}"]}
+    if not rest:
+        return {"_schema": [message]}
+    out: Any = [message]
+    for part in reversed(rest):
+        out = {part: out}
+    return out
+
+
+def _invalid(path: tuple[str, ...], message: str) -> InvalidRequest:
+    where = ".".join(path[1:]) if len(path) > 1 and path[0] == "1" else ""
+    text = f"invalid request: {where}: {message}" if where else f"invalid request: {message}"
+    return InvalidRequest(text, details=_details(path, message))
+
+
+class _RequestJSON:
+    """The ``json`` module shape socket.io packets use: checked loads, orjson dumps."""
+
+    dumps = staticmethod(dumps)
+    loads = staticmethod(loads_request)
+
+
+class BridgePacket(socketio.packet.Packet):
+    """Socket.IO packets that are never binary on the way out and checked on the way in.
+
+    Everything the bridge sends is JSON; python-socketio would otherwise walk
+    every outgoing payload recursively looking for ``bytes`` (a tenth of a
+    millisecond for an attack record). Incoming packets are checked as the
+    module docstring says.
+    """
+
+    uses_binary_events = False
+    json = _RequestJSON  # orjson: an attack record encodes ~20x faster than with the json module
+    max_payload = 1_000_000
+
+    def decode(self, encoded_packet: Any) -> int:
+        self.id = None
+        if not isinstance(encoded_packet, str):
+            # A binary frame that no packet announced.
+            self.namespace = None
+            self._refuse(InvalidRequest("unexpected binary frame", details={"_schema": ["No packet expected it."]}))
+            return 0
+        too_large = len(encoded_packet) > self.max_payload
+        problem: VTTError | None = None
+        count = 0
+        try:
+            count = super().decode(encoded_packet[:_HEADER] if too_large else encoded_packet) or 0
+        except Unacceptable as exc:
+            problem = _invalid(exc.path, exc.message) if exc.path else _invalid(("1",), exc.message)
+        except (ValueError, TypeError, IndexError, KeyError):
+            problem = InvalidRequest("not a socket.io packet", details={"_schema": ["Not a socket.io packet."]})
+        if too_large:
+            problem = PayloadTooLarge(
+                f"the packet is {len(encoded_packet)} bytes; the limit is {self.max_payload}",
+                details={"size": len(encoded_packet), "limit": self.max_payload},
+            )
+        elif problem is None:
+            if self.packet_type not in _FROM_CLIENTS:
+                problem = InvalidRequest(
+                    "not a packet a client sends", details={"_schema": ["Not a packet a client sends."]}
+                )
+            elif count > MAX_ATTACHMENTS:
+                problem = InvalidRequest(
+                    "binary values are not accepted", details={"_schema": ["Binary values are not accepted."]}
+                )
+            elif self.packet_type in (sio_packet.EVENT, sio_packet.BINARY_EVENT) and not count:
+                problem = _event_problem(self.data, walk=False)  # loads_request walked it already
+        if problem is not None:
+            self._refuse(problem)
+            return 0
+        return count
+
+    def add_attachment(self, attachment: Any) -> bool:
+        done = super().add_attachment(attachment)
+        if done:
+            # The placeholders are filled in: whatever binary arrived is refused here.
+            is_event = self.packet_type == sio_packet.BINARY_EVENT
+            problem = _event_problem(self.data) if is_event else _answer_problem(self.data)
+            if problem is not None:
+                self.data = [Refused(problem)] if is_event else [INVALID_ANSWER]
+        return done
+
+    def _refuse(self, problem: VTTError) -> None:
+        kind = self.packet_type
+        if kind in (sio_packet.ACK, sio_packet.BINARY_ACK):
+            self.packet_type, self.data = sio_packet.ACK, [INVALID_ANSWER]
+        elif kind == sio_packet.CONNECT:
+            self.data = Refused(problem)  # the connect handler refuses with this reason
+        elif kind == sio_packet.DISCONNECT:
+            self.data = None
+        else:
+            # An event (or something that is no packet at all): answered with the error if it has an id.
+            self.packet_type, self.data = sio_packet.EVENT, [Refused(problem)]
+
+
+def _event_problem(data: Any, *, walk: bool = True) -> VTTError | None:
+    if not isinstance(data, list) or not data or not isinstance(data[0], str):
+        return InvalidRequest(
+            "an event is [name, payload]", details={"event": ["An event is a JSON array starting with its name."]}
+        )
+    if data[0] in RESERVED_EVENTS:
+        return InvalidRequest(
+            f"{data[0]!r} is a name socket.io reserves; clients may not send it",
+            details={"event": [f"Reserved: {', '.join(sorted(RESERVED_EVENTS))}."]},
+        )
+    if not walk:
+        return None
+    try:
+        check_value(data)
+    except Unacceptable as exc:
+        return _invalid(exc.path, exc.message)
+    return None
+
+
+def _answer_problem(data: Any) -> VTTError | None:
+    try:
+        check_value(data)
+    except Unacceptable as exc:
+        return _invalid(exc.path, exc.message)
+    return None
+
+
+def packet_class(max_payload: int) -> type[BridgePacket]:
+    """The packet class of one server, with its payload limit."""
+    return type("BridgePacket", (BridgePacket,), {"max_payload": max_payload})
+
+
+class RateLimiter:
+    """A token bucket per connection: ``rate`` events a second, ``burst`` at once.
+
+    :meth:`take` spends one token and returns ``None``, or returns the seconds
+    until a token is free. ``rate <= 0`` turns the limit off.
+    """
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = float(rate)
+        self.burst = max(1.0, float(burst))
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, sid: str) -> float | None:
+        if self.rate <= 0:
+            return None
+        now = time.monotonic()
+        tokens, then = self._buckets.get(sid, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.rate)
+        if tokens < 1.0:
+            self._buckets[sid] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        self._buckets[sid] = (tokens - 1.0, now)
+        return None
+
+    def forget(self, sid: str) -> None:
+        self._buckets.pop(sid, None)
+
+
+class BridgeSocketServer(socketio.AsyncServer):
+    """python-socketio's server, dropping clients that stop reading.
+
+    Every packet for a client goes through ``_send_packet`` (one client) or
+    ``_send_eio_packet`` (a broadcast, encoded once); both land in the
+    engine.io socket's queue, which its writer task empties as fast as the
+    client reads. When more than ``max_outgoing`` bytes wait there, the
+    client is disconnected (reason ``slow reader``) and its queue freed.
+    """
+
+    # Below this many queued packets the bytes are not even counted.
+    _QUICK = 32
+
+    def __init__(self, *args: Any, max_outgoing: int = 8_000_000, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_outgoing = max_outgoing
+        self.dropped = 0
+
+    async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
+        if not await self._backed_up(eio_sid):
+            await super()._send_packet(eio_sid, pkt)
+
+    async def _send_eio_packet(self, eio_sid: str, eio_pkt: Any) -> None:
+        if not await self._backed_up(eio_sid):
+            await super()._send_eio_packet(eio_sid, eio_pkt)
+
+    async def _backed_up(self, eio_sid: str) -> bool:
+        socket = self.eio.sockets.get(eio_sid)
+        if socket is None:
+            return False
+        if socket.closing or socket.closed:
+            return True
+        queue = socket.queue
+        if queue.qsize() < self._QUICK:
+            return False
+        waiting = sum(len(p.data) for p in list(queue._queue) if p is not None and isinstance(p.data, (str, bytes)))
+        if waiting <= self.max_outgoing:
+            return False
+        await self._drop(eio_sid, socket, waiting)
+        return True
+
+    async def _drop(self, eio_sid: str, socket: Any, waiting: int) -> None:
+        self.dropped += 1
+        log.warning(
+            "dropping a client that stopped reading",
+            extra=fields(eio_sid=eio_sid, queued_bytes=waiting, limit=self.max_outgoing),
+        )
+        queue = socket.queue
+        while not queue.empty():
+            queue.get_nowait()
+            queue.task_done()
+        environ: Mapping[str, Any] = self.environ.get(eio_sid) or {}
+        request = environ.get("aiohttp.request")
+        await socket.close(wait=False, abort=True, reason="slow reader")
+        transport = getattr(request, "transport", None)
+        if transport is not None:
+            transport.abort()
