@@ -1,8 +1,9 @@
-"""``vtt-bridge table``: create tables, issue player keys, list tables, check a log.
+"""``vtt-bridge table``: create tables, issue and revoke keys, list tables, check a log.
 
 Works on the same store the server uses (``--db`` or ``--redis``), also while
-the server runs: keys are read from the store on every connect. Keys are
-printed once and stored only as digests.
+the server runs: keys are read from the store on every connect, and a running
+server closes the connections of a replaced or revoked key within its
+``key_check_interval``. Keys are printed once and stored only as digests.
 """
 
 from __future__ import annotations
@@ -39,6 +40,14 @@ def register(sub) -> None:
     key.add_argument("user")
     store_options(key)
     key.set_defaults(func=lambda args: _run(args, _key))
+
+    revoke = actions.add_parser(
+        "revoke", help="revoke a player's key; a running server closes their connections within seconds"
+    )
+    revoke.add_argument("table")
+    revoke.add_argument("user")
+    store_options(revoke)
+    revoke.set_defaults(func=lambda args: _run(args, _revoke))
 
     listing = actions.add_parser("list", help="list the tables")
     listing.add_argument("--json", action="store_true")
@@ -86,6 +95,15 @@ async def _key(store: Store, args) -> int:
         raise InvalidRequest("'default' is reserved for everyone's ownership level", details={})
     key = await issue_key(store, args.table, args.user)
     print(f"key for {args.user} at {args.table}: {key}")
+    return 0
+
+
+async def _revoke(store: Store, args) -> int:
+    if await store.get_table(args.table) is None:
+        raise NotFound(f"no table {args.table!r}", details={})
+    if not await store.delete_key(args.table, args.user):
+        raise NotFound(f"{args.user!r} has no key at {args.table}", details={})
+    print(f"revoked the key of {args.user} at {args.table}")
     return 0
 
 

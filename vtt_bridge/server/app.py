@@ -18,6 +18,7 @@ from .. import __version__
 from ..plugins import Host
 from ..state.store import Store
 from .bridge import Bridge
+from .keyguard import KeyGuard
 from .namespace import TableNamespace
 from .wire import BridgeSocketServer, RateLimiter, packet_class
 
@@ -50,6 +51,9 @@ class ServerConfig:
     :ivar rate_limit: events a second one connection may send on average
         (0: no limit); past it an event is answered with ``rate_limited``.
     :ivar rate_burst: events one connection may send at once.
+    :ivar key_check_interval: seconds between checks that every open connection's
+        key is still its user's key (keys replaced or revoked through the CLI or
+        another process); 0 turns the sweep off.
     """
 
     host: str = "127.0.0.1"
@@ -67,6 +71,7 @@ class ServerConfig:
     max_outgoing: int = 8_000_000
     rate_limit: float = 200.0
     rate_burst: int = 1000
+    key_check_interval: float = 5.0
 
 
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:
@@ -88,8 +93,11 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         engineio_logger=False,
     )
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout)
-    sio.register_namespace(TableNamespace(bridge, RateLimiter(config.rate_limit, config.rate_burst)))
+    keys = KeyGuard(bridge, interval=config.key_check_interval)
+    sio.register_namespace(TableNamespace(bridge, RateLimiter(config.rate_limit, config.rate_burst), keys))
     app = web.Application()
+    app.on_startup.append(lambda _app: _start(keys))
+    app.on_cleanup.append(lambda _app: keys.stop())
     app[BRIDGE_KEY] = bridge
     sio.attach(app)
     app.router.add_get("/healthz", healthz)
@@ -100,6 +108,10 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
             app.router.add_get("/", _file(index))
         app.router.add_static("/static", static)
     return app, sio, bridge
+
+
+async def _start(keys: KeyGuard) -> None:
+    keys.start()
 
 
 def _file(path: Path):

@@ -30,6 +30,7 @@ from socketio.exceptions import ConnectionRefusedError
 from ..errors import InvalidRequest, RateLimited, VTTError, error_envelope, ok_envelope
 from ..state import messages
 from .bridge import Bridge
+from .keyguard import KeyGuard
 from .logs import fields
 from .wire import RateLimiter, Refused
 
@@ -44,6 +45,7 @@ EVENTS: Mapping[str, str] = {
     "table.get": "on_table_get",
     "table.update": "on_table_update",
     "key.create": "on_key_create",
+    "key.revoke": "on_key_revoke",
     "token.create": "on_token_create",
     "token.get": "on_token_get",
     "token.list": "on_token_list",
@@ -60,10 +62,11 @@ EVENTS: Mapping[str, str] = {
 class TableNamespace(socketio.AsyncNamespace):
     """The default namespace ``/``: one table per connection, chosen by its key."""
 
-    def __init__(self, bridge: Bridge, limiter: RateLimiter | None = None) -> None:
+    def __init__(self, bridge: Bridge, limiter: RateLimiter | None = None, keys: KeyGuard | None = None) -> None:
         super().__init__("/")
         self.bridge = bridge
         self.limiter = limiter or RateLimiter(0, 1)
+        self.keys = keys or KeyGuard(bridge, interval=0)
 
     async def trigger_event(self, event: Any, *args: Any) -> Any:
         # Only python-socketio itself calls these two: a client's packet named
@@ -149,7 +152,10 @@ class TableNamespace(socketio.AsyncNamespace):
         return await self.bridge.table_update(self.bridge.caller(sid), data)
 
     async def on_key_create(self, sid: str, data: Any) -> dict[str, Any]:
-        return await self.bridge.key_create(self.bridge.caller(sid), data)
+        return await self.keys.key_create(self.bridge.caller(sid), data)
+
+    async def on_key_revoke(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.keys.key_revoke(self.bridge.caller(sid), data)
 
     async def on_token_create(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.token_create(self.bridge.caller(sid), data)

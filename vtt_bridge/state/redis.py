@@ -150,6 +150,9 @@ class RedisStore(Store):
             self._key(table_id, "keys"), key.user, dumps({"digest": key.digest, "created": key.created})
         )
 
+    async def delete_key(self, table_id: str, user: str) -> bool:
+        return bool(await self.redis.hdel(self._key(table_id, "keys"), user))
+
     async def keys(self, table_id: str) -> list[KeyInfo]:
         raw = await self.redis.hgetall(self._key(table_id, "keys"))
         out = []

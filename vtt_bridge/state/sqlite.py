@@ -175,6 +175,11 @@ class SQLiteStore(Store):
                 (table_id, key.user, key.digest, key.created),
             )
 
+    async def delete_key(self, table_id: str, user: str) -> bool:
+        with self._transaction():
+            cursor = self.db.execute("DELETE FROM keys WHERE table_id = ? AND user = ?", (table_id, user))
+        return cursor.rowcount > 0
+
     async def keys(self, table_id: str) -> list[KeyInfo]:
         rows = self.db.execute("SELECT user, digest, created FROM keys WHERE table_id = ?", (table_id,)).fetchall()
         return [KeyInfo(user=u, digest=d, created=c) for u, d, c in rows]

@@ -73,6 +73,10 @@ class Store(ABC):
     @abstractmethod
     async def keys(self, table_id: str) -> list[KeyInfo]: ...
 
+    @abstractmethod
+    async def delete_key(self, table_id: str, user: str) -> bool:
+        """Revoke ``user``'s key at the table; ``False`` when they had none."""
+
     # -- tokens and the audit log -------------------------------------------
 
     @abstractmethod
