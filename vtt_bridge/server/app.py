@@ -20,6 +20,7 @@ from ..state.store import Store
 from .bridge import Bridge
 from .keyguard import KeyGuard
 from .namespace import TableNamespace
+from .oddsrun import OddsRunner
 from .wire import BridgeSocketServer, RateLimiter, packet_class
 
 __all__ = ["STATIC_DIR", "ServerConfig", "build"]
@@ -51,6 +52,10 @@ class ServerConfig:
     :ivar rate_limit: events a second one connection may send on average
         (0: no limit); past it an event is answered with ``rate_limited``.
     :ivar rate_burst: events one connection may send at once.
+    :ivar odds_budget: seconds an ``attack.odds`` Monte Carlo run may take; it
+        then answers with the samples it ran.
+    :ivar odds_per_user: ``attack.odds`` requests one user may have running at once.
+    :ivar odds_concurrency: ``attack.odds`` computations the server runs at once.
     :ivar key_check_interval: seconds between checks that every open connection's
         key is still its user's key (keys replaced or revoked through the CLI or
         another process); 0 turns the sweep off.
@@ -72,6 +77,9 @@ class ServerConfig:
     rate_limit: float = 200.0
     rate_burst: int = 1000
     key_check_interval: float = 5.0
+    odds_budget: float = 2.0
+    odds_per_user: int = 1
+    odds_concurrency: int = 1
 
 
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:
@@ -93,6 +101,9 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         engineio_logger=False,
     )
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout)
+    bridge.attacks.odds_runner = OddsRunner(
+        budget=config.odds_budget, per_user=config.odds_per_user, concurrency=config.odds_concurrency
+    )
     keys = KeyGuard(bridge, interval=config.key_check_interval)
     sio.register_namespace(TableNamespace(bridge, RateLimiter(config.rate_limit, config.rate_burst), keys))
     app = web.Application()

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from ..engine.resolution import Resolution
 from ..engine.tokens import Token
 from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, PluginError, error_envelope
-from ..odds import compute_odds
 from ..state import messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps
 from .logs import fields
+from .oddsrun import OddsRunner
 from .prompts import Prompter
 from .session import Caller, require_gm, require_owner
 from .tables import TableRuntime
@@ -66,6 +66,7 @@ class Attacks:
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
         self.prompter = Prompter(bridge.sio)
+        self.odds_runner = OddsRunner()
         # Attacks in progress, so a stopping server can cut short those
         # still waiting for an answer (they commit nothing).
         self.running: set[asyncio.Task[Any]] = set()
@@ -107,24 +108,11 @@ class Attacks:
         """The chances of an attack before it is rolled: exact where a model exists, else Monte Carlo.
 
         Read-only: it rolls nothing on the table and changes nothing. The work runs
-        in a worker thread so the table's other events are not held up.
+        in a worker thread, bounded per user, per server and in time (:mod:`.oddsrun`).
         """
         request = self.bridge.messages.load(messages.OddsRequest, data)
-        bridge = self.bridge
         runtime = self._table_for(caller, request, "ask the odds of its attack")
-        tokens = dict(runtime.tokens)
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(
-            None,
-            lambda: compute_odds(
-                bridge.host,
-                request,
-                tokens,
-                mc_samples=request["samples"],
-                method=request["method"],
-            ),
-        )
-        return {"odds": result.to_dict()}
+        return await self.odds_runner.run(self.bridge.host, caller, runtime, request, dict(runtime.tokens))
 
     async def _once(
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str
@@ -326,7 +314,9 @@ class Attacks:
 
     async def history(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.bridge.messages.load(messages.History, data)
-        entries = await self.bridge.store.history(caller.table, limit=request["limit"], before=request.get("before"))
+        entries, following = await self.bridge.store.history(
+            caller.table, limit=request["limit"], before=request.get("before")
+        )
         items = []
         for entry in entries:
             item: dict[str, Any] = {
@@ -341,8 +331,7 @@ class Attacks:
                 for key in ("ruleset", "attacker", "targets", "outcome", "ended"):
                     item[key] = attack.get(key)
             items.append(item)
-        more = len(entries) == request["limit"] and entries[-1].seq > 1
-        return {"attacks": items, "next": entries[-1].seq if more else None}
+        return {"attacks": items, "next": following}
 
     async def _entries(self, caller: Caller, attack_id: str) -> tuple[AuditEntry, AuditEntry | None]:
         entries = await self.bridge.store.by_ref(caller.table, attack_id)

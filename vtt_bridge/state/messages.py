@@ -97,7 +97,7 @@ class OddsRequest(StrictSchema):
 
 class History(StrictSchema):
     limit = fields.Integer(strict=True, load_default=50, validate=validate.Range(1, 500))
-    before = fields.Integer(strict=True, validate=validate.Range(min=1))
+    before = fields.Integer(strict=True, validate=validate.Range(min=1, max=2**53 - 1))
 
 
 class AttackRef(StrictSchema):

@@ -23,7 +23,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import Conflict, NotFound
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps
-from .store import Store, stale
+from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["SQLiteStore"]
 
@@ -304,14 +304,29 @@ class SQLiteStore(Store):
 
     async def history(
         self, table_id: str, *, limit: int, before: int | None = None, kinds: tuple[str, ...] = ("attack", "undo")
-    ) -> list[AuditEntry]:
+    ) -> HistoryPage:
+        # The newest HISTORY_SCAN entries below ``before`` (by the (table_id, seq) index), filtered by kind.
         marks = ",".join("?" * len(kinds))
+        bound = before if before is not None else 2**62
+        window = "SELECT * FROM audit WHERE table_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
         rows = self.db.execute(
-            f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? AND seq < ? AND kind IN ({marks})"
-            " ORDER BY seq DESC LIMIT ?",
-            (table_id, before if before is not None else 2**62, *kinds, limit),
+            f"SELECT {_AUDIT_COLUMNS} FROM ({window}) WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            (table_id, bound, HISTORY_SCAN, *kinds, limit),
         ).fetchall()
-        return [_entry(r) for r in rows]
+        entries = [_entry(r) for r in rows]
+        if len(entries) == limit:
+            nxt: int | None = entries[-1].seq
+        else:
+            # Fewer than asked: either the scan reached the start of the log, or its bound.
+            (lowest, count) = self.db.execute(
+                f"SELECT MIN(seq), COUNT(*) FROM ({window})", (table_id, bound, HISTORY_SCAN)
+            ).fetchone()
+            nxt = lowest if count == HISTORY_SCAN else None
+        if nxt is not None and not self.db.execute(
+            "SELECT 1 FROM audit WHERE table_id = ? AND seq < ? LIMIT 1", (table_id, nxt)
+        ).fetchone():
+            nxt = None
+        return HistoryPage(entries, nxt)
 
     async def audit(self, table_id: str) -> list[AuditEntry]:
         rows = self.db.execute(
