@@ -19,8 +19,9 @@ decision that fails becomes an answer naming no option, which the rules settle
 with their default (``how: invalid``).
 
 :class:`BridgeSocketServer` adds the outgoing side: a client that stops
-reading is dropped once its queue of unsent packets passes a byte limit,
-instead of letting the server buffer broadcasts for it until the ping timeout.
+reading is dropped once its queue of unsent packets passes a byte limit
+(checked where engine.io queues every packet, broadcasts included), instead of
+letting the server buffer broadcasts for it until the ping timeout.
 :class:`RateLimiter` is the per-connection token bucket the namespace consults.
 """
 
@@ -31,6 +32,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import engineio
 import socketio
 from socketio import packet as sio_packet
 
@@ -249,60 +251,67 @@ class RateLimiter:
         self._buckets.pop(sid, None)
 
 
-class BridgeSocketServer(socketio.AsyncServer):
-    """python-socketio's server, dropping clients that stop reading.
+class _EngineServer(engineio.AsyncServer):
+    """engine.io's server, refusing to queue more for a client that stopped reading.
 
-    Every packet for a client goes through ``_send_packet`` (one client) or
-    ``_send_eio_packet`` (a broadcast, encoded once); both land in the
-    engine.io socket's queue, which its writer task empties as fast as the
-    client reads. When more than ``max_outgoing`` bytes wait there, the
-    client is disconnected (reason ``slow reader``) and its queue freed.
+    Every packet for a client — an acknowledgement, a prompt, a broadcast
+    written straight to the sockets — goes through :meth:`send_packet`, which
+    puts it on the engine.io socket's queue; the socket's writer empties it as
+    fast as the client reads. When more than ``max_outgoing`` bytes wait
+    there, the client is dropped: its queue is emptied, the socket closed
+    (socket.io's disconnect handlers run, reason ``slow reader``) and the TCP
+    connection aborted.
     """
 
     # Below this many queued packets the bytes are not even counted.
     _QUICK = 32
+    max_outgoing = 8_000_000
+    dropped = 0
+    # The socket.io server's environ per engine.io sid (to reach the aiohttp request).
+    environs: Mapping[str, Any] = {}
 
-    def __init__(self, *args: Any, max_outgoing: int = 8_000_000, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.max_outgoing = max_outgoing
-        self.dropped = 0
+    async def send_packet(self, sid: str, pkt: Any) -> None:
+        socket = self.sockets.get(sid)
+        if socket is not None:
+            if socket.closing or socket.closed:
+                return
+            queue = socket.queue
+            if queue.qsize() >= self._QUICK:
+                waiting = sum(len(p.data) for p in list(queue._queue) if p is not None and isinstance(p.data, (str, bytes)))
+                if waiting > self.max_outgoing:
+                    await self._drop(sid, socket, waiting)
+                    return
+        await super().send_packet(sid, pkt)
 
-    async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
-        if not await self._backed_up(eio_sid):
-            await super()._send_packet(eio_sid, pkt)
-
-    async def _send_eio_packet(self, eio_sid: str, eio_pkt: Any) -> None:
-        if not await self._backed_up(eio_sid):
-            await super()._send_eio_packet(eio_sid, eio_pkt)
-
-    async def _backed_up(self, eio_sid: str) -> bool:
-        socket = self.eio.sockets.get(eio_sid)
-        if socket is None:
-            return False
-        if socket.closing or socket.closed:
-            return True
-        queue = socket.queue
-        if queue.qsize() < self._QUICK:
-            return False
-        waiting = sum(len(p.data) for p in list(queue._queue) if p is not None and isinstance(p.data, (str, bytes)))
-        if waiting <= self.max_outgoing:
-            return False
-        await self._drop(eio_sid, socket, waiting)
-        return True
-
-    async def _drop(self, eio_sid: str, socket: Any, waiting: int) -> None:
+    async def _drop(self, sid: str, socket: Any, waiting: int) -> None:
         self.dropped += 1
         log.warning(
             "dropping a client that stopped reading",
-            extra=fields(eio_sid=eio_sid, queued_bytes=waiting, limit=self.max_outgoing),
+            extra=fields(eio_sid=sid, queued_bytes=waiting, limit=self.max_outgoing),
         )
         queue = socket.queue
         while not queue.empty():
             queue.get_nowait()
             queue.task_done()
-        environ: Mapping[str, Any] = self.environ.get(eio_sid) or {}
-        request = environ.get("aiohttp.request")
+        request = (self.environs.get(sid) or {}).get("aiohttp.request")
         await socket.close(wait=False, abort=True, reason="slow reader")
         transport = getattr(request, "transport", None)
         if transport is not None:
             transport.abort()
+
+
+class BridgeSocketServer(socketio.AsyncServer):
+    """python-socketio's server on an engine.io server that drops clients that stop reading."""
+
+    def __init__(self, *args: Any, max_outgoing: int = 8_000_000, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.eio.max_outgoing = max_outgoing
+        self.eio.environs = self.environ
+
+    @property
+    def dropped(self) -> int:
+        """How many clients were dropped for not reading."""
+        return self.eio.dropped
+
+    def _engineio_server_class(self) -> type[engineio.AsyncServer]:
+        return _EngineServer
