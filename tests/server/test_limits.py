@@ -16,7 +16,7 @@ from vtt_bridge.server import oddsrun
 
 from ..state.redis_server import redis_server
 from .conftest import config
-from .kit import Client, seat_table
+from .kit import StalledClient, seat_table
 
 ODDS = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "method": "monte_carlo", "samples": 20_000}
 
@@ -144,61 +144,6 @@ async def test_history_with_a_huge_before_answers_at_once(tmp_path, request, sto
             assert bad["error"]["code"] == "invalid_request" and "before" in bad["error"]["details"]
         finally:
             await seat.close()
-
-
-class StalledClient:
-    """A websocket client written by hand that connects to a table and then never reads again."""
-
-    def __init__(self) -> None:
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def connect(self, port: int, auth: dict) -> StalledClient:
-        import base64
-        import json
-        import os
-        import socket
-
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.setblocking(False)
-        await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
-        self.reader, self.writer = await asyncio.open_connection(sock=sock, limit=4096)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.writer.write(
-            (
-                "GET /socket.io/?EIO=4&transport=websocket HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                "Sec-WebSocket-Version: 13\r\n\r\n"
-            ).encode()
-        )
-        await self.reader.readuntil(b"\r\n\r\n")
-        assert (await self._frame()).startswith("0")  # engine.io open
-        self._send("40" + json.dumps(auth))
-        assert (await self._frame()).startswith("40")  # socket.io connected
-        return self
-
-    async def _frame(self) -> str:
-        head = await self.reader.readexactly(2)
-        size = head[1] & 0x7F
-        if size == 126:
-            size = int.from_bytes(await self.reader.readexactly(2), "big")
-        elif size == 127:
-            size = int.from_bytes(await self.reader.readexactly(8), "big")
-        return (await self.reader.readexactly(size)).decode()
-
-    def _send(self, text: str) -> None:
-        import os
-
-        data = text.encode()
-        mask = os.urandom(4)
-        size = len(data)
-        head = bytes([0x81, 0x80 | size]) if size < 126 else bytes([0x81, 0x80 | 126]) + size.to_bytes(2, "big")
-        self.writer.write(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.transport.abort()
 
 
 async def test_a_client_that_stops_reading_is_dropped_and_its_buffer_freed(tmp_path):

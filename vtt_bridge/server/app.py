@@ -48,7 +48,7 @@ class ServerConfig:
     :ivar max_payload: bytes a socket.io packet may have; a larger one is answered
         with ``payload_too_large`` (and past twice this the transport itself closes).
     :ivar max_outgoing: bytes that may wait unsent for one client before it is
-        dropped as a reader that stopped reading.
+        dropped as a reader that stopped reading (0: no limit).
     :ivar rate_limit: events a second one connection may send on average
         (0: no limit); past it an event is answered with ``rate_limited``.
     :ivar rate_burst: events one connection may send at once.

@@ -263,7 +263,9 @@ class _EngineServer(engineio.AsyncServer):
     connection aborted.
     """
 
-    # Below this many queued packets the bytes are not even counted.
+    # The bytes waiting are counted each time the queue reaches a multiple of this
+    # many packets (a stalled queue grows by one packet at a time, so it passes
+    # every multiple): amortized, a constant cost per packet.
     _QUICK = 32
     max_outgoing = 8_000_000
     dropped = 0
@@ -272,11 +274,12 @@ class _EngineServer(engineio.AsyncServer):
 
     async def send_packet(self, sid: str, pkt: Any) -> None:
         socket = self.sockets.get(sid)
-        if socket is not None:
+        if socket is not None and self.max_outgoing > 0:
             if socket.closing or socket.closed:
                 return
             queue = socket.queue
-            if queue.qsize() >= self._QUICK:
+            size = queue.qsize()
+            if size and size % self._QUICK == 0:
                 waiting = sum(len(p.data) for p in list(queue._queue) if p is not None and isinstance(p.data, (str, bytes)))
                 if waiting > self.max_outgoing:
                     await self._drop(sid, socket, waiting)
