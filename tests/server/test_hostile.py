@@ -149,3 +149,12 @@ async def test_reserved_event_names_are_refused_and_touch_nothing(seat, event, c
     await alice.wait_for("token.updated")
     await asyncio.sleep(0.05)
     assert not [r for r in caplog.records if "exception" in r.getMessage().lower() or r.exc_info]
+
+
+async def test_frames_that_are_no_engine_io_packet_cost_nothing(seat, caplog):
+    gm = await seat.join("gm")
+    caplog.set_level(logging.WARNING)
+    for frame in ["x", "", "4", "9zz", "4/", "42", "4" + "[" * 5]:
+        await gm.sio.eio.ws.send_str(frame)
+        await alive(gm)
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]

@@ -34,6 +34,7 @@ from typing import Any
 
 import engineio
 import socketio
+from engineio.async_drivers import aiohttp as aiohttp_driver
 from socketio import packet as sio_packet
 
 from ..errors import InvalidRequest, PayloadTooLarge, VTTError
@@ -130,6 +131,13 @@ class BridgePacket(socketio.packet.Packet):
     uses_binary_events = False
     json = _RequestJSON  # orjson: an attack record encodes ~20x faster than with the json module
     max_payload = 1_000_000
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        encoded = kwargs.get("encoded_packet")
+        if encoded is not None and not encoded:
+            # python-socketio skips decoding an empty packet and would treat it as an event without data.
+            self.attachment_count = self.decode(encoded)
 
     def decode(self, encoded_packet: Any) -> int:
         self.id = None
@@ -251,6 +259,23 @@ class RateLimiter:
         self._buckets.pop(sid, None)
 
 
+class _CheckedWebSocket(aiohttp_driver.WebSocket):
+    """engine.io's aiohttp websocket, skipping text frames that are no engine.io packet.
+
+    engine.io decodes a frame's first character as the packet type outside any
+    error handling, so an empty frame or one starting with anything but a
+    packet type a client sends (``1``-``6``) would end the connection; such a
+    frame is dropped instead (the transport has no way to answer it).
+    """
+
+    async def wait(self) -> Any:
+        while True:
+            data = await super().wait()
+            if not isinstance(data, str) or (data and data[0] in "123456"):
+                return data
+            log.debug("dropped a websocket frame that is no engine.io packet", extra=fields(size=len(data)))
+
+
 class _EngineServer(engineio.AsyncServer):
     """engine.io's server, refusing to queue more for a client that stopped reading.
 
@@ -271,6 +296,11 @@ class _EngineServer(engineio.AsyncServer):
     dropped = 0
     # The socket.io server's environ per engine.io sid (to reach the aiohttp request).
     environs: Mapping[str, Any] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # This server's own copy of the driver table, with the checking websocket.
+        self._async = {**self._async, "websocket": _CheckedWebSocket}
 
     async def send_packet(self, sid: str, pkt: Any) -> None:
         socket = self.sockets.get(sid)
