@@ -204,7 +204,7 @@ class Attacks:
             attack_id = new_id("atk")
             seed, dice = request.get("seed"), request.get("dice")
             if seed is None and dice is None:
-                seed = secrets.randbits(63)
+                seed = secrets.randbits(53)  # JSON clients keep integers exactly up to 2**53-1
             tokens = dict(runtime.tokens)
             attacker = tokens.get(request["attacker"])
             if attacker is None:
