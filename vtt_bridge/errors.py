@@ -22,6 +22,8 @@ __all__ = [
     "IllegalTransition",
     "SnapshotMutation",
     "InternalError",
+    "PayloadTooLarge",
+    "RateLimited",
     "error_envelope",
     "ok_envelope",
 ]
@@ -99,6 +101,18 @@ class SnapshotMutation(VTTError, TypeError):
     """Code tried to change a read-only token snapshot instead of using the context."""
 
     code = "snapshot_mutation"
+
+
+class RateLimited(VTTError):
+    """The connection sent more events than its rate limit allows; ``details.retry_after`` says when to try again."""
+
+    code = "rate_limited"
+
+
+class PayloadTooLarge(VTTError):
+    """A packet is larger than the server's payload limit; ``details`` gives its size and the limit."""
+
+    code = "payload_too_large"
 
 
 class InternalError(VTTError):

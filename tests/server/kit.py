@@ -9,6 +9,10 @@ with the duel tokens and keys for the GM, alice (owns ``a``) and bob (owns ``b``
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import os
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -156,3 +160,51 @@ async def seat_table(
         await gm.ok("token.create", token)
     await gm.close()
     return seat
+
+
+class StalledClient:
+    """A websocket client written by hand that connects to a table and then never reads again."""
+
+    def __init__(self) -> None:
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def connect(self, port: int, auth: dict) -> StalledClient:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+        self.reader, self.writer = await asyncio.open_connection(sock=sock, limit=4096)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.writer.write(
+            (
+                "GET /socket.io/?EIO=4&transport=websocket HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        await self.reader.readuntil(b"\r\n\r\n")
+        assert (await self._frame()).startswith("0")  # engine.io open
+        self._send("40" + json.dumps(auth))
+        assert (await self._frame()).startswith("40")  # socket.io connected
+        return self
+
+    async def _frame(self) -> str:
+        head = await self.reader.readexactly(2)
+        size = head[1] & 0x7F
+        if size == 126:
+            size = int.from_bytes(await self.reader.readexactly(2), "big")
+        elif size == 127:
+            size = int.from_bytes(await self.reader.readexactly(8), "big")
+        return (await self.reader.readexactly(size)).decode()
+
+    def _send(self, text: str) -> None:
+        data = text.encode()
+        mask = os.urandom(4)
+        size = len(data)
+        head = bytes([0x81, 0x80 | size]) if size < 126 else bytes([0x81, 0x80 | 126]) + size.to_bytes(2, "big")
+        self.writer.write(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.transport.abort()

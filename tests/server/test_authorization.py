@@ -23,6 +23,7 @@ CASES = [
     ("table.get", None, (True, True, True)),
     ("table.update", {"decision_timeout": 2}, (True, False, False)),
     ("key.create", {"user": "dave"}, (True, False, False)),
+    ("key.revoke", {"user": "bob"}, (True, False, False)),
     ("token.create", {"id": "d", "name": "New", "ruleset": "duel", "system": {"hp": 3}}, (True, False, False)),
     ("token.get", {"id": "a"}, (True, True, True)),
     ("token.list", None, (True, True, True)),

@@ -109,11 +109,35 @@ async def test_history_is_newest_first_and_pages(store):
     for n in range(5):
         await store.commit(tid, draft("attack", ref=f"atk-{n}"))
     await store.commit(tid, draft("undo", ref="atk-4"))
-    page = await store.history(tid, limit=3)
+    page, following = await store.history(tid, limit=3)
     assert [(e.kind, e.ref) for e in page] == [("undo", "atk-4"), ("attack", "atk-4"), ("attack", "atk-3")]
-    rest = await store.history(tid, limit=10, before=page[-1].seq)
+    assert following == page[-1].seq
+    rest, following = await store.history(tid, limit=10, before=page[-1].seq)
     assert [e.ref for e in rest] == ["atk-2", "atk-1", "atk-0"]
+    assert following is None
+    # a before far past the end counts from the end, at once
+    assert [e.ref for e in (await store.history(tid, limit=2, before=2**53 - 1)).entries] == ["atk-4", "atk-4"]
     assert [e.kind for e in await store.by_ref(tid, "atk-4")] == ["attack", "undo"]
+
+
+async def test_history_looks_at_a_bounded_stretch_of_the_log(store, monkeypatch):
+    """However many token edits sit between attacks, one call scans HISTORY_SCAN entries at most."""
+    from vtt_bridge.state import redis as redis_store
+    from vtt_bridge.state import sqlite as sqlite_store
+
+    monkeypatch.setattr(redis_store, "HISTORY_SCAN", 4)
+    monkeypatch.setattr(sqlite_store, "HISTORY_SCAN", 4)
+    tid = await table(store)
+    await store.commit(tid, draft("attack", ref="atk-old"))
+    for n in range(6):
+        await store.commit(tid, draft("token.update", ref=None))
+    page, following = await store.history(tid, limit=5)
+    assert page == [] and following is not None
+    seen = []
+    while following is not None:
+        page, following = await store.history(tid, limit=5, before=following)
+        seen += [e.ref for e in page]
+    assert seen == ["atk-old"]
 
 
 async def test_deleting_and_replaying(store):

@@ -60,6 +60,14 @@ def register(sub) -> None:
         metavar="ORIGIN",
         help="browser origin allowed to connect (repeatable; default: any — keys guard the tables)",
     )
+    parser.add_argument(
+        "--rate-limit", type=float, default=200.0, metavar="N",
+        help="events a second one connection may send (burst 5 x N; 0: no limit; default: 200)",
+    )
+    parser.add_argument(
+        "--max-payload", type=int, default=1_000_000, metavar="BYTES",
+        help="largest socket.io packet a client may send (default: 1000000)",
+    )
     parser.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines as key=value or JSON")
     parser.add_argument("--log-level", default=None, help="debug, info (default), warning, error")
     parser.set_defaults(func=run)
@@ -79,6 +87,9 @@ def run(args) -> int:
         reconnect_grace=max(0.0, args.reconnect_grace),
         plugins=tuple(args.plugin),
         cors_origins=tuple(args.cors_origin) if args.cors_origin else "*",
+        rate_limit=args.rate_limit,
+        rate_burst=max(1, int(5 * args.rate_limit)),
+        max_payload=args.max_payload,
     )
     host = make_host(plugins=args.plugin)
 

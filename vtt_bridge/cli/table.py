@@ -1,9 +1,10 @@
-"""``vtt-bridge table``: create tables, issue player keys, list tables, check a log.
+"""``vtt-bridge table``: create tables, issue and revoke keys, list tables, check a log.
 
 Works on the same store the server uses (``--db`` or ``--redis``, or the
 ``VTT_BRIDGE_DB`` / ``VTT_BRIDGE_REDIS`` environment variables), also while
-the server runs: keys are read from the store on every connect. Keys are
-printed once and stored only as digests.
+the server runs: keys are read from the store on every connect, and a running
+server closes the connections of a replaced or revoked key within its
+``key_check_interval``. Keys are printed once and stored only as digests.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ def register(sub) -> None:
     key.add_argument("--public-url", metavar="URL", help=f"the URL players open, to print links on (default: ${URL_ENV})")
     add_store_options(key)
     key.set_defaults(func=lambda args: _run(args, _key))
+
+    revoke = actions.add_parser(
+        "revoke", help="revoke a player's key; a running server closes their connections within seconds"
+    )
+    revoke.add_argument("table")
+    revoke.add_argument("user")
+    add_store_options(revoke)
+    revoke.set_defaults(func=lambda args: _run(args, _revoke))
 
     listing = actions.add_parser("list", help="list the tables")
     listing.add_argument("--json", action="store_true")
@@ -98,6 +107,15 @@ def player_link(args, table_id: str, key: str) -> str:
     """The web table's link for a key, on the server's public URL when one is known."""
     base = (args.public_url or os.environ.get(URL_ENV) or "").rstrip("/")
     return f"{base or '<server URL>'}/#table={table_id}&key={key}"
+
+
+async def _revoke(store: Store, args) -> int:
+    if await store.get_table(args.table) is None:
+        raise NotFound(f"no table {args.table!r}", details={})
+    if not await store.delete_key(args.table, args.user):
+        raise NotFound(f"{args.user!r} has no key at {args.table}", details={})
+    print(f"revoked the key of {args.user} at {args.table}")
+    return 0
 
 
 async def _list(store: Store, args) -> int:

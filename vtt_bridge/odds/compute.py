@@ -103,6 +103,7 @@ def compute_odds(
     seed: int = 0,
     method: Prefer = "auto",
     workers: int = 1,
+    stop: Callable[[], bool] | None = None,
 ) -> OddsResult:
     """The odds of an attack before it is rolled.
 
@@ -117,6 +118,8 @@ def compute_odds(
         (refused with ``invalid_request`` when not available) or ``"monte_carlo"``.
     :param workers: processes for Monte Carlo (see :func:`~vtt_bridge.odds.monte_carlo`;
         keep 1 inside a threaded server).
+    :param stop: see :func:`~vtt_bridge.odds.monte_carlo`; a Monte Carlo run it
+        cuts short reports the samples it ran and says so in ``notes``.
     :raises InvalidRequest: a bad request, as a live attack would refuse it.
     """
     if method not in ("auto", "exact", "monte_carlo"):
@@ -144,9 +147,12 @@ def compute_odds(
         assert choice.exact is not None
         summary = summarise_exact(choice.exact.outcomes)
         return OddsResult(**common, **_fields(summary))
-    counts = monte_carlo(host, req, samples=mc_samples, seed=seed, workers=workers)
+    counts = monte_carlo(host, req, samples=mc_samples, seed=seed, workers=workers, stop=stop)
     summary = summarise_samples(counts)
-    return OddsResult(**common, **_fields(summary), samples=mc_samples, seed=seed)
+    ran = sum(counts.values())
+    if ran < mc_samples:
+        common["notes"] = (*notes, f"stopped at the time budget after {ran} of {mc_samples} samples")
+    return OddsResult(**common, **_fields(summary), samples=ran, seed=seed)
 
 
 def _fields(summary: Any) -> dict[str, Any]:

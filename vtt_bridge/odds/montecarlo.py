@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from .model import AttackOutcome, OddsRequest, outcome_from
@@ -36,13 +37,17 @@ def sample_seeds(seed: int, n: int, start: int = 0) -> list[int]:
     return [_mix((base + (i + 1) * _GOLDEN) & _MASK) >> 1 for i in range(start, start + n)]
 
 
-def _run(host: Any, request: OddsRequest, seeds: list[int]) -> Counter[AttackOutcome]:
+def _run(
+    host: Any, request: OddsRequest, seeds: list[int], stop: Callable[[], bool] | None = None
+) -> Counter[AttackOutcome]:
     engine = host.engine
     ruleset, tokens, attacker = request.ruleset, request.tokens, request.attacker
     targets, declaration = list(request.targets), request.declaration
     answers = {key: list(given) for key, given in request.answers.items()} or None
     counts: Counter[AttackOutcome] = Counter()
-    for s in seeds:
+    for i, s in enumerate(seeds):
+        if stop is not None and i and stop():
+            break  # at least one sample always runs
         res = engine.start(
             ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, seed=s, answers=answers
         )
@@ -62,7 +67,13 @@ def _work(span: tuple[int, int]) -> Counter[AttackOutcome]:
 
 
 def monte_carlo(
-    host: Any, request: OddsRequest, *, samples: int, seed: int, workers: int = 1
+    host: Any,
+    request: OddsRequest,
+    *,
+    samples: int,
+    seed: int,
+    workers: int = 1,
+    stop: Callable[[], bool] | None = None,
 ) -> Counter[AttackOutcome]:
     """Resolve ``request`` ``samples`` times with derived seeds: how often each outcome came.
 
@@ -74,13 +85,16 @@ def monte_carlo(
         where ``fork`` exists, and best from a single-threaded caller such as
         the CLI: a server should call this with 1 from an executor). The counts
         are the same for any number of workers.
+    :param stop: asked before each resolution but the first (single worker only);
+        when it says ``True`` the counts so far are returned (a server's time
+        budget, or its requester gone).
     """
     global _JOB
     if samples < 1:
         raise ValueError("Monte Carlo needs at least one sample")
     workers = max(1, min(workers, samples // MIN_PER_WORKER))
-    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return _run(host, request, sample_seeds(seed, samples))
+    if workers == 1 or stop is not None or "fork" not in multiprocessing.get_all_start_methods():
+        return _run(host, request, sample_seeds(seed, samples), stop)
     share, extra = divmod(samples, workers)
     spans, start = [], 0
     for i in range(workers):

@@ -17,10 +17,12 @@ from aiohttp import web
 
 from .. import __version__
 from ..plugins import Host
-from ..state.codec import JSON
 from ..state.store import Store
 from .bridge import Bridge
+from .keyguard import KeyGuard
 from .namespace import TableNamespace
+from .oddsrun import OddsRunner
+from .wire import BridgeSocketServer, RateLimiter, packet_class
 
 __all__ = ["STATIC_DIR", "ServerConfig", "build"]
 
@@ -48,6 +50,20 @@ class ServerConfig:
     :ivar reconnect_grace: seconds a question waits for a decider whose
         connection dropped to come back (then it is asked again); 0: the
         rules' default at once.
+    :ivar max_payload: bytes a socket.io packet may have; a larger one is answered
+        with ``payload_too_large`` (and past twice this the transport itself closes).
+    :ivar max_outgoing: bytes that may wait unsent for one client before it is
+        dropped as a reader that stopped reading (0: no limit).
+    :ivar rate_limit: events a second one connection may send on average
+        (0: no limit); past it an event is answered with ``rate_limited``.
+    :ivar rate_burst: events one connection may send at once.
+    :ivar odds_budget: seconds an ``attack.odds`` Monte Carlo run may take; it
+        then answers with the samples it ran.
+    :ivar odds_per_user: ``attack.odds`` requests one user may have running at once.
+    :ivar odds_concurrency: ``attack.odds`` computations the server runs at once.
+    :ivar key_check_interval: seconds between checks that every open connection's
+        key is still its user's key (keys replaced or revoked through the CLI or
+        another process); 0 turns the sweep off.
     """
 
     host: str = "127.0.0.1"
@@ -62,18 +78,14 @@ class ServerConfig:
     shutdown_grace: float = 5.0
     reconnect_grace: float = 10.0
     static_dir: Path | None = field(default=STATIC_DIR)
-
-
-class JsonPacket(socketio.packet.Packet):
-    """Socket.IO packets that are never binary.
-
-    Everything the bridge sends is JSON; python-socketio would otherwise walk
-    every outgoing payload recursively looking for ``bytes`` (a tenth of a
-    millisecond for an attack record). Incoming packets decode as usual.
-    """
-
-    uses_binary_events = False
-    json = JSON  # orjson: an attack record encodes ~20x faster than with the json module
+    max_payload: int = 1_000_000
+    max_outgoing: int = 8_000_000
+    rate_limit: float = 200.0
+    rate_burst: int = 1000
+    key_check_interval: float = 5.0
+    odds_budget: float = 2.0
+    odds_per_user: int = 1
+    odds_concurrency: int = 1
 
 
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:
@@ -82,18 +94,28 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
     if config.redis:
         manager = socketio.AsyncRedisManager(config.redis, channel=f"{config.redis_prefix}socketio")
     cors = config.cors_origins if isinstance(config.cors_origins, str) else list(config.cors_origins)
-    sio = socketio.AsyncServer(
+    sio = BridgeSocketServer(
         async_mode="aiohttp",
         client_manager=manager,
-        serializer=JsonPacket,
+        serializer=packet_class(config.max_payload),
+        # The transport reads up to twice the payload limit, so a packet over the
+        # limit can still be answered with payload_too_large rather than a closed socket.
+        max_http_buffer_size=2 * config.max_payload,
+        max_outgoing=config.max_outgoing,
         cors_allowed_origins=cors,
         logger=False,
         engineio_logger=False,
     )
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout)
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
-    sio.register_namespace(TableNamespace(bridge))
+    bridge.attacks.odds_runner = OddsRunner(
+        budget=config.odds_budget, per_user=config.odds_per_user, concurrency=config.odds_concurrency
+    )
+    keys = KeyGuard(bridge, interval=config.key_check_interval)
+    sio.register_namespace(TableNamespace(bridge, RateLimiter(config.rate_limit, config.rate_burst), keys))
     app = web.Application()
+    app.on_startup.append(lambda _app: _start(keys))
+    app.on_cleanup.append(lambda _app: keys.stop())
     app[BRIDGE_KEY] = bridge
     app[STARTED_KEY] = time.monotonic()
     sio.attach(app)
@@ -105,6 +127,10 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
             app.router.add_get("/", _file(index))
         app.router.add_static("/static", static)
     return app, sio, bridge
+
+
+async def _start(keys: KeyGuard) -> None:
+    keys.start()
 
 
 def _file(path: Path):

@@ -23,13 +23,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..engine.resolution import Resolution
-from ..engine.tokens import Token
-from ..errors import Conflict, Forbidden, NotFound, error_envelope
-from ..odds import compute_odds
+from ..engine.tokens import Token, thaw
+from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, error_envelope
 from ..state import messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps
 from .logs import fields
+from .oddsrun import OddsRunner
 from .prompts import Prompter
 from .session import Caller, require_gm, require_owner
 from .tables import TableRuntime
@@ -37,7 +37,7 @@ from .tables import TableRuntime
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import Bridge
 
-__all__ = ["Attacks", "fingerprint"]
+__all__ = ["Attacks", "fingerprint", "rebase"]
 
 log = logging.getLogger("vtt_bridge.server")
 
@@ -58,6 +58,38 @@ def _sorted(value: Any) -> Any:
     return value
 
 
+_MISSING = object()
+
+
+def rebase(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], path: str = "") -> dict[str, Any]:
+    """A three-way merge of token ``system`` data: an attack took ``base`` to ``ours``,
+    an edit took ``base`` to ``theirs``; the result has both.
+
+    A field only one side changed takes that side's value. A number both
+    changed gets the attack's change added to the edited value (3 damage
+    transferred to a warbeast the GM just healed to 8 leaves it at 5). Objects
+    merge field by field. Anything else both set differently raises ``Conflict``.
+    """
+    out = dict(theirs)
+    for key in base.keys() | ours.keys():
+        was, now = base.get(key, _MISSING), ours.get(key, _MISSING)
+        if now == was:
+            continue
+        edited = theirs.get(key, _MISSING)
+        if edited == was or edited == now:
+            if now is _MISSING:
+                out.pop(key, None)
+            else:
+                out[key] = now
+        elif isinstance(was, dict) and isinstance(now, dict) and isinstance(edited, dict):
+            out[key] = rebase(was, now, edited, f"{path}{key}.")
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (was, now, edited)):
+            out[key] = edited + (now - was)
+        else:
+            raise Conflict(f"both changed {path}{key}", details={"field": f"{path}{key}"})
+    return out
+
+
 def _with_seq(entry: AuditEntry) -> dict[str, Any]:
     return {**entry.data["attack"], "seq": entry.seq}
 
@@ -66,6 +98,7 @@ class Attacks:
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
         self.prompter = Prompter(bridge.sio)
+        self.odds_runner = OddsRunner()
         # Attacks in progress, so a stopping server can cut short those
         # still waiting for an answer (they commit nothing).
         self.running: set[asyncio.Task[Any]] = set()
@@ -107,24 +140,11 @@ class Attacks:
         """The chances of an attack before it is rolled: exact where a model exists, else Monte Carlo.
 
         Read-only: it rolls nothing on the table and changes nothing. The work runs
-        in a worker thread so the table's other events are not held up.
+        in a worker thread, bounded per user, per server and in time (:mod:`.oddsrun`).
         """
         request = self.bridge.messages.load(messages.OddsRequest, data)
-        bridge = self.bridge
         runtime = self._table_for(caller, request, "ask the odds of its attack")
-        tokens = dict(runtime.tokens)
-        loop = asyncio.get_running_loop()
-        result = await loop.run_in_executor(
-            None,
-            lambda: compute_odds(
-                bridge.host,
-                request,
-                tokens,
-                mc_samples=request["samples"],
-                method=request["method"],
-            ),
-        )
-        return {"odds": result.to_dict()}
+        return await self.odds_runner.run(self.bridge.host, caller, runtime, request, dict(runtime.tokens))
 
     async def _once(
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str
@@ -184,7 +204,7 @@ class Attacks:
             attack_id = new_id("atk")
             seed, dice = request.get("seed"), request.get("dice")
             if seed is None and dice is None:
-                seed = secrets.randbits(63)
+                seed = secrets.randbits(53)  # JSON clients keep integers exactly up to 2**53-1
             tokens = dict(runtime.tokens)
             attacker = tokens.get(request["attacker"])
             if attacker is None:
@@ -221,17 +241,21 @@ class Attacks:
                         break
                     await self.prompter.decide(runtime, res, decision, about)
                 payload, changes = self._result(res, tokens, involved, about, caller, request)
-                draft = AuditDraft(
-                    kind="attack",
-                    user=caller.user,
-                    at=payload["at"],
-                    ref=attack_id,
-                    request_id=request.get("request_id"),
-                    changes=changes,
-                    # The fingerprint lets a retry of this request_id be told from a reuse.
-                    data={"attack": payload, "request": request, "fingerprint": mark},
-                )
                 async with runtime.write_lock:
+                    # Tokens the attack changed but did not lock (neither attacker nor
+                    # target, e.g. a warbeast taking transferred damage) may have been
+                    # edited while a question was out: the attack's change goes on top.
+                    payload, changes = await self._rebase(runtime, payload, changes, involved)
+                    draft = AuditDraft(
+                        kind="attack",
+                        user=caller.user,
+                        at=payload["at"],
+                        ref=attack_id,
+                        request_id=request.get("request_id"),
+                        changes=changes,
+                        # The fingerprint lets a retry of this request_id be told from a reuse.
+                        data={"attack": payload, "request": request, "fingerprint": mark},
+                    )
                     entry = await bridge.commit(runtime, draft)
             except BaseException as exc:
                 if sent or res.decisions:
@@ -314,11 +338,68 @@ class Attacks:
         }
         return payload, changes
 
+    async def _rebase(
+        self,
+        runtime: TableRuntime,
+        payload: dict[str, Any],
+        changes: dict[str, TokenChange],
+        involved: list[str],
+    ) -> tuple[dict[str, Any], dict[str, TokenChange]]:
+        """``changes`` moved onto the current version of every unlocked token edited meanwhile.
+
+        The attacker and targets are locked for the whole attack (``busy``); a
+        token the rules reach beyond them is not, so a GM may edit it while a
+        question is out. Its change is then re-applied to the token as it is now
+        (:func:`rebase`): the edit stands, and the attack's effect — damage
+        transferred, a counter spent — is added on top. A token deleted meanwhile,
+        or a field both set to different non-numeric values, is a ``conflict``.
+        """
+        outside = [tid for tid, c in changes.items() if tid not in involved and c.before is not None]
+        if not outside:
+            return payload, changes
+        await self.bridge.fresh(runtime)  # re-read only where other processes write too
+        moved = [
+            tid
+            for tid in outside
+            if runtime.tokens.get(tid) is None or runtime.tokens[tid].version != changes[tid].before.version
+        ]
+        if not moved:
+            return payload, changes
+        changes = dict(changes)
+        wire = dict(payload["tokens"])
+        record_changes = dict(payload.get("changes") or {})
+        host = self.bridge.host
+        for tid in moved:
+            change = changes[tid]
+            assert change.before is not None and change.after is not None
+            now = runtime.tokens.get(tid)
+            if now is None:
+                raise Conflict(
+                    f"token {tid!r} was deleted while the attack was resolved; nothing was applied",
+                    details={"token": tid},
+                )
+            try:
+                merged = rebase(thaw(change.before.system), thaw(change.after.system), thaw(now.system))
+                system = host.load_system(now.ruleset, merged)
+            except (Conflict, InvalidRequest) as exc:
+                raise Conflict(
+                    f"token {tid!r} was edited while the attack was resolved and the attack's change"
+                    " no longer applies; nothing was applied",
+                    details={"token": tid, "reason": exc.message},
+                ) from None
+            after = Token(now.id, now.name, now.ruleset, system, ownership=now.ownership, version=now.version + 1)
+            changes[tid] = TokenChange(before=now, after=after)
+            wire[tid] = {"before": now.to_dict(), "after": after.to_dict()}
+            record_changes[tid] = {"before": thaw(now.system), "after": thaw(system)}
+        return {**payload, "tokens": wire, "changes": record_changes}, changes
+
     # -- history, get, undo -----------------------------------------------------------
 
     async def history(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.bridge.messages.load(messages.History, data)
-        entries = await self.bridge.store.history(caller.table, limit=request["limit"], before=request.get("before"))
+        entries, following = await self.bridge.store.history(
+            caller.table, limit=request["limit"], before=request.get("before")
+        )
         items = []
         for entry in entries:
             item: dict[str, Any] = {
@@ -333,8 +414,7 @@ class Attacks:
                 for key in ("ruleset", "attacker", "targets", "outcome", "ended"):
                     item[key] = attack.get(key)
             items.append(item)
-        more = len(entries) == request["limit"] and entries[-1].seq > 1
-        return {"attacks": items, "next": entries[-1].seq if more else None}
+        return {"attacks": items, "next": following}
 
     async def _entries(self, caller: Caller, attack_id: str) -> tuple[AuditEntry, AuditEntry | None]:
         entries = await self.bridge.store.by_ref(caller.table, attack_id)

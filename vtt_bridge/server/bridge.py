@@ -129,7 +129,7 @@ class Bridge:
         if found is None:
             raise refused
         runtime = await self.table(table_id)
-        caller = Caller(sid, table_id, found.user)
+        caller = Caller(sid, table_id, found.user, found.digest)
         self.callers[sid] = caller
         runtime.join(caller)
         return caller, runtime, list(dict.fromkeys(events))

@@ -15,8 +15,14 @@ from typing import Any
 __all__ = ["StructuredFormatter", "configure", "fields"]
 
 
+# Field names whose values are secrets: they are never written, whatever a caller passes.
+SECRET = frozenset({"key", "keys", "auth", "password", "token_secret"})
+
+
 def fields(**values: Any) -> dict[str, Any]:
-    """The ``extra=`` argument carrying structured fields."""
+    """The ``extra=`` argument carrying structured fields (secret-named ones redacted)."""
+    for name in SECRET.intersection(values):
+        values[name] = "[redacted]"
     return {"fields": values}
 
 

@@ -8,6 +8,13 @@ result in the ``{ok: true, ...}`` envelope, and turns *any* exception into an
 handler raises, and the client would wait for its timeout instead. Unknown
 events get an error acknowledgement too. The namespace keeps no client
 state; connections live in the bridge's registry.
+
+Odd input never reaches a handler: packets are checked as they are decoded
+(:mod:`.wire`), and one that fails arrives here as a :class:`~.wire.Refused`
+event, answered with its error. Reserved socket.io names sent by a client
+(``connect``, ``disconnect``, ...) are refused there too, so the connection
+handlers below only ever run for real connections. Each connection's events
+pass a token bucket first (``rate_limited``, with ``retry_after`` seconds).
 """
 
 from __future__ import annotations
@@ -20,11 +27,13 @@ from typing import Any
 import socketio
 from socketio.exceptions import ConnectionRefusedError
 
-from ..errors import InvalidRequest, VTTError, error_envelope, ok_envelope
+from ..errors import InvalidRequest, RateLimited, VTTError, error_envelope, ok_envelope
 from ..state import messages
 from .bridge import Bridge
 from .campaign import Campaign
+from .keyguard import KeyGuard
 from .logs import fields
+from .wire import RateLimiter, Refused
 
 __all__ = ["EVENTS", "TableNamespace"]
 
@@ -37,6 +46,7 @@ EVENTS: Mapping[str, str] = {
     "table.get": "on_table_get",
     "table.update": "on_table_update",
     "key.create": "on_key_create",
+    "key.revoke": "on_key_revoke",
     "token.create": "on_token_create",
     "token.get": "on_token_get",
     "token.list": "on_token_list",
@@ -56,12 +66,16 @@ EVENTS: Mapping[str, str] = {
 class TableNamespace(socketio.AsyncNamespace):
     """The default namespace ``/``: one table per connection, chosen by its key."""
 
-    def __init__(self, bridge: Bridge) -> None:
+    def __init__(self, bridge: Bridge, limiter: RateLimiter | None = None, keys: KeyGuard | None = None) -> None:
         super().__init__("/")
         self.bridge = bridge
         self.campaign = Campaign(bridge)
+        self.limiter = limiter or RateLimiter(0, 1)
+        self.keys = keys or KeyGuard(bridge, interval=0)
 
     async def trigger_event(self, event: Any, *args: Any) -> Any:
+        # Only python-socketio itself calls these two: a client's packet named
+        # "connect" or "disconnect" was turned into a Refused event while decoding.
         if event == "connect":
             return await self.on_connect(*args)
         if event == "disconnect":
@@ -69,6 +83,14 @@ class TableNamespace(socketio.AsyncNamespace):
         sid = args[0]
         started = time.perf_counter()
         try:
+            wait = self.limiter.take(sid)
+            if wait is not None:
+                raise RateLimited(
+                    "too many events; slow down",
+                    details={"retry_after": round(wait, 3), "rate": self.limiter.rate, "burst": self.limiter.burst},
+                )
+            if isinstance(event, Refused):
+                raise event.error
             handler = EVENTS.get(event) if isinstance(event, str) else None
             if handler is None:
                 raise InvalidRequest(
@@ -93,6 +115,9 @@ class TableNamespace(socketio.AsyncNamespace):
     # -- connections --------------------------------------------------------------
 
     async def on_connect(self, sid: str, environ: Mapping[str, Any], auth: Any = None) -> None:
+        if isinstance(auth, Refused):  # auth that was not valid JSON, Unicode or numbers
+            log.info("connection refused", extra=fields(sid=sid, code=auth.error.code, reason=auth.error.message))
+            raise ConnectionRefusedError(auth.error.message, auth.error.to_dict())
         try:
             caller, runtime, events = await self.bridge.authenticate(sid, auth)
         except VTTError as exc:
@@ -108,6 +133,7 @@ class TableNamespace(socketio.AsyncNamespace):
         log.info("connected", extra=fields(sid=sid, table=caller.table, user=caller.user))
 
     async def on_disconnect(self, sid: str, reason: Any = None) -> None:
+        self.limiter.forget(sid)
         caller = self.bridge.leave(sid, str(reason) if reason is not None else None)
         if caller is not None:
             log.info("disconnected", extra=fields(sid=sid, table=caller.table, user=caller.user, reason=str(reason)))
@@ -131,7 +157,10 @@ class TableNamespace(socketio.AsyncNamespace):
         return await self.bridge.table_update(self.bridge.caller(sid), data)
 
     async def on_key_create(self, sid: str, data: Any) -> dict[str, Any]:
-        return await self.bridge.key_create(self.bridge.caller(sid), data)
+        return await self.keys.key_create(self.bridge.caller(sid), data)
+
+    async def on_key_revoke(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.keys.key_revoke(self.bridge.caller(sid), data)
 
     async def on_token_create(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.token_create(self.bridge.caller(sid), data)

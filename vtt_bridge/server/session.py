@@ -21,11 +21,16 @@ NONE, LIMITED, OBSERVER, OWNER = 0, 1, 2, 3
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """One authenticated connection: its socket id, its table and its user."""
+    """One authenticated connection: its socket id, its table, its user, and the digest of the key it used.
+
+    The digest (never the key) lets the server close the connection when that
+    key is replaced or revoked.
+    """
 
     sid: str
     table: str
     user: str
+    key_digest: str = ""
 
     @property
     def is_gm(self) -> bool:

@@ -5,6 +5,10 @@ acknowledgement, ``attack.resolved``, the audit record); orjson encodes it
 about twenty times faster than ``json``. Anything orjson refuses (an integer
 beyond 64 bits from a client, a non-string key) falls back to ``json``, so the
 request still reaches schema validation and gets a clear error.
+
+What a *client* sends is decoded by :func:`loads_request`, which also checks
+it (:func:`check_value`): valid Unicode, exact integers, no binary, bounded
+nesting. The socket server's packet class calls it for every incoming packet.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["JSON", "dumps", "loads"]
+__all__ = ["JSON", "MAX_DEPTH", "MAX_SAFE_INTEGER", "Unacceptable", "check_value", "dumps", "loads", "loads_request"]
 
 
 def dumps(value: Any, **_ignored: Any) -> str:
@@ -37,3 +41,89 @@ class JSON:
 
     dumps = staticmethod(dumps)
     loads = staticmethod(loads)
+
+
+# -- what a client may send ---------------------------------------------------------
+
+# The largest integer every JSON client (JavaScript's numbers) and both stores keep exactly.
+MAX_SAFE_INTEGER = 2**53 - 1
+# Objects and arrays nested deeper than this are refused: no message of the protocol
+# needs more than a handful of levels, and deep trees cost stack and time everywhere.
+MAX_DEPTH = 32
+
+
+class Unacceptable(ValueError):
+    """A decoded client value the bridge will not take: ``path`` names where (``()`` for the whole)."""
+
+    def __init__(self, path: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+def check_value(value: Any, root: tuple[str, ...] = ()) -> None:
+    """Raise :class:`Unacceptable` unless ``value`` is plain JSON a client may send.
+
+    Every string (keys included) must be valid Unicode (no lone surrogates), every
+    number finite and within ±(2**53-1), no binary anywhere, nesting at most
+    :data:`MAX_DEPTH` deep. Walks iteratively, so a deep tree cannot overflow the stack.
+    """
+    stack: list[tuple[Any, tuple[str, ...]]] = [(value, root)]
+    base = len(root)
+    while stack:
+        item, path = stack.pop()
+        kind = type(item)
+        if kind is str:
+            _check_text(item, path)
+        elif kind is bool or item is None:
+            continue
+        elif kind is int:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+                raise Unacceptable(path, f"Integers are limited to ±{MAX_SAFE_INTEGER} (2**53-1).")
+        elif kind is float:
+            if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:  # also false for nan and infinities
+                raise Unacceptable(path, f"Numbers must be finite and within ±{MAX_SAFE_INTEGER} (2**53-1).")
+        elif kind is dict or kind is list:
+            if len(path) - base >= MAX_DEPTH:
+                raise Unacceptable(path, f"Nested more than {MAX_DEPTH} levels deep.")
+            if kind is dict:
+                for key, child in item.items():
+                    if type(key) is not str:
+                        raise Unacceptable(path, "Object keys must be strings.")
+                    _check_text(key, (*path, _printable(key)))
+                    stack.append((child, (*path, key)))
+            else:
+                stack.extend((child, (*path, str(i))) for i, child in enumerate(item))
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            raise Unacceptable(path, "Binary values are not accepted; send text.")
+        else:
+            raise Unacceptable(path, f"Not a JSON value ({kind.__name__}).")
+
+
+def _check_text(text: str, path: tuple[str, ...]) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Unacceptable(path, "Not valid Unicode (a lone surrogate such as \\ud800).") from None
+
+
+def _printable(text: str) -> str:
+    """``text`` with any lone surrogate spelt out, so an error can name the key safely."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def loads_request(text: str | bytes) -> Any:
+    """Decode a client's JSON text: :func:`loads`, then :func:`check_value`.
+
+    Raises :class:`Unacceptable` for text that is not JSON at all (``path == ()``)
+    and for values outside what :func:`check_value` allows.
+    """
+    try:
+        value = loads(text)
+    except (ValueError, RecursionError) as exc:
+        # ValueError: bad JSON, or an integer of more than 4,300 digits.
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+        raise Unacceptable((), f"Not valid JSON ({reason}).") from None
+    check_value(value)
+    return value

@@ -84,7 +84,7 @@ class AttackRequest(StrictSchema):
     declaration = fields.Dict(load_default=dict)
     request_id = fields.String(validate=validate.Length(min=1, max=200))
     # GM only: fixed seed, scripted faces, answers given in advance.
-    seed = fields.Integer(strict=True, validate=validate.Range(0, 2**63 - 1))
+    seed = fields.Integer(strict=True, validate=validate.Range(0, 2**53 - 1))
     dice = fields.List(
         fields.Integer(strict=True, validate=validate.Range(1, 1000)), validate=validate.Length(max=10_000)
     )
@@ -104,7 +104,7 @@ class OddsRequest(StrictSchema):
 
 class History(StrictSchema):
     limit = fields.Integer(strict=True, load_default=50, validate=validate.Range(1, 500))
-    before = fields.Integer(strict=True, validate=validate.Range(min=1))
+    before = fields.Integer(strict=True, validate=validate.Range(min=1, max=2**53 - 1))
 
 
 class AttackRef(StrictSchema):

@@ -23,7 +23,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import Conflict, NotFound
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
-from .store import Store, stale
+from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["RedisStore"]
 
@@ -150,6 +150,9 @@ class RedisStore(Store):
             self._key(table_id, "keys"), key.user, dumps({"digest": key.digest, "created": key.created})
         )
 
+    async def delete_key(self, table_id: str, user: str) -> bool:
+        return bool(await self.redis.hdel(self._key(table_id, "keys"), user))
+
     async def keys(self, table_id: str) -> list[KeyInfo]:
         raw = await self.redis.hgetall(self._key(table_id, "keys"))
         out = []
@@ -227,14 +230,17 @@ class RedisStore(Store):
 
     async def history(
         self, table_id: str, *, limit: int, before: int | None = None, kinds: tuple[str, ...] = ("attack", "undo")
-    ) -> list[AuditEntry]:
-        # Walk the list backwards in pages; history is read rarely and by people.
+    ) -> HistoryPage:
+        # Walk the list backwards in pages, from the end of the log at most (a huge
+        # ``before`` counts from there) and over HISTORY_SCAN entries at most.
         key = self._key(table_id, "audit")
-        end = (before - 1) if before is not None else await self.redis.llen(key)
+        length = await self.redis.llen(key)
+        end = length if before is None else min(before - 1, length)
+        floor = max(1, end - HISTORY_SCAN + 1)
         out: list[AuditEntry] = []
         page = 200
-        while end > 0 and len(out) < limit:
-            start = max(1, end - page + 1)
+        while end >= floor and len(out) < limit:
+            start = max(floor, end - page + 1)
             raws = await self.redis.lrange(key, start - 1, end - 1)
             for offset in range(len(raws) - 1, -1, -1):
                 data = json.loads(raws[offset])
@@ -243,7 +249,11 @@ class RedisStore(Store):
                     if len(out) >= limit:
                         break
             end = start - 1
-        return out
+        if len(out) == limit:
+            nxt: int | None = out[-1].seq
+        else:
+            nxt = floor if end >= 1 and floor > 1 else None
+        return HistoryPage(out, nxt if nxt is not None and nxt > 1 else None)
 
     async def since(
         self, table_id: str, after: int, *, limit: int, kinds: tuple[str, ...] = ("attack", "undo")

@@ -23,7 +23,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import Conflict, NotFound
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps
-from .store import Store, stale
+from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["SQLiteStore"]
 
@@ -178,6 +178,11 @@ class SQLiteStore(Store):
                 (table_id, key.user, key.digest, key.created),
             )
 
+    async def delete_key(self, table_id: str, user: str) -> bool:
+        with self._transaction():
+            cursor = self.db.execute("DELETE FROM keys WHERE table_id = ? AND user = ?", (table_id, user))
+        return cursor.rowcount > 0
+
     async def keys(self, table_id: str) -> list[KeyInfo]:
         rows = self.db.execute("SELECT user, digest, created FROM keys WHERE table_id = ?", (table_id,)).fetchall()
         return [KeyInfo(user=u, digest=d, created=c) for u, d, c in rows]
@@ -310,14 +315,29 @@ class SQLiteStore(Store):
 
     async def history(
         self, table_id: str, *, limit: int, before: int | None = None, kinds: tuple[str, ...] = ("attack", "undo")
-    ) -> list[AuditEntry]:
+    ) -> HistoryPage:
+        # The newest HISTORY_SCAN entries below ``before`` (by the (table_id, seq) index), filtered by kind.
         marks = ",".join("?" * len(kinds))
+        bound = before if before is not None else 2**62
+        window = "SELECT * FROM audit WHERE table_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?"
         rows = self.db.execute(
-            f"SELECT {_AUDIT_COLUMNS} FROM audit WHERE table_id = ? AND seq < ? AND kind IN ({marks})"
-            " ORDER BY seq DESC LIMIT ?",
-            (table_id, before if before is not None else 2**62, *kinds, limit),
+            f"SELECT {_AUDIT_COLUMNS} FROM ({window}) WHERE kind IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            (table_id, bound, HISTORY_SCAN, *kinds, limit),
         ).fetchall()
-        return [_entry(r) for r in rows]
+        entries = [_entry(r) for r in rows]
+        if len(entries) == limit:
+            nxt: int | None = entries[-1].seq
+        else:
+            # Fewer than asked: either the scan reached the start of the log, or its bound.
+            (lowest, count) = self.db.execute(
+                f"SELECT MIN(seq), COUNT(*) FROM ({window})", (table_id, bound, HISTORY_SCAN)
+            ).fetchone()
+            nxt = lowest if count == HISTORY_SCAN else None
+        if nxt is not None and not self.db.execute(
+            "SELECT 1 FROM audit WHERE table_id = ? AND seq < ? LIMIT 1", (table_id, nxt)
+        ).fetchone():
+            nxt = None
+        return HistoryPage(entries, nxt)
 
     async def since(
         self, table_id: str, after: int, *, limit: int, kinds: tuple[str, ...] = ("attack", "undo")

@@ -11,13 +11,23 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..engine.tokens import Token
 from ..errors import Conflict
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo
 
-__all__ = ["Store", "stale"]
+__all__ = ["HISTORY_SCAN", "HistoryPage", "Store", "stale"]
+
+# The most audit entries one history call looks at (token edits between attacks included).
+HISTORY_SCAN = 5000
+
+
+class HistoryPage(NamedTuple):
+    """One page of history: the entries, newest first, and the ``before`` of the next page."""
+
+    entries: list[AuditEntry]
+    next: int | None
 
 
 def stale(token_id: str, expected: int | None, found: int | None) -> Conflict:
@@ -73,6 +83,10 @@ class Store(ABC):
     @abstractmethod
     async def keys(self, table_id: str) -> list[KeyInfo]: ...
 
+    @abstractmethod
+    async def delete_key(self, table_id: str, user: str) -> bool:
+        """Revoke ``user``'s key at the table; ``False`` when they had none."""
+
     # -- tokens and the audit log -------------------------------------------
 
     @abstractmethod
@@ -96,8 +110,15 @@ class Store(ABC):
     @abstractmethod
     async def history(
         self, table_id: str, *, limit: int, before: int | None = None, kinds: tuple[str, ...] = ("attack", "undo")
-    ) -> list[AuditEntry]:
-        """The newest ``limit`` entries of ``kinds`` with ``seq < before``, newest first."""
+    ) -> HistoryPage:
+        """The newest ``limit`` entries of ``kinds`` with ``seq < before``, newest first.
+
+        Bounded work whatever the arguments: at most :data:`HISTORY_SCAN` audit
+        entries are looked at per call (a ``before`` past the end counts from the
+        end). ``next`` is the ``before`` of the following page, ``None`` at the
+        start of the log; a page may hold fewer than ``limit`` entries and still
+        have a ``next`` when the scan stopped at its bound.
+        """
 
     @abstractmethod
     async def since(

@@ -1,0 +1,350 @@
+"""What crosses the socket: packets checked once on the way in, limits per connection.
+
+Everything a client sends arrives as a socket.io packet, and every packet is
+decoded by :class:`BridgePacket`, so this is the one place where odd input is
+caught before any handler sees it:
+
+- text that is not JSON (truncated, a 5,000-digit number, nesting deep enough
+  to overflow a parser), strings that are not valid Unicode (a lone surrogate),
+  numbers a JSON client cannot keep exactly (beyond ±2**53-1), binary
+  attachments, nesting deeper than :data:`~vtt_bridge.state.codec.MAX_DEPTH`;
+- events named like socket.io's own (``connect``, ``disconnect``, ...), which
+  python-socketio would otherwise hand to the connection handlers;
+- packets larger than the documented payload limit.
+
+An event packet that fails is turned into an event carrying a :class:`Refused`
+marker instead of its name, so the namespace answers it with the error (when
+the client asked for an acknowledgement) and nothing else runs. An answer to a
+decision that fails becomes an answer naming no option, which the rules settle
+with their default (``how: invalid``).
+
+:class:`BridgeSocketServer` adds the outgoing side: a client that stops
+reading is dropped once its queue of unsent packets passes a byte limit
+(checked where engine.io queues every packet, broadcasts included), instead of
+letting the server buffer broadcasts for it until the ping timeout.
+:class:`RateLimiter` is the per-connection token bucket the namespace consults.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import engineio
+import socketio
+from engineio.async_drivers import aiohttp as aiohttp_driver
+from socketio import packet as sio_packet
+
+from ..errors import InvalidRequest, PayloadTooLarge, VTTError
+from ..state.codec import Unacceptable, check_value, dumps, loads_request
+from .logs import fields
+
+__all__ = [
+    "INVALID_ANSWER",
+    "MAX_ATTACHMENTS",
+    "RESERVED_EVENTS",
+    "BridgePacket",
+    "BridgeSocketServer",
+    "RateLimiter",
+    "Refused",
+    "packet_class",
+]
+
+log = logging.getLogger("vtt_bridge.server")
+
+# Names socket.io keeps for itself; a client emitting one is refused.
+RESERVED_EVENTS = frozenset(
+    {"connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"}
+)
+# A packet may announce this many binary attachments at most (they are refused anyway).
+MAX_ATTACHMENTS = 10
+# What a garbled answer to a decision becomes: it names no option, so the rules' default applies.
+INVALID_ANSWER = {"option": None, "invalid": "the answer was not valid JSON, Unicode or numbers"}
+# The packet types a client may send (CONNECT_ERROR and unknown types are server-only or nonsense).
+_FROM_CLIENTS = frozenset(
+    {
+        sio_packet.CONNECT,
+        sio_packet.DISCONNECT,
+        sio_packet.EVENT,
+        sio_packet.ACK,
+        sio_packet.BINARY_EVENT,
+        sio_packet.BINARY_ACK,
+    }
+)
+# How much of an oversized packet is read to find its acknowledgement id.
+_HEADER = 256
+
+
+class Refused:
+    """Stands in for the event name of a packet that was refused while decoding."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: VTTError) -> None:
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"<refused {self.error.code}>"
+
+
+def _details(path: tuple[str, ...], message: str) -> dict[str, Any]:
+    """Marshmallow-shaped details for a problem at ``path`` inside an event's arguments."""
+    if not path:
+        return {"_schema": [message]}
+    head, rest = path[0], path[1:]
+    if head == "0":
+        return {"event": [message]}
+    if head != "1":
+        return {"_schema": [f"An event carries one payload object; argument {head}: {message}"]}
+    if not rest:
+        return {"_schema": [message]}
+    out: Any = [message]
+    for part in reversed(rest):
+        out = {part: out}
+    return out
+
+
+def _invalid(path: tuple[str, ...], message: str) -> InvalidRequest:
+    where = ".".join(path[1:]) if len(path) > 1 and path[0] == "1" else ""
+    text = f"invalid request: {where}: {message}" if where else f"invalid request: {message}"
+    return InvalidRequest(text, details=_details(path, message))
+
+
+class _RequestJSON:
+    """The ``json`` module shape socket.io packets use: checked loads, orjson dumps."""
+
+    dumps = staticmethod(dumps)
+    loads = staticmethod(loads_request)
+
+
+class BridgePacket(socketio.packet.Packet):
+    """Socket.IO packets that are never binary on the way out and checked on the way in.
+
+    Everything the bridge sends is JSON; python-socketio would otherwise walk
+    every outgoing payload recursively looking for ``bytes`` (a tenth of a
+    millisecond for an attack record). Incoming packets are checked as the
+    module docstring says.
+    """
+
+    uses_binary_events = False
+    json = _RequestJSON  # orjson: an attack record encodes ~20x faster than with the json module
+    max_payload = 1_000_000
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        encoded = kwargs.get("encoded_packet")
+        if encoded is not None and not encoded:
+            # python-socketio skips decoding an empty packet and would treat it as an event without data.
+            self.attachment_count = self.decode(encoded)
+
+    def decode(self, encoded_packet: Any) -> int:
+        self.id = None
+        if not isinstance(encoded_packet, str):
+            # A binary frame that no packet announced.
+            self.namespace = None
+            self._refuse(InvalidRequest("unexpected binary frame", details={"_schema": ["No packet expected it."]}))
+            return 0
+        too_large = len(encoded_packet) > self.max_payload
+        problem: VTTError | None = None
+        count = 0
+        try:
+            count = super().decode(encoded_packet[:_HEADER] if too_large else encoded_packet) or 0
+        except Unacceptable as exc:
+            problem = _invalid(exc.path, exc.message) if exc.path else _invalid(("1",), exc.message)
+        except (ValueError, TypeError, IndexError, KeyError):
+            problem = InvalidRequest("not a socket.io packet", details={"_schema": ["Not a socket.io packet."]})
+        if too_large:
+            problem = PayloadTooLarge(
+                f"the packet is {len(encoded_packet)} bytes; the limit is {self.max_payload}",
+                details={"size": len(encoded_packet), "limit": self.max_payload},
+            )
+        elif problem is None:
+            if self.packet_type not in _FROM_CLIENTS:
+                problem = InvalidRequest(
+                    "not a packet a client sends", details={"_schema": ["Not a packet a client sends."]}
+                )
+            elif count > MAX_ATTACHMENTS:
+                problem = InvalidRequest(
+                    "binary values are not accepted", details={"_schema": ["Binary values are not accepted."]}
+                )
+            elif self.packet_type in (sio_packet.EVENT, sio_packet.BINARY_EVENT) and not count:
+                problem = _event_problem(self.data, walk=False)  # loads_request walked it already
+        if problem is not None:
+            self._refuse(problem)
+            return 0
+        return count
+
+    def add_attachment(self, attachment: Any) -> bool:
+        done = super().add_attachment(attachment)
+        if done:
+            # The placeholders are filled in: whatever binary arrived is refused here.
+            is_event = self.packet_type == sio_packet.BINARY_EVENT
+            problem = _event_problem(self.data) if is_event else _answer_problem(self.data)
+            if problem is not None:
+                self.data = [Refused(problem)] if is_event else [INVALID_ANSWER]
+        return done
+
+    def _refuse(self, problem: VTTError) -> None:
+        kind = self.packet_type
+        if kind in (sio_packet.ACK, sio_packet.BINARY_ACK):
+            self.packet_type, self.data = sio_packet.ACK, [INVALID_ANSWER]
+        elif kind == sio_packet.CONNECT:
+            self.data = Refused(problem)  # the connect handler refuses with this reason
+        elif kind == sio_packet.DISCONNECT:
+            self.data = None
+        else:
+            # An event (or something that is no packet at all): answered with the error if it has an id.
+            self.packet_type, self.data = sio_packet.EVENT, [Refused(problem)]
+
+
+def _event_problem(data: Any, *, walk: bool = True) -> VTTError | None:
+    if not isinstance(data, list) or not data or not isinstance(data[0], str):
+        return InvalidRequest(
+            "an event is [name, payload]", details={"event": ["An event is a JSON array starting with its name."]}
+        )
+    if data[0] in RESERVED_EVENTS:
+        return InvalidRequest(
+            f"{data[0]!r} is a name socket.io reserves; clients may not send it",
+            details={"event": [f"Reserved: {', '.join(sorted(RESERVED_EVENTS))}."]},
+        )
+    if not walk:
+        return None
+    try:
+        check_value(data)
+    except Unacceptable as exc:
+        return _invalid(exc.path, exc.message)
+    return None
+
+
+def _answer_problem(data: Any) -> VTTError | None:
+    try:
+        check_value(data)
+    except Unacceptable as exc:
+        return _invalid(exc.path, exc.message)
+    return None
+
+
+def packet_class(max_payload: int) -> type[BridgePacket]:
+    """The packet class of one server, with its payload limit."""
+    return type("BridgePacket", (BridgePacket,), {"max_payload": max_payload})
+
+
+class RateLimiter:
+    """A token bucket per connection: ``rate`` events a second, ``burst`` at once.
+
+    :meth:`take` spends one token and returns ``None``, or returns the seconds
+    until a token is free. ``rate <= 0`` turns the limit off.
+    """
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = float(rate)
+        self.burst = max(1.0, float(burst))
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, sid: str) -> float | None:
+        if self.rate <= 0:
+            return None
+        now = time.monotonic()
+        tokens, then = self._buckets.get(sid, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.rate)
+        if tokens < 1.0:
+            self._buckets[sid] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        self._buckets[sid] = (tokens - 1.0, now)
+        return None
+
+    def forget(self, sid: str) -> None:
+        self._buckets.pop(sid, None)
+
+
+class _CheckedWebSocket(aiohttp_driver.WebSocket):
+    """engine.io's aiohttp websocket, skipping text frames that are no engine.io packet.
+
+    engine.io decodes a frame's first character as the packet type outside any
+    error handling, so an empty frame or one starting with anything but a
+    packet type a client sends (``1``-``6``) would end the connection; such a
+    frame is dropped instead (the transport has no way to answer it).
+    """
+
+    async def wait(self) -> Any:
+        while True:
+            data = await super().wait()
+            if not isinstance(data, str) or (data and data[0] in "123456"):
+                return data
+            log.debug("dropped a websocket frame that is no engine.io packet", extra=fields(size=len(data)))
+
+
+class _EngineServer(engineio.AsyncServer):
+    """engine.io's server, refusing to queue more for a client that stopped reading.
+
+    Every packet for a client — an acknowledgement, a prompt, a broadcast
+    written straight to the sockets — goes through :meth:`send_packet`, which
+    puts it on the engine.io socket's queue; the socket's writer empties it as
+    fast as the client reads. When more than ``max_outgoing`` bytes wait
+    there, the client is dropped: its queue is emptied, the socket closed
+    (socket.io's disconnect handlers run, reason ``slow reader``) and the TCP
+    connection aborted.
+    """
+
+    # The bytes waiting are counted each time the queue reaches a multiple of this
+    # many packets (a stalled queue grows by one packet at a time, so it passes
+    # every multiple): amortized, a constant cost per packet.
+    _QUICK = 32
+    max_outgoing = 8_000_000
+    dropped = 0
+    # The socket.io server's environ per engine.io sid (to reach the aiohttp request).
+    environs: Mapping[str, Any] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # This server's own copy of the driver table, with the checking websocket.
+        self._async = {**self._async, "websocket": _CheckedWebSocket}
+
+    async def send_packet(self, sid: str, pkt: Any) -> None:
+        socket = self.sockets.get(sid)
+        if socket is not None and self.max_outgoing > 0:
+            if socket.closing or socket.closed:
+                return
+            queue = socket.queue
+            size = queue.qsize()
+            if size and size % self._QUICK == 0:
+                waiting = sum(len(p.data) for p in list(queue._queue) if p is not None and isinstance(p.data, (str, bytes)))
+                if waiting > self.max_outgoing:
+                    await self._drop(sid, socket, waiting)
+                    return
+        await super().send_packet(sid, pkt)
+
+    async def _drop(self, sid: str, socket: Any, waiting: int) -> None:
+        self.dropped += 1
+        log.warning(
+            "dropping a client that stopped reading",
+            extra=fields(eio_sid=sid, queued_bytes=waiting, limit=self.max_outgoing),
+        )
+        queue = socket.queue
+        while not queue.empty():
+            queue.get_nowait()
+            queue.task_done()
+        request = (self.environs.get(sid) or {}).get("aiohttp.request")
+        await socket.close(wait=False, abort=True, reason="slow reader")
+        transport = getattr(request, "transport", None)
+        if transport is not None:
+            transport.abort()
+
+
+class BridgeSocketServer(socketio.AsyncServer):
+    """python-socketio's server on an engine.io server that drops clients that stop reading."""
+
+    def __init__(self, *args: Any, max_outgoing: int = 8_000_000, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.eio.max_outgoing = max_outgoing
+        self.eio.environs = self.environ
+
+    @property
+    def dropped(self) -> int:
+        """How many clients were dropped for not reading."""
+        return self.eio.dropped
+
+    def _engineio_server_class(self) -> type[engineio.AsyncServer]:
+        return _EngineServer
