@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from vtt_bridge import make_host  # noqa: E402
-from vtt_bridge.cli.odds import load_tokens  # noqa: E402
+from vtt_bridge.cli.resolve import load_tokens  # noqa: E402
 from vtt_bridge.odds import compute_odds, dice, monte_carlo, odds_request  # noqa: E402
 
 TYPICAL = {

@@ -187,6 +187,7 @@ class AttackContext:
     )
 
     _NUMBERS: tuple[str, ...] = ()
+    _ZEROS: tuple[int, ...] = ()
 
     def __init__(
         self,
@@ -205,16 +206,17 @@ class AttackContext:
     ) -> None:
         self.ruleset = ruleset
         self.tokens = tokens
-        for token_id in (attacker, *targets):
-            if token_id not in tokens:
-                raise NotFound(f"no token {token_id!r}", details={"token": token_id})
-        self.attacker = tokens[attacker]
-        self.targets = tuple(tokens[t] for t in targets)
+        try:
+            self.attacker = tokens[attacker]
+            self.targets = tuple([tokens[t] for t in targets])
+        except KeyError:
+            missing = next(t for t in (attacker, *targets) if t not in tokens)
+            raise NotFound(f"no token {missing!r}", details={"token": missing}) from None
         #: The first (usually only) target.
         self.defender = self.targets[0] if self.targets else None
-        self.declaration = freeze(declaration)
+        self.declaration = declaration if type(declaration) is FrozenDict else freeze(declaration)
         self.dice = dice
-        self.answers: dict[str, Answer] = dict(answers or {})
+        self.answers: dict[str, Answer] = dict(answers) if answers else {}
         self.outcome: dict[str, Any] = {}
         self.stash: dict[StashKey[Any], Any] = {}
         self.kind = kind
@@ -228,11 +230,11 @@ class AttackContext:
         self._entry: TraceEntry | None = None
         self._goto: str | None = None
         self._step: Any = None
-        self._nested: list[dict[str, Any]] = []
+        self._nested: list[dict[str, Any]] | tuple[()] = ()
         self._plugin_of = plugin_of
         #: The plugin whose hook implementation is running (set by the engine).
         self._plugin: str | None = None
-        self._values = [0] * len(self._NUMBERS)
+        self._values = [*self._ZEROS]
 
     # -- reading -------------------------------------------------------------
 
@@ -248,8 +250,13 @@ class AttackContext:
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """A token's system data with this resolution's pending changes applied."""
-        self.token(token_id)
-        return self.changes.current(token_id)
+        changes = self.changes
+        if token_id not in changes.patches:
+            try:
+                return self.tokens[token_id].system
+            except KeyError:
+                raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
+        return changes.current(token_id)
 
     def answer(self, name: str) -> Answer | None:
         """The answer to decision ``name``, or ``None`` when it was not asked."""
@@ -317,6 +324,8 @@ class AttackContext:
         """
         if kind in self.path and kind == "counterattack":
             raise InvalidRequest("no counterattack against a counterattack", details={"kind": kind})
+        if not self._nested:
+            self._nested = []
         self._nested.append(
             {"kind": kind, "attacker": attacker, "targets": list(targets), "declaration": declaration, "ruleset": ruleset}
         )
@@ -356,7 +365,7 @@ def context_class(ruleset: Ruleset) -> type[AttackContext]:
     key = (ruleset.id, ruleset.numbers)
     cls = _CLASSES.get(key)
     if cls is None:
-        namespace: dict[str, Any] = {"__slots__": (), "_NUMBERS": ruleset.numbers}
+        namespace: dict[str, Any] = {"__slots__": (), "_NUMBERS": ruleset.numbers, "_ZEROS": (0,) * len(ruleset.numbers)}
         for i, name in enumerate(ruleset.numbers):
             if hasattr(AttackContext, name):
                 raise ValueError(f"ruleset {ruleset.id!r}: number {name!r} clashes with a context attribute")

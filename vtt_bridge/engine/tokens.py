@@ -48,9 +48,9 @@ def freeze(value: Any) -> Any:
     if kind in _ATOMS or kind is FrozenDict:
         return value
     if kind is dict or isinstance(value, Mapping):
-        return FrozenDict({k: freeze(v) for k, v in value.items()})
+        return FrozenDict({k: v if type(v) in _ATOMS else freeze(v) for k, v in value.items()})
     if kind is list or kind is tuple or isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
+        return tuple([v if type(v) in _ATOMS else freeze(v) for v in value])
     return value
 
 
@@ -60,9 +60,9 @@ def thaw(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     if kind is FrozenDict or kind is dict or isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
+        return {k: v if type(v) in _ATOMS else thaw(v) for k, v in value.items()}
     if kind is tuple or kind is list or isinstance(value, (list, tuple)):
-        return [thaw(v) for v in value]
+        return [v if type(v) in _ATOMS else thaw(v) for v in value]
     return value
 
 
