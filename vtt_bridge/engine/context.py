@@ -74,15 +74,18 @@ class TraceEntry:
             setattr(self, field, [value])
 
     def to_dict(self) -> dict[str, Any]:
+        rolls, changes, notes = self.rolls, self.changes, self.notes
         out: dict[str, Any] = {
             "step": self.step,
             "title": self.title,
-            "rolls": [roll_to_foundry(r) for r in self.rolls],
+            "rolls": [roll_to_foundry(r) for r in rolls] if rolls else [],
             "changes": [
                 {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
-                for n, a, b, p in self.changes
-            ],
-            "notes": [{"text": t, "plugin": p} for t, p in self.notes],
+                for n, a, b, p in changes
+            ]
+            if changes
+            else [],
+            "notes": [{"text": t, "plugin": p} for t, p in notes] if notes else [],
         }
         if self.item is not None:
             out["item"] = self.item
@@ -123,7 +126,7 @@ class Changes:
         patch = self.patches.setdefault(token_id, {})
         self._merged.pop(token_id, None)
         for key, value in fields.items():
-            patch[key] = thaw(value)
+            patch[key] = value if type(value) in _ATOMS else thaw(value)
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -283,8 +286,15 @@ class AttackContext:
 
     def note(self, text: str) -> None:
         """Add a line to the current step's entry on the chat card."""
-        if self._entry is not None:
-            self._entry.add("notes", (text, self._caller()))
+        entry = self._entry
+        if entry is not None:
+            plugin = self._plugin
+            if plugin is None:
+                plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+            if entry.notes:
+                entry.notes.append((text, plugin))
+            else:
+                entry.notes = [(text, plugin)]
 
     def end(self, reason: str) -> None:
         """End the attack cycle here (a miss, Hardness...). Does not return."""

@@ -698,6 +698,37 @@ class Resolution:
         return Record(ctx, self if top else None)
 
 
+# Wire forms made once for values that come back again and again: the host's
+# cached declarations and the engine's shared decisions. Keyed by identity, each
+# entry holding its value (so an id is not reused while it is cached), bounded.
+# Records share these dicts: like every record's parts, they are read-only.
+_WIRE_CACHE = 1024
+_THAWED: dict[int, tuple[Any, dict[str, Any]]] = {}
+_WIRES: dict[int, tuple[Decision, dict[str, Any]]] = {}
+
+
+def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
+    hit = _THAWED.get(id(declaration))
+    if hit is not None and hit[0] is declaration:
+        return hit[1]
+    plain = thaw(declaration)
+    if len(_THAWED) >= _WIRE_CACHE:
+        _THAWED.clear()
+    _THAWED[id(declaration)] = (declaration, plain)
+    return plain
+
+
+def _wire(decision: Decision) -> dict[str, Any]:
+    hit = _WIRES.get(id(decision))
+    if hit is not None and hit[0] is decision:
+        return hit[1]
+    wire = decision.to_dict()
+    if len(_WIRES) >= _WIRE_CACHE:
+        _WIRES.clear()
+    _WIRES[id(decision)] = (decision, wire)
+    return wire
+
+
 class Record:
     """A finished resolution. Cheap to make; :meth:`to_dict` builds the wire form.
 
@@ -753,9 +784,9 @@ class Record:
             "kind": ctx.kind,
             "attacker": ctx.attacker.id,
             "targets": [t.id for t in ctx.targets],
-            "declaration": thaw(ctx.declaration),
+            "declaration": _thawed(ctx.declaration),
             "steps": [e.to_dict() for e in ctx.trace],
-            "outcome": thaw({k: v for k, v in ctx.outcome.items() if k != "children"}),
+            "outcome": thaw(outcome if "children" not in (outcome := ctx.outcome) else {k: v for k, v in outcome.items() if k != "children"}),
             "ended": ctx.end_reason,
         }
         dice = self.dice
@@ -763,9 +794,7 @@ class Record:
             out["seed"] = dice.seed
             out["dice"] = "scripted" if dice.scripted else "seeded"
             out["dice_used"] = dice.used
-            out["decisions"] = [
-                {**d.to_dict(), "answer": a.to_dict(), "how": how} for d, a, how in self.decisions
-            ]
+            out["decisions"] = [{**_wire(d), "answer": a.to_dict(), "how": how} for d, a, how in self.decisions]
             out["changes"] = self.changes
         self._dict = out
         return out
