@@ -1,32 +1,53 @@
-"""Resolutions per second for exalted2e, through the plugin host and by hand.
+"""Resolutions per second for exalted2e, through the plugin host and by hand, beside their floor.
 
-Runs, side by side in one process on one core:
+Runs, side by side in one process on one core (CPU time, so other processes
+on the machine matter less; the load average is printed with the figures):
 
-1. ``exalted2e`` with the Excellency pack blocked;
-2. ``exalted2e`` with the pack loaded (the pack's hooks run on every step it claims);
-3. the same, with a First Excellency declared (the pack changes the attack pool and spends motes);
-4. the same attack as a plain hand-inlined function: the ruleset's own pure rule
+1. the floor: the ten exalted2e step hooks, each with two no-op
+   implementations, called one after another through pluggy (``hook(ctx=ctx)``),
+   and the same no-op hooks run as a ruleset by this engine (its own cost
+   per resolution: trace entries, the plan's callers, the driver);
+2. ``exalted2e`` with the Excellency pack blocked;
+3. ``exalted2e`` with the pack loaded (the pack's hooks run on every step it claims);
+4. the same, with a First Excellency declared (the pack changes the attack pool and spends motes);
+5. the pack loaded, ``+record``: the wire record built too (Foundry roll JSON
+   included), as the server does for every attack;
+6. the same attack as a plain hand-inlined function: the ruleset's own pure rule
    functions called in order, no plugin host, no trace, no decisions.
 
-Every resolution records its full trace (steps, rolls, numbers changed and by whom);
-``+record`` figures also build the wire record (Foundry roll JSON included), as the
-server does for every attack. Before timing, the inlined function is checked to give the
-same outcome as the pipeline for the same seeds, so the ratio compares like with like.
+Every resolution records its full trace (steps, rolls, numbers changed and by
+whom). Before timing, the inlined function is checked to give the same outcome
+as the pipeline for the same seeds, so the ratio compares like with like.
+
+Targets (issue 12): with the pack loaded ≥ 15,000 res/s and within 2× of the
+pluggy floor measured in the same run; with the record built ≥ 10,000 res/s.
 
     .venv/bin/python bench/engine_bench.py [--seconds 2]
+    .venv/bin/python bench/engine_bench.py --quick      # a short smoke run
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import sys
 import time
+import types
 from pathlib import Path
 
-from vtt_bridge import Dice, Token, freeze, make_host
+import pluggy
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from vtt_bridge import Dice, Engine, Ruleset, Step, Token, freeze, hookimpl, hookspec, make_host  # noqa: E402
+
+EXAMPLE = ROOT / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json"
+TARGET_RATE = 15_000  # res/s, pack loaded
+TARGET_FLOOR_RATIO = 2.0  # at most this many times the pluggy floor's time
+TARGET_RECORD_RATE = 10_000  # res/s, pack loaded, record built
 
 
 def load(host):
@@ -93,6 +114,58 @@ def inline_attack(att, dfd, decl, attacker_id, seed):
     return True, levels, track.to_json()
 
 
+def floor(step_names: list[str]):
+    """The floor: each step hook with two no-op implementations, called through pluggy and by this engine.
+
+    Returns ``(through_pluggy, through_engine)``, each a function of a seed.
+    """
+    specs = types.ModuleType("floor_hookspecs")
+    for name in step_names:
+
+        def spec(ctx) -> None:
+            """A step."""
+
+        spec.__name__ = f"floor_{name}"
+        setattr(specs, spec.__name__, hookspec(spec))
+
+    def plugin(**marks):
+        impls = types.ModuleType(f"floor_plugin_{len(marks)}")
+        for name in step_names:
+
+            def impl(ctx) -> None:
+                return None
+
+            impl.__name__ = f"floor_{name}"
+            setattr(impls, impl.__name__, hookimpl(**marks)(impl))
+        return impls
+
+    pm = pluggy.PluginManager("vtt_bridge")
+    pm.add_hookspecs(specs)
+    pm.register(plugin(trylast=True), name="ruleset")  # like a ruleset's own implementation
+    pm.register(plugin(), name="pack")
+    ruleset = Ruleset(
+        id="floor",
+        title="no-op floor",
+        steps=tuple(Step(name=n, title=n) for n in step_names),
+        hookspecs=specs,
+        token_schema=None,
+        declaration_schema=None,
+    )
+    engine = Engine(pm.hook, {"floor": ruleset})
+    tokens = {t: Token(t, t, "floor", {}) for t in ("a", "b")}
+    callers = [getattr(pm.hook, f"floor_{n}") for n in step_names]
+    ctx = object()
+
+    def through_pluggy(i):
+        for caller in callers:
+            caller(ctx=ctx)
+
+    def through_engine(i):
+        engine.start("floor", tokens, attacker="a", targets=["b"], declaration={}, seed=i).run()
+
+    return through_pluggy, through_engine
+
+
 def rate(fn, seconds: float) -> float:
     """Calls per second of ``fn(i)``, CPU time, bounded by ``seconds`` and a count."""
     n, start = 0, time.process_time()
@@ -106,10 +179,17 @@ def rate(fn, seconds: float) -> float:
     return n / (time.process_time() - start)
 
 
-def main() -> None:
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} cores)"
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measurement")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="0.2 s per measurement, fewer seeds checked")
+    args = parser.parse_args(argv)
+    seconds = 0.2 if args.quick else args.seconds
+    print(f"load average before: {load_average()}")
 
     with_pack, without_pack = make_host(), make_host(block=["excellencies"])
     data, tokens = load(with_pack)
@@ -134,7 +214,7 @@ def main() -> None:
         return go
 
     # Like with like: the hand-inlined attack gives the pipeline's outcome for each seed.
-    for seed in range(300):
+    for seed in range(50 if args.quick else 300):
         res = without_pack.engine.start("exalted2e", tokens, attacker=attacker, targets=targets, declaration=decl, seed=seed)
         result = res.run()
         hit, levels, health = inline_attack(att, dfd, decl, attacker, seed)
@@ -142,21 +222,43 @@ def main() -> None:
         assert (result.outcome["hit"], result.outcome["damage"]) == (hit, levels), seed
         assert health is None or health == after, seed
 
+    pluggy_floor, engine_floor = floor([s.name for s in with_pack.ruleset("exalted2e").steps])
     rows = [
-        ("exalted2e, pack blocked", rate(through(without_pack, decl), args.seconds)),
-        ("exalted2e, Excellency pack loaded", rate(through(with_pack, decl), args.seconds)),
-        ("exalted2e, pack + First Excellency", rate(through(with_pack, charmed), args.seconds)),
-        ("exalted2e, pack loaded +record", rate(through(with_pack, decl, record=True), args.seconds)),
-        ("hand-inlined, no plugin host", rate(lambda i: inline_attack(att, dfd, decl, attacker, i), args.seconds)),
+        ("floor: 10 hooks × 2 no-ops via pluggy", rate(pluggy_floor, seconds)),
+        ("floor: the same no-ops via this engine", rate(engine_floor, seconds)),
+        ("exalted2e, pack blocked", rate(through(without_pack, decl), seconds)),
+        ("exalted2e, Excellency pack loaded", rate(through(with_pack, decl), seconds)),
+        ("exalted2e, pack + First Excellency", rate(through(with_pack, charmed), seconds)),
+        ("exalted2e, pack loaded +record", rate(through(with_pack, decl, record=True), seconds)),
+        ("hand-inlined, no plugin host", rate(lambda i: inline_attack(att, dfd, decl, attacker, i), seconds)),
     ]
-    inline = rows[-1][1]
-    print(f"{'attack (sword vs soldier, seed 002 tokens)':42s} {'res/s':>10s} {'µs/res':>8s} {'inline ×':>9s}")
+    figures = dict(rows)
+    inline = figures["hand-inlined, no plugin host"]
+    pluggy_rate = figures["floor: 10 hooks × 2 no-ops via pluggy"]
+    print(f"{'attack (sword vs soldier, seed 002 tokens)':42s} {'res/s':>10s} {'µs/res':>8s} {'inline ×':>9s} {'floor ×':>8s}")
     for name, r in rows:
-        print(f"{name:42s} {r:10,.0f} {1e6 / r:8.1f} {inline / r:9.2f}")
-    print(f"target: ≥15,000 res/s with the pack loaded; measured {rows[1][1]:,.0f}")
+        print(f"{name:42s} {r:10,.0f} {1e6 / r:8.1f} {inline / r:9.2f} {pluggy_rate / r:8.2f}")
+    loaded = figures["exalted2e, Excellency pack loaded"]
+    recorded = figures["exalted2e, pack loaded +record"]
+    ratio = pluggy_rate / loaded
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    print(f"target: ≥{TARGET_RATE:,} res/s with the pack loaded; measured {loaded:,.0f} ({verdict(loaded >= TARGET_RATE)})")
+    print(
+        f"target: ≤{TARGET_FLOOR_RATIO:g}× the pluggy floor's time with the pack loaded; "
+        f"measured {ratio:.2f}× ({verdict(ratio <= TARGET_FLOOR_RATIO)})"
+    )
+    print(
+        f"target: ≥{TARGET_RECORD_RATE:,} res/s with the record built; measured {recorded:,.0f} "
+        f"({verdict(recorded >= TARGET_RECORD_RATE)})"
+    )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory of this process: {peak:.1f} MiB")
+    print(f"load average after: {load_average()}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,19 +1,27 @@
 """Instructions per exalted2e resolution, counted by callgrind: a figure that does not swing.
 
 CPU time on these shared machines changes by ±40% between runs; instruction
-counts do not. This runs the benchmark attack twice under callgrind (0 and N
-resolutions, so start-up cancels out) and prints instructions per resolution,
-with and without the Excellency pack — the number to compare before and after
-an engine change.
+counts do not. Each workload runs twice under callgrind (0 and N times, so
+start-up cancels out) and the difference per run is printed:
 
-    .venv/bin/python bench/engine_instructions.py [--n 1000]
+- exalted2e with the Excellency pack loaded, and with it blocked (the
+  benchmark attack of ``bench/engine_bench.py``, full trace);
+- the same with the wire record built (Foundry roll JSON included);
+- the pluggy floor: the ten exalted2e step hooks with two no-op
+  implementations each, called through pluggy — the issue's yardstick, here
+  in instructions, so "within 2× of the floor" can be checked without noise.
 
-Needs valgrind (Debian package ``valgrind``).
+    .venv/bin/python bench/engine_instructions.py [--n 300]
+    .venv/bin/python bench/engine_instructions.py --quick   # the workloads once each, natively
+
+Needs valgrind (Debian package ``valgrind``) except with ``--quick``, which
+only checks that every workload still runs (a counting run takes minutes).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -22,49 +30,92 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parents[1]))
+
+# Figures from before issue 12's engine work (commit da31bee, --n 300), for comparison.
+BEFORE = {"pack": 581_428, "blocked": 506_368}
+TARGET_FLOOR_RATIO = 2.0
+
+WORKLOADS = {
+    "pack": "exalted2e, Excellency pack loaded",
+    "blocked": "exalted2e, pack blocked",
+    "record": "exalted2e, pack loaded +record",
+    "floor": "floor: 10 hooks × 2 no-ops via pluggy",
+}
 
 
-def resolve(n: int, block: list[str]) -> None:
+def workload(name: str, n: int) -> None:
+    """Run one workload ``n`` times (what callgrind counts)."""
+    if name == "floor":
+        from engine_bench import floor
+        from vtt_exalted2e.ruleset import STEPS
+
+        through_pluggy, _ = floor([s.name for s in STEPS])
+        for i in range(n):
+            through_pluggy(i)
+        return
     from engine_bench import load  # same tokens and attack as bench/engine_bench.py
 
     from vtt_bridge import freeze, make_host
 
-    host = make_host(block=block)
+    host = make_host(block=["excellencies"] if name == "blocked" else [])
     data, tokens = load(host)
     declaration = freeze(host.load_declaration("exalted2e", data["declaration"]))
     engine = host.engine
     for seed in range(n):
-        engine.start(
+        res = engine.start(
             "exalted2e", tokens, attacker=data["attacker"], targets=data["targets"], declaration=declaration, seed=seed
-        ).run()
+        )
+        res.run()
+        if name == "record":
+            res.record
 
 
-def instructions(n: int, block: list[str]) -> int:
+def instructions(name: str, n: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out", sys.executable, str(HERE), "--run", str(n)]
-        argv += [f"--block={b}" for b in block]
+        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out", sys.executable, str(HERE)]
+        argv += ["--run", name, "--n", str(n)]
         done = subprocess.run(argv, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", done.stderr)
     assert found, done.stderr[-2000:]
     return int(found.group(1))
 
 
-def main() -> None:
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} cores)"
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1000, help="resolutions to count")
-    parser.add_argument("--run", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--block", action="append", default=[], help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument("--n", type=int, default=300, help="resolutions to count per workload")
+    parser.add_argument("--quick", action="store_true", help="run each workload a few times natively, count nothing")
+    parser.add_argument("--run", choices=sorted(WORKLOADS), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
     if args.run is not None:
-        sys.path.insert(0, str(HERE.parent))
-        resolve(args.run, args.block)
-        return
+        workload(args.run, args.n)
+        return 0
+    print(f"load average before: {load_average()} (instruction counts do not depend on it)")
+    if args.quick:
+        for name, label in WORKLOADS.items():
+            workload(name, 20)
+            print(f"{label:40s} ran 20 times (quick: nothing counted)")
+        print(f"target: ≤{TARGET_FLOOR_RATIO:g}× the pluggy floor's instructions with the pack loaded (a full run counts it)")
+        print(f"load average after: {load_average()}")
+        return 0
     if shutil.which("valgrind") is None:
-        sys.exit("valgrind not found: apt-get install valgrind")
-    for label, block in (("Excellency pack loaded", []), ("pack blocked", ["excellencies"])):
-        per = (instructions(args.n, block) - instructions(0, block)) / args.n
-        print(f"exalted2e, {label:24s} {per:12,.0f} instructions per resolution")
+        sys.exit("valgrind not found: apt-get install valgrind (or run with --quick)")
+    per = {}
+    for name, label in WORKLOADS.items():
+        per[name] = (instructions(name, args.n) - instructions(name, 0)) / args.n
+        before = f"   (before issue 12: {BEFORE[name]:,})" if name in BEFORE else ""
+        print(f"{label:40s} {per[name]:12,.0f} instructions per resolution{before}")
+    ratio = per["pack"] / per["floor"]
+    verdict = "met" if ratio <= TARGET_FLOOR_RATIO else "MISSED"
+    print(f"target: ≤{TARGET_FLOOR_RATIO:g}× the pluggy floor with the pack loaded; measured {ratio:.2f}× ({verdict})")
+    print(f"load average after: {load_average()}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -74,15 +74,18 @@ class TraceEntry:
             setattr(self, field, [value])
 
     def to_dict(self) -> dict[str, Any]:
+        rolls, changes, notes = self.rolls, self.changes, self.notes
         out: dict[str, Any] = {
             "step": self.step,
             "title": self.title,
-            "rolls": [roll_to_foundry(r) for r in self.rolls],
+            "rolls": [roll_to_foundry(r) for r in rolls] if rolls else [],
             "changes": [
                 {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
-                for n, a, b, p in self.changes
-            ],
-            "notes": [{"text": t, "plugin": p} for t, p in self.notes],
+                for n, a, b, p in changes
+            ]
+            if changes
+            else [],
+            "notes": [{"text": t, "plugin": p} for t, p in notes] if notes else [],
         }
         if self.item is not None:
             out["item"] = self.item
@@ -125,7 +128,7 @@ class Changes:
         patch = self.patches.setdefault(token_id, {})
         self._merged.pop(token_id, None)
         for key, value in fields.items():
-            patch[key] = thaw(value)
+            patch[key] = value if type(value) in _ATOMS else thaw(value)
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -189,6 +192,7 @@ class AttackContext:
     )
 
     _NUMBERS: tuple[str, ...] = ()
+    _ZEROS: tuple[int, ...] = ()
 
     def __init__(
         self,
@@ -207,16 +211,17 @@ class AttackContext:
     ) -> None:
         self.ruleset = ruleset
         self.tokens = tokens
-        for token_id in (attacker, *targets):
-            if token_id not in tokens:
-                raise NotFound(f"no token {token_id!r}", details={"token": token_id})
-        self.attacker = tokens[attacker]
-        self.targets = tuple(tokens[t] for t in targets)
+        try:
+            self.attacker = tokens[attacker]
+            self.targets = tuple([tokens[t] for t in targets])
+        except KeyError:
+            missing = next(t for t in (attacker, *targets) if t not in tokens)
+            raise NotFound(f"no token {missing!r}", details={"token": missing}) from None
         #: The first (usually only) target.
         self.defender = self.targets[0] if self.targets else None
-        self.declaration = freeze(declaration)
+        self.declaration = declaration if type(declaration) is FrozenDict else freeze(declaration)
         self.dice = dice
-        self.answers: dict[str, Answer] = dict(answers or {})
+        self.answers: dict[str, Answer] = dict(answers) if answers else {}
         self.outcome: dict[str, Any] = {}
         self.stash: dict[StashKey[Any], Any] = {}
         self.kind = kind
@@ -230,11 +235,11 @@ class AttackContext:
         self._entry: TraceEntry | None = None
         self._goto: str | None = None
         self._step: Any = None
-        self._nested: list[dict[str, Any]] = []
+        self._nested: list[dict[str, Any]] | tuple[()] = ()
         self._plugin_of = plugin_of
         #: The plugin whose hook implementation is running (set by the engine).
         self._plugin: str | None = None
-        self._values = [0] * len(self._NUMBERS)
+        self._values = [*self._ZEROS]
 
     # -- reading -------------------------------------------------------------
 
@@ -250,8 +255,13 @@ class AttackContext:
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """A token's system data with this resolution's pending changes applied."""
-        self.token(token_id)
-        return self.changes.current(token_id)
+        changes = self.changes
+        if token_id not in changes.patches:
+            try:
+                return self.tokens[token_id].system
+            except KeyError:
+                raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
+        return changes.current(token_id)
 
     def answer(self, name: str) -> Answer | None:
         """The answer to decision ``name``, or ``None`` when it was not asked."""
@@ -286,8 +296,15 @@ class AttackContext:
 
     def note(self, text: str) -> None:
         """Add a line to the current step's entry on the chat card."""
-        if self._entry is not None:
-            self._entry.add("notes", (text, self._caller()))
+        entry = self._entry
+        if entry is not None:
+            plugin = self._plugin
+            if plugin is None:
+                plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+            if entry.notes:
+                entry.notes.append((text, plugin))
+            else:
+                entry.notes = [(text, plugin)]
 
     def end(self, reason: str) -> None:
         """End the attack cycle here (a miss, Hardness...). Does not return."""
@@ -327,6 +344,8 @@ class AttackContext:
         """
         if kind in self.path and kind == "counterattack":
             raise InvalidRequest("no counterattack against a counterattack", details={"kind": kind})
+        if not self._nested:
+            self._nested = []
         self._nested.append(
             {"kind": kind, "attacker": attacker, "targets": list(targets), "declaration": declaration, "ruleset": ruleset}
         )
@@ -366,7 +385,7 @@ def context_class(ruleset: Ruleset) -> type[AttackContext]:
     key = (ruleset.id, ruleset.numbers)
     cls = _CLASSES.get(key)
     if cls is None:
-        namespace: dict[str, Any] = {"__slots__": (), "_NUMBERS": ruleset.numbers}
+        namespace: dict[str, Any] = {"__slots__": (), "_NUMBERS": ruleset.numbers, "_ZEROS": (0,) * len(ruleset.numbers)}
         for i, name in enumerate(ruleset.numbers):
             if hasattr(AttackContext, name):
                 raise ValueError(f"ruleset {ruleset.id!r}: number {name!r} clashes with a context attribute")

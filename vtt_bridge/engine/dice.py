@@ -20,6 +20,16 @@ __all__ = ["Dice", "Roll"]
 
 _MASK = (1 << 64) - 1
 
+# Per die size: byte → face, or 0 for a byte at or over the rejection limit
+# (those would favour low faces).
+_TABLES: dict[int, bytes] = {}
+
+
+def _table(sides: int) -> bytes:
+    limit = 256 - 256 % sides
+    table = _TABLES[sides] = bytes(b % sides + 1 if b < limit else 0 for b in range(256))
+    return table
+
 
 class Roll:
     """One recorded roll: a pool of dice, all of one size or mixed.
@@ -164,27 +174,46 @@ class Dice:
         return self._seeded(1, sides)[0]
 
     def _seeded(self, n: int, sides: int) -> list[int]:
-        """``n`` faces of a ``sides``-sided die from the keyed BLAKE2b stream."""
+        """``n`` faces of a ``sides``-sided die from the keyed BLAKE2b stream.
+
+        Each byte below the rejection limit becomes a face (``byte % sides + 1``),
+        in order; the bytes are mapped by a translation table and the rejected
+        ones dropped in C, not one byte at a time.
+        """
         self._used += n
-        if sides > 256:
-            return [1 + self._wide(sides) for _ in range(n)]
-        limit = 256 - 256 % sides  # bytes at or over it would favour low faces
-        faces: list[int] = []
+        if sides > 255:
+            if sides > 256:
+                return [1 + self._wide(sides) for _ in range(n)]
+            return [1 + self._byte() for _ in range(n)]
+        table = _TABLES.get(sides) or _table(sides)
         buffer, pos = self._buffer, self._pos
-        while len(faces) < n:
-            if pos >= len(buffer):
-                buffer, pos = self._block(), 0
-            byte = buffer[pos]
-            pos += 1
-            if byte < limit:
-                faces.append(byte % sides + 1)
-        self._buffer, self._pos = buffer, pos
-        return faces
+        if len(buffer) - pos < n:
+            buffer, pos = buffer[pos:], 0
+            while len(buffer) < n:
+                buffer += self._block()
+        chunk = buffer[pos:].translate(table)
+        k = n  # bytes to take: n faces plus every rejected byte among them
+        while True:
+            rejected = chunk.count(0, 0, k)
+            if k - rejected == n:
+                break
+            k = n + rejected
+            while k > len(chunk):
+                buffer = buffer + self._block()
+                chunk = buffer[pos:].translate(table)
+        self._buffer, self._pos = buffer, pos + k
+        return list(chunk[:k].replace(b"\0", b"") if rejected else chunk[:k])
 
     def _block(self) -> bytes:
         block = hashlib.blake2b(self._counter.to_bytes(8, "little"), key=self._key, digest_size=64).digest()
         self._counter += 1
         return block
+
+    def _byte(self) -> int:
+        if self._pos >= len(self._buffer):
+            self._buffer, self._pos = self._block(), 0
+        self._pos += 1
+        return self._buffer[self._pos - 1]
 
     def _wide(self, sides: int) -> int:
         limit = (1 << 32) - (1 << 32) % sides

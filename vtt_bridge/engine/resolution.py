@@ -62,6 +62,49 @@ def parse_answer(value: Any) -> Answer:
     )
 
 
+def _steps(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[AttackContext], None]:
+    """A step hook's plain implementations run directly in pluggy's order, each one's plugin named on the context.
+
+    A step hook's results mean nothing (its implementations change the context),
+    so none are collected. The common shapes — one implementation, or a pack's
+    before the ruleset's — get their own small function.
+    """
+    if len(calls) == 1 and calls[0][1]:
+        (function, _, plugin), = calls
+
+        def one(ctx: AttackContext) -> None:
+            ctx._plugin = plugin
+            try:
+                function(ctx)
+            finally:
+                ctx._plugin = None
+
+        return one
+    if len(calls) == 2 and calls[0][1] and calls[1][1]:
+        (first, _, first_plugin), (last, _, last_plugin) = calls
+
+        def two(ctx: AttackContext) -> None:
+            try:
+                ctx._plugin = first_plugin
+                first(ctx)
+                ctx._plugin = last_plugin
+                last(ctx)
+            finally:
+                ctx._plugin = None
+
+        return two
+
+    def call(ctx: AttackContext) -> None:
+        try:
+            for function, takes_ctx, plugin in calls:
+                ctx._plugin = plugin
+                function(ctx) if takes_ctx else function()
+        finally:
+            ctx._plugin = None
+
+    return call
+
+
 def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[AttackContext], list[Any]]:
     """Plain implementations run directly in pluggy's order, each one's plugin named on the context."""
 
@@ -155,16 +198,25 @@ def _monitored(name: str, impls: list[Any], inner: Callable[[AttackContext], Any
 
 
 class _Compiled:
-    """A step with its hook callers looked up once per ruleset."""
+    """A step with its hook callers looked up once per ruleset (the step plan)."""
 
-    __slots__ = ("step", "hook_name", "call", "options_call", "children")
+    __slots__ = ("step", "name", "title", "ask", "hook_name", "options_hook", "call", "options_call", "children", "decisions")
 
     def __init__(self, step: Step, hook_name: str, call, options_call, children: tuple[_Compiled, ...]):
         self.step = step
+        self.name = step.name
+        self.title = step.title
+        self.ask = step.ask
         self.hook_name = hook_name
+        self.options_hook = f"{hook_name.removesuffix(step.name)}{step.ask.name}_options" if step.ask else ""
         self.call = call
         self.options_call = options_call
         self.children = children
+        #: Decisions asked here, by what makes them (they are frozen, so shared): see ``_decision``.
+        self.decisions: dict[tuple[Any, ...], tuple[Decision, tuple[Option, ...]]] = {}
+
+
+DECISION_CACHE = 256  # per step: the same question with the same options is asked again and again
 
 
 class _Plan:
@@ -174,6 +226,34 @@ class _Plan:
         self.ruleset = ruleset
         self.steps = steps
         self.context_class = context_class(ruleset)
+
+
+def _decision(compiled: _Compiled, key: str, token: str | None, options: tuple[Option, ...], default: str) -> Decision:
+    """The step's decision for these options, made once and shared while the same options come back.
+
+    Options are looked up by identity (packs and rulesets offer module-level
+    constants), and the cached entry keeps them alive, so an id cannot be reused.
+    """
+    cache = compiled.decisions
+    lookup = (key, token, default, *map(id, options))
+    hit = cache.get(lookup)
+    if hit is not None:
+        return hit[0]
+    ask = compiled.ask
+    decision = Decision(
+        key=key,
+        name=ask.name,
+        step=compiled.name,
+        prompt=ask.prompt,
+        token=token,
+        options=options,
+        default=default,
+        timeout=ask.timeout,
+    )
+    if len(cache) >= DECISION_CACHE:
+        cache.clear()
+    cache[lookup] = (decision, options)
+    return decision
 
 
 class Engine:
@@ -238,6 +318,8 @@ class Engine:
             return _through_pluggy(caller)
         if any(i.wrapper for i in impls):
             call = _wrapped([(i.function, bool(i.argnames), i.wrapper, i.plugin_name) for i in reversed(impls)])
+        elif trace and not self.monitors:
+            call = _steps([(i.function, bool(i.argnames), i.plugin_name) for i in reversed(impls)])
         elif trace:
             call = _plain([(i.function, bool(i.argnames), i.plugin_name) for i in reversed(impls)])
         else:
@@ -274,11 +356,15 @@ class Engine:
         seed: int | None = None,
         dice: list[int] | None = None,
         answers: Mapping[str, Any] | None = None,
+        trace: bool = True,
     ) -> Resolution:
         """Begin resolving an attack. ``declaration`` must already be validated.
 
         Give ``seed`` or scripted ``dice``; ``answers`` maps decision keys (or
         names) to pre-given answers, a list for a decision asked repeatedly.
+        ``trace=False`` keeps no trace (no step entries, so the record's
+        ``steps`` is empty): for callers that read only the outcome and the
+        changes, such as the odds' Monte Carlo runs. Hooks run the same.
         """
         plan = self.plan(ruleset_id)
         ruleset = plan.ruleset
@@ -291,10 +377,11 @@ class Engine:
         if attacker in targets:
             raise InvalidRequest("a token cannot attack itself", details={"targets": ["Contains the attacker."]})
         given: dict[str, list[Answer]] = {}
-        for key, value in (answers or {}).items():
-            values = value if isinstance(value, list) else [value]
-            given[key] = [parse_answer(v) for v in values]
-        return Resolution(self, plan, tokens, attacker, list(targets), declaration, Dice(seed, dice), given)
+        if answers:
+            for key, value in answers.items():
+                values = value if isinstance(value, list) else [value]
+                given[key] = [parse_answer(v) for v in values]
+        return Resolution(self, plan, tokens, attacker, list(targets), declaration, Dice(seed, dice), given, trace)
 
 
 class Resolution:
@@ -306,8 +393,9 @@ class Resolution:
     >>> res.record["outcome"]
     """
 
-    def __init__(self, engine, plan, tokens, attacker, targets, declaration, dice, given):
+    def __init__(self, engine, plan, tokens, attacker, targets, declaration, dice, given, trace=True):
         self.engine = engine
+        self.traced = trace
         self.plan = plan
         self.tokens = tokens
         self.dice = dice
@@ -404,17 +492,18 @@ class Resolution:
     def _run(self, steps: tuple[_Compiled, ...], ctx: AttackContext):
         dice = self.dice
         rolls = dice.rolls
-        trace = ctx.trace
+        trace = ctx.trace if self.traced else None
+        entry: TraceEntry | None = None
         i, count, jumps = 0, len(steps), 0
         while i < count:
             compiled = steps[i]
-            step = compiled.step
-            ask = step.ask
+            ask = compiled.ask
             repeats = 0
             while True:
-                entry = TraceEntry(step.name, step.title, ctx.item)
-                trace.append(entry)
-                ctx._entry = entry
+                if trace is not None:
+                    entry = TraceEntry(compiled.name, compiled.title, ctx.item)
+                    trace.append(entry)
+                    ctx._entry = entry
                 answer = None
                 if ask is not None:
                     try:
@@ -422,29 +511,30 @@ class Resolution:
                     except (EndCycle, SkipItem):
                         raise
                     except BaseException as exc:
-                        raise self._fault(exc, f"{ctx.ruleset.id}_{ask.name}_options", step.name) from exc
+                        raise self._fault(exc, compiled.options_hook, compiled.name) from exc
                     if any(offered):
                         try:
                             answer = yield from self._ask(compiled, ctx, entry, offered)
                         except (EndCycle, SkipItem, GeneratorExit, VTTError):
                             raise
                         except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
-                            raise self._fault(exc, f"{ctx.ruleset.id}_{ask.name}_options", step.name) from exc
+                            raise self._fault(exc, compiled.options_hook, compiled.name) from exc
                     else:
                         ctx.answers.pop(ask.name, None)
-                dice.step = step.name
-                ctx._step = step
+                dice.step = compiled.name
+                ctx._step = compiled.step
                 first = len(rolls)
                 try:
                     compiled.call(ctx)
                 except (EndCycle, SkipItem) as end:
-                    entry.ended = str(end)
-                    entry.rolls = rolls[first:]
+                    if entry is not None:
+                        entry.ended = str(end)
+                        entry.rolls = rolls[first:]
                     raise
                 except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
                     running, ctx._plugin = ctx._plugin, None
-                    raise self._fault(exc, compiled.hook_name, step.name, running) from exc
-                if len(rolls) != first:
+                    raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
+                if entry is not None and len(rolls) != first:
                     entry.rolls = rolls[first:]
                 if ctx._nested:
                     yield from self._children(ctx, entry)
@@ -466,14 +556,15 @@ class Resolution:
             ctx._goto = None
             jumps += 1
             if jumps > 100:
-                raise InvalidRequest("too many jumps back in one sequence", details={"step": step.name})
-            i = next(j for j, c in enumerate(steps) if c.step.name == target)
+                raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
+            i = next(j for j, c in enumerate(steps) if c.name == target)
 
-    def _children(self, ctx: AttackContext, entry: TraceEntry):
-        nested, ctx._nested = ctx._nested, []
+    def _children(self, ctx: AttackContext, entry: TraceEntry | None):
+        nested, ctx._nested = ctx._nested, ()
         for request in nested:
             child = yield from self._child(ctx, request)
-            entry.add("children", child)
+            if entry is not None:
+                entry.add("children", child)
             ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
 
     def _loop(self, compiled: _Compiled, ctx: AttackContext):
@@ -488,8 +579,8 @@ class Resolution:
                 pass  # that item's sub-sequence is over; the next one starts
         ctx.item = outer
 
-    def _ask(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry, offered: list[list[Option]]):
-        ask: Ask = compiled.step.ask
+    def _ask(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry | None, offered: list[list[Option]]):
+        ask: Ask = compiled.ask
         options: list[Option] = [o for batch in offered if batch for o in batch]
         if not options:
             ctx.answers.pop(ask.name, None)
@@ -497,7 +588,8 @@ class Resolution:
         decider = self._who(ask, ctx)
         groups: dict[str | None, list[Option]] = {}
         for option in options:
-            groups.setdefault(option.token if option.token is not None else decider, []).append(option)
+            token = option.token
+            groups.setdefault(token if token is not None else decider, []).append(option)
         answer: Answer | None = None
         for token, group in groups.items():
             if ask.decline is not None and all(o.id != ask.decline.id for o in group):
@@ -507,17 +599,8 @@ class Resolution:
             if not default:
                 default = ask.decline.id if ask.decline is not None else opts[0].id
             key = self._key(ctx, ask.name)
-            decision = Decision(
-                key=key,
-                name=ask.name,
-                step=compiled.step.name,
-                prompt=ask.prompt,
-                token=token,
-                options=opts,
-                default=default,
-                timeout=ask.timeout,
-            )
-            given = self._given(key, ask.name)
+            decision = _decision(compiled, key, token, opts, default)
+            given = self._given(key, ask.name) if self.given else None
             if given is not None:
                 try:
                     decision.check(given)
@@ -531,7 +614,8 @@ class Resolution:
             else:
                 answer, how = yield decision
             self.decisions.append((decision, answer, how))
-            entry.add("decisions", key)
+            if entry is not None:
+                entry.add("decisions", key)
             if len(groups) == 1 or ask.decline is None or answer.option != ask.decline.id:
                 break
         ctx.answers[ask.name] = answer
@@ -550,6 +634,8 @@ class Resolution:
         return None
 
     def _key(self, ctx: AttackContext, name: str) -> str:
+        if not ctx.path and ctx.item is None:
+            return name
         key = "/".join((*ctx.path, name))
         if ctx.item is not None:
             key += f"[{ctx.item}]"
@@ -620,6 +706,37 @@ class Resolution:
         return Record(ctx, self if top else None)
 
 
+# Wire forms made once for values that come back again and again: the host's
+# cached declarations and the engine's shared decisions. Keyed by identity, each
+# entry holding its value (so an id is not reused while it is cached), bounded.
+# Records share these dicts: like every record's parts, they are read-only.
+_WIRE_CACHE = 1024
+_THAWED: dict[int, tuple[Any, dict[str, Any]]] = {}
+_WIRES: dict[int, tuple[Decision, dict[str, Any]]] = {}
+
+
+def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
+    hit = _THAWED.get(id(declaration))
+    if hit is not None and hit[0] is declaration:
+        return hit[1]
+    plain = thaw(declaration)
+    if len(_THAWED) >= _WIRE_CACHE:
+        _THAWED.clear()
+    _THAWED[id(declaration)] = (declaration, plain)
+    return plain
+
+
+def _wire(decision: Decision) -> dict[str, Any]:
+    hit = _WIRES.get(id(decision))
+    if hit is not None and hit[0] is decision:
+        return hit[1]
+    wire = decision.to_dict()
+    if len(_WIRES) >= _WIRE_CACHE:
+        _WIRES.clear()
+    _WIRES[id(decision)] = (decision, wire)
+    return wire
+
+
 class Record:
     """A finished resolution. Cheap to make; :meth:`to_dict` builds the wire form.
 
@@ -627,11 +744,19 @@ class Record:
     :ivar ended: why the cycle ended early, or ``None``.
     """
 
-    __slots__ = ("ctx", "resolution", "_dict", "_changes")
+    __slots__ = ("ctx", "dice", "decisions", "_dict", "_changes")
 
     def __init__(self, ctx: AttackContext, resolution: Resolution | None) -> None:
         self.ctx = ctx
-        self.resolution = resolution
+        # What the top-level record shows of its resolution, held directly: a
+        # record pointing back at its resolution (which holds the record) would
+        # be a reference cycle only the garbage collector could free.
+        if resolution is not None:
+            self.dice: Dice | None = resolution.dice
+            self.decisions: list[tuple[Decision, Answer, str]] = resolution.decisions
+        else:
+            self.dice = None
+            self.decisions = []
         self._dict: dict[str, Any] | None = None
         self._changes: dict[str, dict[str, Any]] | None = None
 
@@ -667,19 +792,17 @@ class Record:
             "kind": ctx.kind,
             "attacker": ctx.attacker.id,
             "targets": [t.id for t in ctx.targets],
-            "declaration": thaw(ctx.declaration),
+            "declaration": _thawed(ctx.declaration),
             "steps": [e.to_dict() for e in ctx.trace],
-            "outcome": thaw({k: v for k, v in ctx.outcome.items() if k != "children"}),
+            "outcome": thaw(outcome if "children" not in (outcome := ctx.outcome) else {k: v for k, v in outcome.items() if k != "children"}),
             "ended": ctx.end_reason,
         }
-        res = self.resolution
-        if res is not None:
-            out["seed"] = res.dice.seed
-            out["dice"] = "scripted" if res.dice.scripted else "seeded"
-            out["dice_used"] = res.dice.used
-            out["decisions"] = [
-                {**d.to_dict(), "answer": a.to_dict(), "how": how} for d, a, how in res.decisions
-            ]
+        dice = self.dice
+        if dice is not None:
+            out["seed"] = dice.seed
+            out["dice"] = "scripted" if dice.scripted else "seeded"
+            out["dice_used"] = dice.used
+            out["decisions"] = [{**_wire(d), "answer": a.to_dict(), "how": how} for d, a, how in self.decisions]
             out["changes"] = self.changes
         self._dict = out
         return out

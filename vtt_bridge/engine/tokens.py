@@ -40,6 +40,7 @@ class FrozenDict(dict):
 # Scalars are returned as they are; checking their type first keeps freeze/thaw
 # off the (slow) ABC ``isinstance(value, Mapping)`` path for every leaf.
 _ATOMS = frozenset({str, int, float, bool, type(None)})
+_all_atoms = _ATOMS.issuperset  # of an iterable of types: every one is a scalar (checked in C)
 
 
 def freeze(value: Any) -> Any:
@@ -47,10 +48,19 @@ def freeze(value: Any) -> Any:
     kind = type(value)
     if kind in _ATOMS or kind is FrozenDict:
         return value
-    if kind is dict or isinstance(value, Mapping):
+    # Exact types first: the ABC check below is slow, and most data is plain.
+    if kind is dict:
+        if _all_atoms(map(type, value.values())):
+            return FrozenDict(value)
+        return FrozenDict({k: v if type(v) in _ATOMS else freeze(v) for k, v in value.items()})
+    if kind is list or kind is tuple:
+        if _all_atoms(map(type, value)):
+            return value if kind is tuple else tuple(value)
+        return tuple([v if type(v) in _ATOMS else freeze(v) for v in value])
+    if isinstance(value, Mapping):
         return FrozenDict({k: freeze(v) for k, v in value.items()})
-    if kind is list or kind is tuple or isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return tuple([freeze(v) for v in value])
     return value
 
 
@@ -59,9 +69,17 @@ def thaw(value: Any) -> Any:
     kind = type(value)
     if kind in _ATOMS:
         return value
-    if kind is FrozenDict or kind is dict or isinstance(value, Mapping):
+    if kind is FrozenDict or kind is dict:
+        if _all_atoms(map(type, value.values())):
+            return dict(value)
+        return {k: v if type(v) in _ATOMS else thaw(v) for k, v in value.items()}
+    if kind is tuple or kind is list:
+        if _all_atoms(map(type, value)):
+            return list(value)
+        return [v if type(v) in _ATOMS else thaw(v) for v in value]
+    if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
-    if kind is tuple or kind is list or isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple)):
         return [thaw(v) for v in value]
     return value
 

@@ -44,12 +44,16 @@ def _run(
     ruleset, tokens, attacker = request.ruleset, request.tokens, request.attacker
     targets, declaration = list(request.targets), request.declaration
     answers = {key: list(given) for key, given in request.answers.items()} or None
+    # Odds read only the outcome: no trace is kept (the hooks run exactly as in
+    # a live attack), and every decision takes its given answer or the rules'
+    # default where it is asked, without a round trip through the driver.
     counts: Counter[AttackOutcome] = Counter()
+    start = engine.start
     for i, s in enumerate(seeds):
         if stop is not None and i and stop():
             break  # at least one sample always runs
-        res = engine.start(
-            ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, seed=s, answers=answers
+        res = start(
+            ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, seed=s, answers=answers, trace=False
         )
         counts[outcome_from(res.run().outcome)] += 1
     return counts
