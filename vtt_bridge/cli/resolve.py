@@ -40,7 +40,9 @@ def load_request(path: str) -> dict[str, Any]:
         return messages.load(messages.RequestFile(), data)
     except InvalidRequest as exc:
         name = "standard input" if path == "-" else path
-        raise InvalidRequest(f"{name} is not a valid request", details=exc.details) from None
+        unknown = sorted(str(k) for k, v in exc.details.items() if v == ["Unknown field."])
+        what = f"unknown key {unknown[0]!r} in the request" if unknown else "not a valid request"
+        raise InvalidRequest(f"{name}: {what}", details=exc.details) from None
 
 
 def parse_dice(text: str | None) -> list[int] | None:
@@ -61,21 +63,11 @@ def parse_dice(text: str | None) -> list[int] | None:
     return faces
 
 
-#: What a request file may hold; anything else is a typo (``declaraton``, ``seeed``) and refused.
-REQUEST_KEYS = ("ruleset", "tokens", "attacker", "targets", "declaration", "dice", "seed", "answers")
-
-
 def load_tokens(host: Any, data: Mapping[str, Any]) -> dict[str, Token]:
     """The request's inline tokens, each ``system`` and ``flags`` validated as the server does.
 
-    A key the request format does not know is ``invalid_request`` naming it.
+    The request's own keys are checked by :func:`load_request`.
     """
-    unknown = sorted(str(k) for k in data if k not in REQUEST_KEYS)
-    if unknown:
-        raise InvalidRequest(
-            f"unknown key {unknown[0]!r} in the request; it takes: {', '.join(REQUEST_KEYS)}",
-            details={key: ["Unknown field."] for key in unknown},
-        )
     ruleset = data.get("ruleset")
     if not isinstance(ruleset, str):
         raise InvalidRequest("the request names no ruleset", details={"ruleset": ["Missing data for required field."]})
