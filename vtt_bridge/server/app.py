@@ -43,6 +43,8 @@ class ServerConfig:
     :ivar cors_origins: origins allowed to connect from a browser (``"*"``: any;
         the key, not the origin, is what guards a table).
     :ivar shutdown_grace: seconds a stop waits for attacks in progress.
+    :ivar resolvers: resolver processes that run the hooks (see ``server/workers.py``).
+    :ivar reuse_port: listen with ``SO_REUSEPORT`` (``serve --workers N`` shares one port).
     """
 
     host: str = "127.0.0.1"
@@ -55,6 +57,8 @@ class ServerConfig:
     entry_points: bool = True
     cors_origins: str | tuple[str, ...] = "*"
     shutdown_grace: float = 5.0
+    resolvers: int = 2
+    reuse_port: bool = False
     static_dir: Path | None = field(default=STATIC_DIR)
 
 
@@ -84,7 +88,7 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         logger=False,
         engineio_logger=False,
     )
-    bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout)
+    bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
     sio.register_namespace(TableNamespace(bridge))
     app = web.Application()
     app[BRIDGE_KEY] = bridge

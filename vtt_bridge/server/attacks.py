@@ -3,11 +3,12 @@
 An attack on a table runs under that table's ``attack_lock``, so a table's
 attacks are applied in the order they arrive while other tables go on
 independently. Inside it the engine's :class:`~vtt_bridge.Resolution` is
-driven exactly as the CLI drives it, except that a Decision goes to a person
-(:class:`~.prompts.Prompter`). Each finished step is broadcast as it
-finishes. At the end every changed token's new ``system`` is checked by its
-ruleset's schema, and the token rows and the one audit entry are committed in
-a single transaction — or, on any error, nothing is.
+driven in a resolver process (:mod:`.workers`) on the attack's time budget,
+and a Decision goes to a person (:class:`~.prompts.Prompter`). The steps
+that finish before a decision are broadcast while it waits; the rest travel
+in ``attack.resolved``. Every changed token's new ``system`` is checked by
+its ruleset's schema (in the resolver), and the token rows and the one audit
+entry are committed in a single transaction — or, on any error, nothing is.
 
 A ``request_id`` makes the request idempotent: a retry (while the first is
 still running, or after) gets the first result and nothing is applied twice.
@@ -22,9 +23,8 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..engine.resolution import Resolution
 from ..engine.tokens import Token
-from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, PluginError, error_envelope
+from ..errors import Conflict, Forbidden, NotFound, error_envelope, error_from_dict
 from ..odds import compute_odds
 from ..state import messages
 from ..state.keys import new_id
@@ -33,6 +33,7 @@ from .logs import fields
 from .prompts import Prompter
 from .session import Caller, require_gm, require_owner
 from .tables import TableRuntime
+from .workers import budget_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import Bridge
@@ -192,16 +193,20 @@ class Attacks:
                     f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]}
                 )
             require_owner(caller, attacker, "attack with it")
-            res = bridge.host.start(
-                request["ruleset"],
-                tokens,
-                attacker=request["attacker"],
-                targets=request["targets"],
-                declaration=request["declaration"],
-                seed=seed,
-                dice=dice,
-                answers=request.get("answers"),
-            )
+            # The hooks run in a resolver process (see workers.py), never on this loop.
+            spec = {
+                "ruleset": request["ruleset"],
+                "args": {
+                    "attacker": request["attacker"],
+                    "targets": list(request["targets"]),
+                    "declaration": request["declaration"],
+                    "seed": seed,
+                    "dice": dice,
+                    "answers": request.get("answers"),
+                },
+            }
+            resolvers = bridge.resolvers
+            job = resolvers.job(runtime.id, spec, tokens, budget_of(runtime.info.settings))
             about = {
                 "id": attack_id,
                 "ruleset": request["ruleset"],
@@ -212,15 +217,21 @@ class Attacks:
             involved = [request["attacker"], *request["targets"]]
             for token_id in involved:
                 runtime.busy[token_id] = attack_id
-            sent = 0
             try:
-                while True:
-                    decision = res.advance()
-                    sent = self._steps(runtime, res, about, sent, finished=decision is None)
-                    if decision is None:
-                        break
-                    await self.prompter.decide(runtime, res, decision, about)
-                payload, changes = self._result(res, tokens, involved, about, caller, request)
+                reply = await resolvers.begin(job)
+                while reply[0] == "decision":
+                    _kind, _id, steps, decision, _how = reply
+                    self._steps(runtime, about, job.sent - len(steps), steps)
+                    answer, how, asked = await self.prompter.ask(runtime, decision, about)
+                    reply = await resolvers.settle(job, answer, how)
+                    await self.prompter.closed(runtime, asked, about, decision, how if reply[0] == "error" else reply[-1])
+                if reply[0] == "error":
+                    _kind, _id, steps, _started, error = reply
+                    self._steps(runtime, about, job.sent, steps)
+                    job.sent += len(steps)
+                    raise error_from_dict(error)
+                _kind, _id, record, systems, _how = reply
+                payload, changes = self._result(record, systems, tokens, involved, about, caller, request)
                 draft = AuditDraft(
                     kind="attack",
                     user=caller.user,
@@ -234,7 +245,8 @@ class Attacks:
                 async with runtime.write_lock:
                     entry = await bridge.commit(runtime, draft)
             except BaseException as exc:
-                if sent or res.decisions:
+                resolvers.drop(job)
+                if job.sent or job.settled:
                     runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(exc)})
                 raise
             finally:
@@ -242,6 +254,7 @@ class Attacks:
                     if runtime.busy.get(token_id) == attack_id:
                         del runtime.busy[token_id]
         payload = {**payload, "seq": entry.seq}
+        # The steps that finished together with the attack travel inside attack.resolved.
         runtime.outbox.put("attack.resolved", {"attack": payload})
         for change in changes.values():
             if change.after is not None:
@@ -260,47 +273,27 @@ class Attacks:
         return payload
 
     @staticmethod
-    def _steps(runtime: TableRuntime, res: Resolution, about: dict[str, Any], sent: int, *, finished: bool) -> int:
-        """Broadcast the steps finished since the last call; returns how many are out."""
-        trace = res.ctx.trace
-        if finished:
-            # The record serializes every step anyway: broadcast those same dicts.
-            record = res.record
-            assert record is not None
-            steps = record["steps"]
-            done = len(steps)
-        else:
-            # While a decision waits, the last entry is the step asking it: not finished yet.
-            steps = None
-            done = len(trace) - 1
-        for index in range(sent, done):
-            step = steps[index] if steps is not None else trace[index].to_dict()
-            runtime.outbox.put("attack.step", {**about, "attack": about["id"], "index": index, "step": step})
-        return max(sent, done)
+    def _steps(runtime: TableRuntime, about: dict[str, Any], first: int, steps: list[dict[str, Any]]) -> None:
+        """Broadcast the steps that finished while the attack waits on a decision (or failed)."""
+        for offset, step in enumerate(steps):
+            runtime.outbox.put(
+                "attack.step", {**about, "attack": about["id"], "index": first + offset, "step": step}
+            )
 
     def _result(
         self,
-        res: Resolution,
+        record: dict[str, Any],
+        systems: dict[str, Any],
         tokens: dict[str, Token],
         involved: list[str],
         about: dict[str, Any],
         caller: Caller,
         request: dict[str, Any],
     ) -> tuple[dict[str, Any], dict[str, TokenChange]]:
-        """The attack's wire form and its token changes, each new ``system`` checked by its ruleset."""
-        record = res.record
-        assert record is not None
-        host = self.bridge.host
+        """The attack's wire form and its token changes (their ``system`` checked by the resolver)."""
         changes: dict[str, TokenChange] = {}
-        for token_id, change in record["changes"].items():
+        for token_id, system in systems.items():
             before = tokens[token_id]
-            try:
-                system = host.load_system(before.ruleset, change["after"])
-            except InvalidRequest as exc:
-                raise PluginError(
-                    f"the {before.ruleset} resolution left token {token_id!r} invalid; nothing was applied",
-                    details={"token": token_id, "errors": exc.details},
-                ) from None
             after = Token(
                 before.id, before.name, before.ruleset, system, ownership=before.ownership, version=before.version + 1
             )

@@ -29,6 +29,7 @@ from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
 from .tables import BROADCASTS, TableRuntime
+from .workers import Resolvers
 
 __all__ = ["Bridge", "merge"]
 
@@ -55,9 +56,19 @@ class Bridge:
     :param sio: the socket server, used to broadcast and to ask deciders.
     :param decision_timeout: seconds to wait for a decision when the table
         has no setting of its own.
+    :param resolvers: how many resolver processes run the hooks (started by
+        :meth:`start`; see :mod:`.workers`).
     """
 
-    def __init__(self, host: Host, store: Store, sio: socketio.AsyncServer, *, decision_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        host: Host,
+        store: Store,
+        sio: socketio.AsyncServer,
+        *,
+        decision_timeout: float = 30.0,
+        resolvers: int = 2,
+    ) -> None:
         from .attacks import Attacks
 
         self.host = host
@@ -70,7 +81,11 @@ class Bridge:
         self._rulesets: dict[str, Any] | None = None
         self.broadcast = Broadcaster(sio)
         self.messages = messages.Messages()
+        self.resolvers = Resolvers(host, size=resolvers)
         self.attacks = Attacks(self)
+
+    async def start(self) -> None:
+        await self.resolvers.start()
 
     # -- tables and connections -----------------------------------------------
 
@@ -154,6 +169,7 @@ class Bridge:
     async def close(self) -> None:
         for runtime in self.tables.values():
             await runtime.outbox.close()
+        await self.resolvers.close()
 
     # -- table events ------------------------------------------------------------
 

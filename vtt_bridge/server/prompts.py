@@ -18,11 +18,9 @@ from typing import Any
 
 import socketio
 
-from ..engine.resolution import Resolution
-from ..engine.steps import Decision
-from ..errors import VTTError
 from .logs import fields
 from .tables import TableRuntime
+from .workers import RemoteDecision
 
 __all__ = ["Prompter"]
 
@@ -33,28 +31,34 @@ class Prompter:
     def __init__(self, sio: socketio.AsyncServer) -> None:
         self.sio = sio
 
-    async def decide(
-        self, runtime: TableRuntime, res: Resolution, decision: Decision, attack: Mapping[str, Any]
-    ) -> str:
-        """Get ``decision`` answered (or defaulted) on ``res``; returns how it was settled."""
+    async def ask(
+        self, runtime: TableRuntime, decision: RemoteDecision, attack: Mapping[str, Any]
+    ) -> tuple[Any, str, tuple[list[str], str | None]]:
+        """Put ``decision`` to its deciders: ``(answer, how, (who was asked, who answered))``.
+
+        ``how`` is ``answered``, ``timeout`` or ``disconnect``; the resolver checks
+        the answer against the options and may still settle it as ``invalid``.
+        """
         timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
         sids = runtime.deciders(decision.token)
         if not sids:
-            res.default("disconnect")
-            return "disconnect"
+            return None, "disconnect", ([], None)
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
         answer, how, winner = await self._ask(runtime, sids, payload, timeout)
-        if how == "answered":
-            try:
-                res.answer(answer)
-            except VTTError:
-                how = "invalid"
-                res.default(how)
-        else:
-            res.default(how)
-        # Everyone else who was asked can close their dialog.
+        return answer, how, (sids, winner)
+
+    async def closed(
+        self,
+        runtime: TableRuntime,
+        asked: tuple[list[str], str | None],
+        attack: Mapping[str, Any],
+        decision: RemoteDecision,
+        how: str,
+    ) -> None:
+        """Tell everyone else who was asked that the decision is settled, and how."""
+        sids, winner = asked
         closed = {"attack": attack.get("id"), "key": decision.key, "how": how}
         for sid in sids:
             if sid != winner and sid in runtime.sessions:
@@ -63,7 +67,6 @@ class Prompter:
             "decision settled",
             extra=fields(table=runtime.id, attack=attack.get("id"), decision=decision.key, how=how),
         )
-        return how
 
     async def _ask(
         self, runtime: TableRuntime, sids: list[str], payload: dict[str, Any], timeout: float

@@ -59,12 +59,13 @@ class BridgeServer:
             )
         await self.store.open()
         app, self._sio, self.bridge = build(config, self.host, self.store)
+        await self.bridge.start()
         # No access log: every socket.io poll would be a line, and it costs on the hot path.
         # A short shutdown timeout: by the time cleanup runs, attacks are done and the
         # clients were told to go; only their websockets linger.
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.25)
         await runner.setup()
-        site = web.TCPSite(runner, config.host, config.port)
+        site = web.TCPSite(runner, config.host, config.port, reuse_port=config.reuse_port or None)
         await site.start()
         self._runner = runner
         self.port = runner.addresses[0][1]
