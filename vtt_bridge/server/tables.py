@@ -26,6 +26,7 @@ from ..engine.tokens import Token
 from ..state.records import TableInfo, TokenChange
 from .logs import fields
 from .session import OWNER, Caller, level
+from .workers import budget_of
 
 __all__ = ["BROADCASTS", "Outbox", "TableRuntime"]
 
@@ -138,7 +139,11 @@ class TableRuntime:
         return {
             "id": self.info.id,
             "name": self.info.name,
-            "settings": {**self.info.settings, "decision_timeout": self.decision_timeout},
+            "settings": {
+                **self.info.settings,
+                "decision_timeout": self.decision_timeout,
+                "attack_budget": budget_of(self.info.settings),
+            },
         }
 
     # -- tokens ---------------------------------------------------------------

@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.tokens import Token
+from .logs import fields
 from ..errors import InternalError, InvalidRequest, PluginError, PluginTimeout, VTTError, error_from_dict
 
 __all__ = ["DEFAULT_BUDGET", "Job", "Resolvers", "RemoteDecision", "serve_workers"]
@@ -76,6 +77,8 @@ DEFAULT_BUDGET = 5.0
 # How long a resolver past its budget has to say where it is stuck.
 _REPORT_GRACE = 0.2
 _HEADER = struct.Struct("!I")
+# A resolver whose current job has run this long is passed over for new jobs.
+_SLOW = 0.25
 
 
 # -- framing (both sides) ---------------------------------------------------------
@@ -151,8 +154,13 @@ def _where(frame: Any, host: Any) -> dict[str, Any]:
     while frame is not None:
         if plugin is None:
             plugin = host.plugin_of(frame.f_globals.get("__name__", ""))
-        if hook is None and frame.f_code.co_name == "_guard" and "hook" in frame.f_locals:
-            hook, step = frame.f_locals.get("hook"), frame.f_locals.get("step")
+        if hook is None:
+            # The engine's frames say which step is running (resolution.py: _run, _guard).
+            name, local = frame.f_code.co_name, frame.f_locals
+            if name == "_run" and "compiled" in local:
+                hook, step = local["compiled"].hook_name, local["compiled"].step.name
+            elif name == "_guard" and "hook" in local:
+                hook, step = local.get("hook"), local.get("step")
         frame = frame.f_back
     return {"plugin": plugin, "hook": hook, "step": step}
 
@@ -341,6 +349,7 @@ class Resolvers:
         self._ids = itertools.count(1)
         self._closed = False
         self.replaced = 0
+        self.spares = 0
 
     async def start(self) -> None:
         for _ in range(self.size):
@@ -390,7 +399,7 @@ class Resolvers:
 
     async def begin(self, job: Job) -> tuple:
         """Start ``job``; returns the resolver's first reply (``decision``, ``done`` or ``error``)."""
-        return await self._dispatch(job, self._least_busy(), fresh=True)
+        return await self._dispatch(job, await self._pick(), fresh=True)
 
     async def settle(self, job: Job, answer: Any, how: str) -> tuple:
         """Give the parked ``job`` its decision's outcome; returns the next reply."""
@@ -398,7 +407,7 @@ class Resolvers:
         proc = job.worker
         if proc is None or proc.dead:
             # Its resolver is gone: replay it (with every answer so far) on another.
-            return await self._dispatch(job, self._least_busy(), fresh=True)
+            return await self._dispatch(job, await self._pick(), fresh=True)
         proc.parked.discard(job)
         return await self._dispatch(job, proc, fresh=False, message=("settle", job.id, answer, how))
 
@@ -409,6 +418,24 @@ class Resolvers:
         if proc is not None and not proc.dead and job in proc.parked:
             proc.parked.discard(job)
             self._write(proc, ("drop", job.id))
+
+    async def _pick(self) -> _Proc:
+        """A resolver for a new job: one not held up by a slow hook, forking a spare if need be.
+
+        Spares are bounded (as many again as ``size``), so hooks that hang
+        everywhere cost a bounded number of processes, each retired at its budget.
+        """
+        now = asyncio.get_running_loop().time()
+        live = [p for p in self.procs if not p.dead]
+        free = [p for p in live if not p.queue or now - p.head_since < _SLOW]
+        if free:
+            return min(free, key=lambda p: p.load)
+        if len(live) < 2 * self.size and not self._closed:
+            proc = await self._fork()
+            self.procs.append(proc)
+            self.spares += 1
+            return proc
+        return self._least_busy()
 
     def _least_busy(self) -> _Proc:
         live = [p for p in self.procs if not p.dead]
@@ -484,7 +511,7 @@ class Resolvers:
             job.future.set_exception(self._timeout(job, where))
         log.warning(
             "attack past its budget: resolver replaced",
-            extra={"table": job.table, "budget": job.budget, **{k: v for k, v in where.items() if v}},
+            extra=fields(table=job.table, budget=job.budget, **{k: v for k, v in where.items() if v}),
         )
         self._orphan(proc)
         if not self._closed:
@@ -561,7 +588,7 @@ class Resolvers:
             return
         if not proc.dead and not self._closed:
             # The resolver died by itself (a C extension crashed it, the OOM killer...).
-            log.error("a resolver process died; replacing it", extra={"pid": proc.pid})
+            log.error("a resolver process died; replacing it", extra=fields(pid=proc.pid))
             self._kill(proc)
             self._orphan(proc)
             self.replaced += 1
