@@ -106,7 +106,8 @@ async def test_a_budget_counts_hook_time_not_the_time_people_take_to_decide(serv
 
 async def test_an_attack_parked_on_a_killed_resolver_is_replayed_and_finishes(server):
     """Another table's attack waits on a decision in the resolver a hang then kills."""
-    waiting, _ = await _seat(server, 5.0)
+    waiting, waiting_gm = await _seat(server, 5.0)
+    await waiting_gm.ok("table.update", {"decision_timeout": 10})
     release = asyncio.Event()
 
     async def later(decision):

@@ -63,10 +63,18 @@ def _with_seq(entry: AuditEntry) -> dict[str, Any]:
     return {**entry.data["attack"], "seq": entry.seq}
 
 
+class _Already(Exception):
+    """The request_id was resolved already (through another process)."""
+
+    def __init__(self, entry: AuditEntry) -> None:
+        super().__init__(entry.ref)
+        self.entry = entry
+
+
 class Attacks:
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
-        self.prompter = Prompter(bridge.sio)
+        self.prompter = Prompter(bridge.sio, bridge.store)
         # Attacks in progress, so a stopping server can cut short those
         # still waiting for an answer (they commit nothing).
         self.running: set[asyncio.Task[Any]] = set()
@@ -86,6 +94,8 @@ class Attacks:
             for name in GM_ONLY:
                 if name in request:
                     raise Forbidden(f"only the GM may give {name}", details={"field": name})
+        # Another process may have just created or changed the attacker.
+        await self.bridge.fresh(self.bridge.runtime(caller))
         runtime = self._table_for(caller, request, "attack with it")
         request_id = request.get("request_id")
         if request_id is None:
@@ -145,7 +155,12 @@ class Attacks:
                 self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
                 payload, retried = _with_seq(entry), True
             else:
-                payload, retried = await self._run(caller, runtime, request, mark=mark), False
+                try:
+                    payload, retried = await self._run(caller, runtime, request, mark=mark), False
+                except _Already as already:
+                    entry = already.entry
+                    self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
+                    payload, retried = _with_seq(entry), True
             future.set_result(payload)
         except BaseException as exc:
             future.set_exception(exc)
@@ -178,10 +193,17 @@ class Attacks:
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], mark: str | None
     ) -> dict[str, Any]:
         bridge = self.bridge
-        async with runtime.attack_lock:
+        # One attack at a time per table: in this process, and across processes (the lease).
+        async with runtime.attack_lock, bridge.store.lease(runtime.id):
             started = time.perf_counter()
             await runtime.outbox.drain()
             await bridge.fresh(runtime)
+            request_id = request.get("request_id")
+            if request_id is not None and bridge.store.shared:
+                # The same request_id may have been resolved through another process meanwhile.
+                entry = await bridge.store.by_request(runtime.id, request_id)
+                if entry is not None:
+                    raise _Already(entry)
             attack_id = new_id("atk")
             seed, dice = request.get("seed"), request.get("dice")
             if seed is None and dice is None:
@@ -361,7 +383,7 @@ class Attacks:
         require_gm(caller, "undo an attack")
         bridge = self.bridge
         runtime = bridge.runtime(caller)
-        async with runtime.attack_lock:
+        async with runtime.attack_lock, bridge.store.lease(runtime.id):
             attack, undone = await self._entries(caller, request["id"])
             if undone is not None:
                 raise Conflict(

@@ -35,6 +35,9 @@ __all__ = ["Bridge", "merge"]
 
 log = logging.getLogger("vtt_bridge.server")
 
+# Seconds a server process counts as alive after its last heartbeat.
+_NODE_TTL = 6.0
+
 
 def merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     """``base`` with ``patch`` merged in, nested objects merged key by key (as Foundry's updates)."""
@@ -82,10 +85,31 @@ class Bridge:
         self.broadcast = Broadcaster(sio)
         self.messages = messages.Messages()
         self.resolvers = Resolvers(host, size=resolvers)
+        # This process among several sharing a store (see workers.py).
+        self.node = getattr(sio.manager, "host_id", None) or new_id("node")
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
         self.attacks = Attacks(self)
 
     async def start(self) -> None:
         await self.resolvers.start()
+        if self.store.shared:
+            await self.store.heartbeat(self.node, _NODE_TTL)
+            self._heartbeat = asyncio.get_running_loop().create_task(self._beat(), name="heartbeat")
+
+    async def _beat(self) -> None:
+        """Keep this process listed as alive, so its connections count as deciders."""
+        while True:
+            await asyncio.sleep(_NODE_TTL / 3)
+            try:
+                await self.store.heartbeat(self.node, _NODE_TTL)
+            except Exception:
+                log.warning("heartbeat to the store failed", exc_info=True)
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # -- tables and connections -----------------------------------------------
 
@@ -98,19 +122,32 @@ class Bridge:
         async with lock:
             runtime = self.tables.get(table_id)
             if runtime is None:
+                rev = await self.store.revision(table_id)
                 info = await self.store.get_table(table_id)
                 if info is None:
                     raise NotFound(f"no table {table_id!r}", details={"table": table_id})
                 tokens = await self.store.tokens(table_id)
                 runtime = TableRuntime(info, tokens, self.broadcast, decision_timeout=self.decision_timeout)
+                runtime.rev = rev
                 self.tables[table_id] = runtime
         self._loading.pop(table_id, None)
         return runtime
 
     async def fresh(self, runtime: TableRuntime) -> TableRuntime:
-        """The table with its tokens re-read when other processes may have written them."""
-        if self.store.shared:
-            runtime.replace_tokens(await self.store.tokens(runtime.id))
+        """The table as the store has it, when other processes may have written to it.
+
+        One read of the table's revision; the tokens and settings are re-read
+        only when it moved since this process last read or wrote them.
+        """
+        store = self.store
+        if store.shared:
+            rev = await store.revision(runtime.id)
+            if rev != runtime.rev:
+                info = await store.get_table(runtime.id)
+                if info is not None:
+                    runtime.info = info
+                runtime.replace_tokens(await store.tokens(runtime.id))
+                runtime.rev = rev
         return runtime
 
     async def authenticate(self, sid: str, auth: Any) -> tuple[Caller, TableRuntime, list[str]]:
@@ -147,6 +184,8 @@ class Bridge:
         caller = Caller(sid, table_id, found.user)
         self.callers[sid] = caller
         runtime.join(caller)
+        if self.store.shared:
+            await self.store.join(table_id, sid, found.user, self.node)
         return caller, runtime, list(dict.fromkeys(events))
 
     def leave(self, sid: str) -> Caller | None:
@@ -155,6 +194,8 @@ class Bridge:
             runtime = self.tables.get(caller.table)
             if runtime is not None:
                 runtime.leave(sid)
+            if self.store.shared:
+                self._later(self.store.leave(caller.table, sid))
         return caller
 
     def caller(self, sid: str) -> Caller:
@@ -167,6 +208,11 @@ class Bridge:
         return self.tables[caller.table]
 
     async def close(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
         for runtime in self.tables.values():
             await runtime.outbox.close()
         await self.resolvers.close()
@@ -230,6 +276,9 @@ class Bridge:
                 runtime.replace_tokens(await self.store.tokens(runtime.id))
             raise
         runtime.apply(draft.changes.values())
+        rev = self.store.committed_revision(runtime.id)
+        if rev is not None and runtime.rev is not None and rev == runtime.rev + 1:
+            runtime.rev = rev  # nobody else wrote meanwhile: the mirror is current
         return entry
 
     async def token_list(self, caller: Caller, data: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import socketio
 
+from ..state.store import Store
 from .logs import fields
 from .tables import TableRuntime
 from .workers import RemoteDecision
@@ -28,8 +29,9 @@ log = logging.getLogger("vtt_bridge.server")
 
 
 class Prompter:
-    def __init__(self, sio: socketio.AsyncServer) -> None:
+    def __init__(self, sio: socketio.AsyncServer, store: Store) -> None:
         self.sio = sio
+        self.store = store
 
     async def ask(
         self, runtime: TableRuntime, decision: RemoteDecision, attack: Mapping[str, Any]
@@ -40,7 +42,9 @@ class Prompter:
         the answer against the options and may still settle it as ``invalid``.
         """
         timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
-        sids = runtime.deciders(decision.token)
+        # With several server processes the decider may be connected to another
+        # one: socket.io's Redis manager carries the question there and the answer back.
+        sids = runtime.deciders(decision.token, await self.store.sessions(runtime.id))
         if not sids:
             return None, "disconnect", ([], None)
         # The steps before the question reach the table before the question does.
@@ -61,7 +65,7 @@ class Prompter:
         sids, winner = asked
         closed = {"attack": attack.get("id"), "key": decision.key, "how": how}
         for sid in sids:
-            if sid != winner and sid in runtime.sessions:
+            if sid != winner:
                 await self.sio.emit("decision.closed", closed, to=sid)
         log.debug(
             "decision settled",
@@ -75,7 +79,9 @@ class Prompter:
         calls: dict[asyncio.Future[Any], str] = {
             asyncio.ensure_future(self.sio.call("decision", payload, to=sid, timeout=timeout)): sid for sid in sids
         }
-        gone: dict[asyncio.Future[None], str] = {runtime.departure(sid): sid for sid in sids}
+        gone: dict[asyncio.Future[None], str] = {
+            runtime.departure(sid, local=sid in runtime.sessions): sid for sid in sids
+        }
         waiting: set[asyncio.Future[Any]] = set(calls) | set(gone)
         timed_out: set[str] = set()
         left: set[str] = set()

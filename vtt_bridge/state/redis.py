@@ -8,15 +8,28 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:audit         list  audit entries; entry n (1-based) has seq n
     t:<table>:requests      hash  request_id → seq
     t:<table>:refs          hash  attack id → JSON list of seqs
+    t:<table>:rev           int   bumped by every commit and settings change
+    t:<table>:lease         str   the attack lease: who holds it (expires)
+    t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
+    node:<node>             str   a live server process (expires unless renewed)
 
 A commit is one Lua script, which Redis runs atomically: it checks every
-token's version, and only then writes the tokens and appends the audit entry.
+token's version, and only then writes the tokens, appends the audit entry
+and bumps the table's revision. A process re-reads a table's tokens only
+when its revision moved, so it sees every other process's writes before it
+checks anything against them. The attack lease (``SET NX PX``, renewed while
+held, released only by its holder) makes a table's attacks run one at a
+time whichever process received them; if a process dies holding it, it
+expires after ``lease_ttl`` seconds.
 Needs the ``redis`` extra (``pip install vtt-bridge[redis]``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +40,7 @@ from .store import Store, stale
 
 __all__ = ["RedisStore"]
 
-# KEYS: tokens, audit, requests, refs
+# KEYS: tokens, audit, requests, refs, rev
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "", entry JSON
 _COMMIT = """
 local n = tonumber(ARGV[1])
@@ -47,6 +60,7 @@ for i = 0, n - 1 do
     if after == '' then redis.call('HDEL', KEYS[1], id) else redis.call('HSET', KEYS[1], id, after) end
 end
 local seq = redis.call('RPUSH', KEYS[2], ARGV[4 + n * 3])
+local rev = redis.call('INCR', KEYS[5])
 if request_id ~= '' then redis.call('HSET', KEYS[3], request_id, seq) end
 if ref ~= '' then
     local seqs = redis.call('HGET', KEYS[4], ref)
@@ -54,7 +68,14 @@ if ref ~= '' then
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
 end
-return {'ok', tostring(seq), ''}
+return {'ok', tostring(seq), tostring(rev)}
+"""
+
+# KEYS: lease; ARGV: holder, ttl ms. Renews (or releases, with ttl 0) only the holder's lease.
+_RENEW = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[2]) == 0 then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 
 
@@ -69,12 +90,15 @@ class RedisStore(Store):
     kind = "redis"
     shared = True
 
-    def __init__(self, url: str, *, prefix: str = "vtt:") -> None:
+    def __init__(self, url: str, *, prefix: str = "vtt:", lease_ttl: float = 10.0) -> None:
         self.url = url
         self.prefix = prefix
+        self.lease_ttl = lease_ttl
+        self._renew: Any = None
         self._redis: Any = None
         self._commit: Any = None
         self._snapshots: dict[tuple[str, str], Token] = {}
+        self._revs: dict[str, int] = {}
 
     @property
     def redis(self) -> Any:
@@ -91,6 +115,7 @@ class RedisStore(Store):
             raise RuntimeError("the Redis store needs the redis package: pip install 'vtt-bridge[redis]'") from exc
         self._redis = aioredis.Redis.from_url(self.url, decode_responses=True)
         self._commit = self._redis.register_script(_COMMIT)
+        self._renew = self._redis.register_script(_RENEW)
         await self._redis.ping()
 
     async def close(self) -> None:
@@ -140,6 +165,7 @@ class RedisStore(Store):
                     )
                     pipe.multi()
                     pipe.hset(key, table_id, dumps(updated.to_dict()))
+                    pipe.incr(self._key(table_id, "rev"))
                     await pipe.execute()
                     return updated
                 except WatchError:
@@ -188,7 +214,7 @@ class RedisStore(Store):
             args.append(str(change.before.version) if change.before is not None else "")
             args.append(dumps(changes[token_id]["after"]) if change.after is not None else "")
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
-        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs")]
+        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev")]
         status, first, second = await self._commit(keys=keys, args=args)
         if status == "conflict":
             expected = draft.changes[first].before
@@ -198,6 +224,7 @@ class RedisStore(Store):
                 f"request_id {draft.request_id!r} was already used on this table",
                 details={"request_id": draft.request_id},
             )
+        self._revs[table_id] = int(second)
         for token_id, change in draft.changes.items():
             if change.after is None:
                 self._snapshots.pop((table_id, token_id), None)
@@ -248,3 +275,68 @@ class RedisStore(Store):
     async def audit(self, table_id: str) -> list[AuditEntry]:
         raws = await self.redis.lrange(self._key(table_id, "audit"), 0, -1)
         return [AuditEntry(seq=i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]
+
+    # -- several server processes ------------------------------------------------
+
+    async def revision(self, table_id: str) -> int | None:
+        return int(await self.redis.get(self._key(table_id, "rev")) or 0)
+
+    def committed_revision(self, table_id: str) -> int | None:
+        return self._revs.get(table_id)
+
+    def lease(self, table_id: str) -> _Lease:
+        return _Lease(self, self._key(table_id, "lease"))
+
+    async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
+        await self.redis.hset(self._key(table_id, "sessions"), sid, f"{node}\t{user}")
+
+    async def leave(self, table_id: str, sid: str) -> None:
+        await self.redis.hdel(self._key(table_id, "sessions"), sid)
+
+    async def sessions(self, table_id: str) -> dict[str, str] | None:
+        key = self._key(table_id, "sessions")
+        raw = await self.redis.hgetall(key)
+        if not raw:
+            return {}
+        entries = {sid: value.split("\t", 1) for sid, value in raw.items()}
+        nodes = sorted({node for node, _user in entries.values()})
+        alive = dict(zip(nodes, await self.redis.mget([f"{self.prefix}node:{n}" for n in nodes]), strict=True))
+        gone = [sid for sid, (node, _user) in entries.items() if not alive[node]]
+        if gone:
+            # Connections of a process that died without saying goodbye.
+            await self.redis.hdel(key, *gone)
+        return {sid: user for sid, (node, user) in entries.items() if alive[node]}
+
+    async def heartbeat(self, node: str, ttl: float) -> None:
+        await self.redis.set(f"{self.prefix}node:{node}", "1", px=max(1, int(ttl * 1000)))
+
+
+class _Lease:
+    """``async with store.lease(table)``: wait for the table's attack lease, hold it, give it back."""
+
+    def __init__(self, store: RedisStore, key: str) -> None:
+        self.store = store
+        self.key = key
+        self.holder = secrets.token_hex(12)
+        self._keeper: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> _Lease:
+        redis, ttl_ms = self.store.redis, max(1, int(self.store.lease_ttl * 1000))
+        pause = 0.002
+        while not await redis.set(self.key, self.holder, nx=True, px=ttl_ms):
+            await asyncio.sleep(pause)
+            pause = min(0.05, pause * 2)
+        self._keeper = asyncio.get_running_loop().create_task(self._keep(ttl_ms))
+        return self
+
+    async def _keep(self, ttl_ms: int) -> None:
+        while True:
+            await asyncio.sleep(ttl_ms / 3000)
+            await self.store._renew(keys=[self.key], args=[self.holder, ttl_ms])
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.gather(self._keeper, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.store._renew(keys=[self.key], args=[self.holder, 0])
