@@ -14,6 +14,8 @@ import logging
 from ..plugins import make_host
 from ..server import BridgeServer, ServerConfig, serve_forever
 from ..server.demo import demo_table
+from ..server.workers import run as run_loop
+from ..server.workers import serve_workers
 from ..server.logs import configure
 
 
@@ -24,6 +26,27 @@ def register(sub) -> None:
     parser.add_argument("--db", default="vtt_bridge.sqlite", help="SQLite file (default: ./vtt_bridge.sqlite)")
     parser.add_argument("--redis", metavar="URL", help="use Redis as the store and the bus between processes")
     parser.add_argument("--demo", action="store_true", help="create or reuse a demo table and print its keys")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port (needs --redis; default: 1). See docs/deploy.md",
+    )
+    parser.add_argument(
+        "--resolvers",
+        type=int,
+        default=2,
+        metavar="N",
+        help="processes per server that run the rulesets' hooks (default: 2)",
+    )
+    parser.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="with --redis: seconds before a table held by a process that died is taken over (default: 10)",
+    )
     parser.add_argument(
         "--decision-timeout",
         type=float,
@@ -53,7 +76,13 @@ def run(args) -> int:
         decision_timeout=args.decision_timeout,
         plugins=tuple(args.plugin),
         cors_origins=tuple(args.cors_origin) if args.cors_origin else "*",
+        resolvers=args.resolvers,
+        lease_ttl=args.lease_ttl,
     )
+    if args.workers < 1 or args.resolvers < 1:
+        raise SystemExit("vtt-bridge serve: --workers and --resolvers must be at least 1")
+    if args.workers > 1:
+        return _run_workers(args, config)
     host = make_host(plugins=args.plugin)
 
     async def ready(server: BridgeServer) -> None:
@@ -63,8 +92,33 @@ def run(args) -> int:
             demo = await demo_table(host, server.store)
             print(_demo_text(server.url, demo), flush=True)
 
-    asyncio.run(serve_forever(config, host=host, ready=ready))
+    run_loop(serve_forever(config, host=host, ready=ready))
     return 0
+
+
+def _run_workers(args, config) -> int:
+    """``--workers N``: N server processes on one port over one Redis (server/workers.py)."""
+    if not args.redis:
+        raise SystemExit("vtt-bridge serve: --workers needs --redis URL (SQLite is one process only)")
+
+    def ready(url: str) -> None:
+        print(f"vtt-bridge listening on {url} ({args.workers} server processes)", flush=True)
+        if args.demo:
+            print(_demo_text(url, asyncio.run(_demo(args))), flush=True)
+
+    level = logging.getLogger().level
+    return serve_workers(config, args.workers, log_setup=(args.log_format == "json", level), ready=ready)
+
+
+async def _demo(args):
+    from ..state import RedisStore
+
+    store = RedisStore(args.redis)
+    await store.open()
+    try:
+        return await demo_table(make_host(plugins=args.plugin), store)
+    finally:
+        await store.close()
 
 
 def _demo_text(url: str, demo) -> str:

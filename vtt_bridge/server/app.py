@@ -44,6 +44,7 @@ class ServerConfig:
         the key, not the origin, is what guards a table).
     :ivar shutdown_grace: seconds a stop waits for attacks in progress.
     :ivar resolvers: resolver processes that run the hooks (see ``server/workers.py``).
+    :ivar lease_ttl: seconds a table's attack lease outlives a process that died holding it (Redis).
     :ivar reuse_port: listen with ``SO_REUSEPORT`` (``serve --workers N`` shares one port).
     """
 
@@ -59,6 +60,7 @@ class ServerConfig:
     shutdown_grace: float = 5.0
     resolvers: int = 2
     reuse_port: bool = False
+    lease_ttl: float = 10.0
     static_dir: Path | None = field(default=STATIC_DIR)
 
 

@@ -55,7 +55,8 @@ class BridgeServer:
             self.host = make_host(plugins=list(config.plugins), entry_points=config.entry_points)
         if self.store is None:
             self.store = (
-                RedisStore(config.redis, prefix=config.redis_prefix) if config.redis else SQLiteStore(config.db)
+                RedisStore(config.redis, prefix=config.redis_prefix, lease_ttl=config.lease_ttl)
+                if config.redis else SQLiteStore(config.db)
             )
         await self.store.open()
         app, self._sio, self.bridge = build(config, self.host, self.store)
