@@ -19,6 +19,7 @@ from ..plugins import Host
 from ..state.codec import JSON
 from ..state.store import Store
 from .bridge import Bridge
+from .broadcast import plain_websockets
 from .namespace import TableNamespace
 
 __all__ = ["STATIC_DIR", "ServerConfig", "build"]
@@ -45,6 +46,8 @@ class ServerConfig:
     :ivar shutdown_grace: seconds a stop waits for attacks in progress.
     :ivar resolvers: resolver processes that run the hooks (see ``server/workers.py``).
     :ivar lease_ttl: seconds a table's attack lease outlives a process that died holding it (Redis).
+    :ivar ws_compression: accept permessage-deflate on websockets (off: it costs more CPU than
+        the bridge's small messages save; let a reverse proxy compress if bandwidth matters).
     :ivar reuse_port: listen with ``SO_REUSEPORT`` (``serve --workers N`` shares one port).
     """
 
@@ -61,6 +64,7 @@ class ServerConfig:
     resolvers: int = 2
     reuse_port: bool = False
     lease_ttl: float = 10.0
+    ws_compression: bool = False
     static_dir: Path | None = field(default=STATIC_DIR)
 
 
@@ -90,6 +94,8 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         logger=False,
         engineio_logger=False,
     )
+    if not config.ws_compression:
+        plain_websockets(sio)
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
     sio.register_namespace(TableNamespace(bridge))
     app = web.Application()
