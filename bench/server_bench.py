@@ -77,6 +77,17 @@ T_RATIO = 2.0  # attack p50 / echo p50
 T_MEMORY = 200.0  # MB with 100 tables loaded
 
 
+_HOSTS: list[Any] = []
+
+
+def _host() -> Any:
+    if not _HOSTS:
+        from vtt_bridge.plugins import make_host
+
+        _HOSTS.append(make_host())
+    return _HOSTS[0]
+
+
 class Ruleset:
     """How to seat a table for one ruleset and what each attack sends."""
 
@@ -94,10 +105,15 @@ class Ruleset:
         self.request = {k: v for k, v in example.items() if k in ("ruleset", "declaration", "answers")}
 
     def tokens(self) -> list[Token]:
+        """The table's tokens, their ``system`` loaded by the ruleset's schema (defaults filled) as a server would."""
+        if self.name == "duel":
+            attacker, target = self.attacker_system, self.target_system
+        else:
+            attacker, target = (_host().load_system(self.name, s) for s in (self.attacker_system, self.target_system))
         out = []
         for i in range(PAIRS):
-            out.append(Token(f"a{i}", f"a{i}", self.name, self.attacker_system, ownership={f"p{i}": 3}))
-            out.append(Token(f"b{i}", f"b{i}", self.name, self.target_system, ownership={f"q{i}": 3}))
+            out.append(Token(f"a{i}", f"a{i}", self.name, attacker, ownership={f"p{i}": 3}))
+            out.append(Token(f"b{i}", f"b{i}", self.name, target, ownership={f"q{i}": 3}))
         return out
 
     def attack(self, i: int) -> dict[str, Any]:

@@ -94,9 +94,14 @@ class Attacks:
             for name in GM_ONLY:
                 if name in request:
                     raise Forbidden(f"only the GM may give {name}", details={"field": name})
-        # Another process may have just created or changed the attacker.
-        await self.bridge.fresh(self.bridge.runtime(caller))
-        runtime = self._table_for(caller, request, "attack with it")
+        try:
+            runtime = self._table_for(caller, request, "attack with it")
+        except (NotFound, Forbidden):
+            if not self.bridge.store.shared:
+                raise
+            # Another process may have just created the attacker or given it to the caller.
+            await self.bridge.fresh(self.bridge.runtime(caller))
+            runtime = self._table_for(caller, request, "attack with it")
         request_id = request.get("request_id")
         if request_id is None:
             return {"attack": await self._run(caller, runtime, request)}
@@ -194,10 +199,10 @@ class Attacks:
     ) -> dict[str, Any]:
         bridge = self.bridge
         # One attack at a time per table: in this process, and across processes (the lease).
-        async with runtime.attack_lock, bridge.store.lease(runtime.id):
+        async with runtime.attack_lock, bridge.store.lease(runtime.id) as lease:
             started = time.perf_counter()
             await runtime.outbox.drain()
-            await bridge.fresh(runtime)
+            await bridge.fresh(runtime, rev=getattr(lease, "revision", None))
             request_id = request.get("request_id")
             if request_id is not None and bridge.store.shared:
                 # The same request_id may have been resolved through another process meanwhile.

@@ -133,15 +133,17 @@ class Bridge:
         self._loading.pop(table_id, None)
         return runtime
 
-    async def fresh(self, runtime: TableRuntime) -> TableRuntime:
+    async def fresh(self, runtime: TableRuntime, *, rev: int | None = None) -> TableRuntime:
         """The table as the store has it, when other processes may have written to it.
 
-        One read of the table's revision; the tokens and settings are re-read
+        One read of the table's revision (none when ``rev`` was just read,
+        as taking the attack lease does); the tokens and settings are re-read
         only when it moved since this process last read or wrote them.
         """
         store = self.store
         if store.shared:
-            rev = await store.revision(runtime.id)
+            if rev is None:
+                rev = await store.revision(runtime.id)
             if rev != runtime.rev:
                 info = await store.get_table(runtime.id)
                 if info is not None:

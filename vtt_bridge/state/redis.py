@@ -71,11 +71,27 @@ end
 return {'ok', tostring(seq), tostring(rev)}
 """
 
-# KEYS: lease; ARGV: holder, ttl ms. Renews (or releases, with ttl 0) only the holder's lease.
+# KEYS: lease, rev; ARGV: holder, ttl ms. Takes a free lease and answers the table's
+# revision in the same round trip (-1: someone else holds it).
+_ACQUIRE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+return -1
+"""
+
+# KEYS: lease; ARGV: holder, ttl ms. Renews only the holder's lease.
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if tonumber(ARGV[2]) == 0 then return redis.call('DEL', KEYS[1]) end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+"""
+
+# KEYS: lease; ARGV: holder, channel. Releases the holder's lease and wakes whoever waits for it.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], KEYS[1])
+return 1
 """
 
 
@@ -95,6 +111,10 @@ class RedisStore(Store):
         self.prefix = prefix
         self.lease_ttl = lease_ttl
         self._renew: Any = None
+        self._acquire: Any = None
+        self._release: Any = None
+        self._listener: asyncio.Task[None] | None = None
+        self._waiting: dict[str, set[asyncio.Event]] = {}
         self._redis: Any = None
         self._commit: Any = None
         self._snapshots: dict[tuple[str, str], Token] = {}
@@ -116,9 +136,15 @@ class RedisStore(Store):
         self._redis = aioredis.Redis.from_url(self.url, decode_responses=True)
         self._commit = self._redis.register_script(_COMMIT)
         self._renew = self._redis.register_script(_RENEW)
+        self._acquire = self._redis.register_script(_ACQUIRE)
+        self._release = self._redis.register_script(_RELEASE)
         await self._redis.ping()
 
     async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+            self._listener = None
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
@@ -285,7 +311,7 @@ class RedisStore(Store):
         return self._revs.get(table_id)
 
     def lease(self, table_id: str) -> _Lease:
-        return _Lease(self, self._key(table_id, "lease"))
+        return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"))
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
         await self.redis.hset(self._key(table_id, "sessions"), sid, f"{node}\t{user}")
@@ -311,21 +337,73 @@ class RedisStore(Store):
         await self.redis.set(f"{self.prefix}node:{node}", "1", px=max(1, int(ttl * 1000)))
 
 
-class _Lease:
-    """``async with store.lease(table)``: wait for the table's attack lease, hold it, give it back."""
+    @property
+    def _channel(self) -> str:
+        return f"{self.prefix}leases"
 
-    def __init__(self, store: RedisStore, key: str) -> None:
+    def _await_release(self, key: str) -> asyncio.Event:
+        """An event set when the lease ``key`` is released (by any process)."""
+        if self._listener is None:
+            self._listener = asyncio.get_running_loop().create_task(self._listen(), name="lease releases")
+        event = asyncio.Event()
+        self._waiting.setdefault(key, set()).add(event)
+        return event
+
+    def _forget(self, key: str, event: asyncio.Event) -> None:
+        waiting = self._waiting.get(key)
+        if waiting is not None:
+            waiting.discard(event)
+            if not waiting:
+                del self._waiting[key]
+
+    async def _listen(self) -> None:
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(self._channel)
+            while True:
+                message = await pubsub.get_message(timeout=5.0)
+                if message is not None and message.get("type") == "message":
+                    for event in self._waiting.get(message["data"], ()):
+                        event.set()
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+
+class _Lease:
+    """``async with store.lease(table) as lease``: wait for the table's attack lease, hold it, give it back.
+
+    ``lease.revision`` is the table's revision read when it was taken.
+    A waiter is woken by the holder's release (published by the release
+    script); it also retries every ``_RETRY`` seconds, which is how a lease
+    left by a process that died is taken over once it expires.
+    """
+
+    _RETRY = 0.1
+
+    def __init__(self, store: RedisStore, key: str, rev_key: str) -> None:
         self.store = store
         self.key = key
+        self.rev_key = rev_key
         self.holder = secrets.token_hex(12)
+        self.revision: int | None = None
         self._keeper: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> _Lease:
-        redis, ttl_ms = self.store.redis, max(1, int(self.store.lease_ttl * 1000))
-        pause = 0.002
-        while not await redis.set(self.key, self.holder, nx=True, px=ttl_ms):
-            await asyncio.sleep(pause)
-            pause = min(0.05, pause * 2)
+        store, ttl_ms = self.store, max(1, int(self.store.lease_ttl * 1000))
+        while True:
+            # Listen before trying, so a release in between is not missed.
+            released = store._await_release(self.key)
+            try:
+                rev = await store._acquire(keys=[self.key, self.rev_key], args=[self.holder, ttl_ms])
+                if rev >= 0:
+                    self.revision = int(rev)
+                    break
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._RETRY):
+                        await released.wait()
+            finally:
+                store._forget(self.key, released)
         self._keeper = asyncio.get_running_loop().create_task(self._keep(ttl_ms))
         return self
 
@@ -339,4 +417,4 @@ class _Lease:
             self._keeper.cancel()
             await asyncio.gather(self._keeper, return_exceptions=True)
         with contextlib.suppress(Exception):
-            await self.store._renew(keys=[self.key], args=[self.holder, 0])
+            await self.store._release(keys=[self.key], args=[self.holder, self.store._channel])
