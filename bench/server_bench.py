@@ -103,6 +103,24 @@ class Ruleset:
         self.attacker_system = tokens[example["attacker"]]["system"]
         self.target_system = tokens[example["targets"][0]]["system"]
         self.request = {k: v for k, v in example.items() if k in ("ruleset", "declaration", "answers")}
+        # Answers given for every question the example asks (the rules' defaults), as the
+        # duel's are: the figures are the server's, not a prompt's round trips.
+        host = _host()
+        loaded = {t["id"]: Token.from_dict({"ruleset": name, **t, "system": host.load_system(name, t["system"])}) for t in tokens.values()}
+        res = host.start(
+            name,
+            loaded,
+            attacker=example["attacker"],
+            targets=example["targets"],
+            declaration=example["declaration"],
+            seed=1,
+            answers=example.get("answers"),
+        )
+        record = res.run()
+        given = dict(example.get("answers") or {})
+        for decision in record["decisions"]:
+            given.setdefault(decision["key"], decision["answer"]["option"])
+        self.request["answers"] = given
 
     def tokens(self) -> list[Token]:
         """The table's tokens, their ``system`` loaded by the ruleset's schema (defaults filled) as a server would."""
