@@ -23,6 +23,7 @@ TOKENS = [
     *DUEL_TOKENS,
     {"id": "spin1", "name": "Spinner", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
     {"id": "sleep1", "name": "Sleeper", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
+    {"id": "exit1", "name": "Quitter", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
 ]
 PLAIN = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "answers": {"defense": "none"}}
 
@@ -134,6 +135,17 @@ async def test_an_attack_parked_on_a_killed_resolver_is_replayed_and_finishes(se
     await hung.close()
 
 
+async def test_a_pack_raising_system_exit_fails_its_attack_and_ends_no_process(server):
+    seat, gm = await _seat(server, 2.0)
+    pids = [p.pid for p in server.bridge.resolvers.procs]
+    ack = await gm.call("attack", {**PLAIN, "attacker": "exit1"})
+    assert ack["ok"] is False and ack["error"]["code"] == "plugin_error"
+    assert ack["error"]["details"]["plugin"] == HANG and ack["error"]["details"]["exception"] == "SystemExit"
+    assert (await gm.ok("attack", PLAIN))["attack"]["outcome"]["hit"] in (True, False)
+    assert [p.pid for p in server.bridge.resolvers.procs] == pids and server.bridge.resolvers.replaced == 0
+    await seat.close()
+
+
 async def test_the_budget_is_a_validated_table_setting(server):
     seat, gm = await _seat(server, 1.0)
     for bad in (0, -1, 61, "soon", None):
@@ -147,3 +159,15 @@ async def test_the_budget_is_a_validated_table_setting(server):
     assert ack["error"]["code"] == "forbidden"
     assert (await gm.ok("table.get"))["table"]["settings"]["attack_budget"] == 1.0
     await seat.close()
+
+
+def test_the_server_runs_on_asyncio_when_uvloop_is_not_installed(monkeypatch):
+    import sys
+
+    from vtt_bridge.server.workers import run
+
+    async def which():
+        return type(asyncio.get_running_loop()).__module__
+
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop → ImportError
+    assert run(which()).startswith("asyncio")
