@@ -296,12 +296,18 @@ def cpu_seconds(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def rss_mb(pid: int) -> float:
+def memory_mb(pid: int) -> float:
+    """The server's memory: the proportional set size (Pss) of every process of it.
+
+    Resolvers are forked and share most pages with the server; Pss counts a
+    shared page once in all, where adding up each process's RSS would count it
+    in every process.
+    """
     total = 0
     for member in _tree(pid):
         with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{member}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+            for line in Path(f"/proc/{member}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
                     total += int(line.split()[1])
     return total / 1024
 
@@ -461,13 +467,17 @@ async def single_process(args, tmp: Path, rulesets: list[Ruleset]) -> None:
 
             if memory:
                 tables = memory["duel"]
+                empty = memory_mb(proc.pid)
                 for seat in tables:
                     client = await Client().connect(http, url, auth(seat))
                     await client.call("token.list", {})
                     await client.close()
-                size = rss_mb(proc.pid)
+                size = memory_mb(proc.pid)
                 print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
-                print(f"   server resident memory {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB)")
+                print(
+                    f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
+                    f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
+                )
     finally:
         stop_server(proc)
 
