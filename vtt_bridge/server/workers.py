@@ -174,9 +174,16 @@ class _Worker:
         self.tokens: dict[tuple[str, str], Token] = {}
         self.live: dict[int, tuple[Any, int]] = {}  # job id → (resolution, steps already sent)
         self.current: int | None = None
+        self.sending = False
 
     def report(self, signum: int, frame: Any) -> None:
-        """SIGUSR1: say where the current job is stuck (the event loop will kill us next)."""
+        """SIGUSR1: say where the current job is stuck (the event loop will kill us next).
+
+        Not while a reply is being written: the report would land inside it.
+        The job has finished then, and the event loop sees its reply instead.
+        """
+        if self.sending or self.current is None:
+            return
         with contextlib.suppress(Exception):
             _send_blocking(self.sock, ("stuck", self.current, _where(frame, self.host)))
 
@@ -194,7 +201,11 @@ class _Worker:
                 reply = self.start(*message[1:]) if kind == "start" else self.settle(*message[1:])
             finally:
                 self.current = None
-            _send_blocking(self.sock, reply)
+            self.sending = True
+            try:
+                _send_blocking(self.sock, reply)
+            finally:
+                self.sending = False
 
     def start(self, job_id: int, table: str, refs: list, new: list, spec: dict, settled: list, sent: int) -> tuple:
         for data in new:
@@ -321,7 +332,9 @@ class _Proc:
         self.pid = pid
         self.reader = reader
         self.writer = writer
-        self.known: dict[tuple[str, str], int] = {}  # tokens it holds, at which version
+        # The snapshots it holds (compared by identity: a token deleted and created
+        # again starts at version 1 again, with other stats).
+        self.known: dict[tuple[str, str], Token] = {}
         self.queue: deque[tuple[Job, float]] = deque()  # (job, budget left) awaiting an answer, in order
         self.parked: set[Job] = set()
         self.head_since = 0.0
@@ -465,8 +478,8 @@ class Resolvers:
         new = []
         for token_id, token in job.tokens.items():
             key = (job.table, token_id)
-            if known.get(key) != token.version:
-                known[key] = token.version
+            if known.get(key) is not token:
+                known[key] = token
                 new.append(token.to_dict())
         return ("start", job.id, job.table, list(job.tokens), new, job.spec, list(job.settled), job.sent)
 
@@ -504,6 +517,8 @@ class Resolvers:
             os.kill(proc.pid, signal.SIGUSR1)
         with contextlib.suppress(TimeoutError):
             where = await asyncio.wait_for(asyncio.shield(proc.stuck), _REPORT_GRACE)
+        if proc.dead or not proc.queue or proc.queue[0][0] is not job:
+            return  # it answered just in time after all (its reply re-armed the watchdog)
         self._kill(proc)
         job.used = job.budget
         proc.queue.popleft()
