@@ -79,3 +79,14 @@ async def test_sessions_list_connections_of_live_processes_only(two):
     assert await one.sessions("t1") == {"s1": "alice"}
     await one.leave("t1", "s1")
     assert await other.sessions("t1") == {}
+
+
+async def test_a_token_deleted_and_created_again_elsewhere_is_not_read_from_a_stale_copy(two):
+    one, other = two
+    await one.commit("t1", _create("x"))
+    assert (await other.tokens("t1"))["x"].system["hp"] == 1
+    gone = (await one.tokens("t1"))["x"]
+    await one.commit("t1", AuditDraft(kind="token.delete", user="gm", at=0.0, changes={"x": TokenChange(before=gone, after=None)}))
+    again = Token("x", "x", "duel", {"hp": 7}, version=1)
+    await one.commit("t1", AuditDraft(kind="token.create", user="gm", at=0.0, changes={"x": TokenChange(before=None, after=again)}))
+    assert (await other.tokens("t1"))["x"].system["hp"] == 7

@@ -117,7 +117,10 @@ class RedisStore(Store):
         self._waiting: dict[str, set[asyncio.Event]] = {}
         self._redis: Any = None
         self._commit: Any = None
-        self._snapshots: dict[tuple[str, str], Token] = {}
+        # (table, token) → (its row as stored, its snapshot): an unchanged row is not
+        # parsed again. The row, not the version, decides: a token deleted and
+        # created again by another process starts at version 1 again.
+        self._snapshots: dict[tuple[str, str], tuple[str, Token]] = {}
         self._revs: dict[str, int] = {}
 
     @property
@@ -215,12 +218,13 @@ class RedisStore(Store):
     async def tokens(self, table_id: str) -> dict[str, Token]:
         raw = await self.redis.hgetall(self._key(table_id, "tokens"))
         out = {}
+        snapshots = self._snapshots
         for token_id in sorted(raw):
-            data = json.loads(raw[token_id])
-            cached = self._snapshots.get((table_id, token_id))
-            if cached is None or cached.version != data["version"]:
-                cached = self._snapshots[(table_id, token_id)] = token_from_dict(data)
-            out[token_id] = cached
+            row = raw[token_id]
+            cached = snapshots.get((table_id, token_id))
+            if cached is None or cached[0] != row:
+                cached = snapshots[(table_id, token_id)] = (row, token_from_dict(json.loads(row)))
+            out[token_id] = cached[1]
         return out
 
     async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
@@ -235,10 +239,12 @@ class RedisStore(Store):
             "data": dict(draft.data),
         }
         args: list[Any] = [len(changes)]
+        rows = {}
         for token_id, change in draft.changes.items():
             args.append(token_id)
             args.append(str(change.before.version) if change.before is not None else "")
-            args.append(dumps(changes[token_id]["after"]) if change.after is not None else "")
+            rows[token_id] = dumps(changes[token_id]["after"]) if change.after is not None else ""
+            args.append(rows[token_id])
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
         keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev")]
         status, first, second = await self._commit(keys=keys, args=args)
@@ -255,7 +261,7 @@ class RedisStore(Store):
             if change.after is None:
                 self._snapshots.pop((table_id, token_id), None)
             else:
-                self._snapshots[(table_id, token_id)] = change.after
+                self._snapshots[(table_id, token_id)] = (rows[token_id], change.after)
         return AuditEntry(seq=int(first), table=table_id, **entry)
 
     async def _entries(self, table_id: str, seqs: list[int]) -> list[AuditEntry]:
