@@ -1,42 +1,54 @@
-"""Benchmark the bridge server: round trips, throughput and memory, in one run.
+"""Benchmark the bridge server: round trips, throughput, 1 vs 2 server processes, memory.
 
     .venv/bin/python bench/server_bench.py            # the full run
-    .venv/bin/python bench/server_bench.py --quick    # a short smoke run
+    .venv/bin/python bench/server_bench.py --quick    # a short smoke run (a test runs it)
 
-The server runs as its own process (``vtt-bridge serve`` on 127.0.0.1, a
-fresh SQLite file, the engine's test ruleset ``duel``), so the clients do not
-share its event loop. The clients speak the socket.io protocol directly over
-an aiohttp websocket (open, ``40{auth}`` connect, ``42<id>[event, data]``
-requests, ``43<id>[ack]`` acknowledgements, pings) and do not decode the
-broadcasts they receive: a full client library's own cost per message would
-otherwise be measured instead of the server's. Measured:
+The server runs as its own processes (``vtt-bridge serve`` on 127.0.0.1 with
+its resolver processes; a fresh SQLite file, or a fresh ``redis-server`` on
+loopback for the multi-process runs), so the clients do not share its event
+loop. The clients speak the socket.io protocol directly over an aiohttp
+websocket (open, ``40{auth}`` connect, ``42<id>[event, data]`` requests,
+``43<id>[ack]`` acknowledgements, pings; a ``decision`` is answered with its
+default) and do not decode the broadcasts they receive: a full client
+library's own cost per message would otherwise be measured instead of the
+server's. Measured:
 
-1. the ``attack`` round trip (GM client, answers given, so no prompts; the
-   SQLite commit included) against the bare ``echo`` round trip, on the same
-   server and connection, interleaved: p50, p99 and the ratios;
+1. the ``attack`` round trip (``duel``, GM client, answers given, so no
+   prompts; the SQLite commit included) against the bare ``echo`` round trip,
+   on the same server and connection, interleaved: p50, p99 and the ratio;
+   and the server's CPU per request;
 2. committed attacks per second with 50 concurrent clients over 10 tables
-   (5 per table), and their latency: once with every client receiving every
-   broadcast (the default), once with clients subscribed only to
-   ``attack.resolved`` and ``token.updated`` (``auth.events``); with the
-   server's CPU time per attack (broadcasts included: the count waits until
+   (5 per table) for the light ``duel`` ruleset and the real ``exalted2e``
+   and ``warmachine_mk3`` (their example attacks, the Excellency and
+   Warmachine packs loaded), with every client receiving every broadcast and
+   with clients subscribed only to results (``auth.events``): latency p50/p99,
+   and the server's CPU per committed attack — every process of the server
+   counted (its resolvers too), broadcasts included (the count waits until
    they have all arrived);
+4. the same load over Redis with ``--workers 1`` and ``--workers 2``;
 3. the server's resident memory once 100 tables of 50 tokens each are loaded.
 
-Every loop is bounded by a count and a time limit. The machine's load average
-is printed too: other processes on the same cores change every figure.
+Every figure is printed beside its target. Every loop is bounded by a count
+and a time limit. The machine's load average is printed before and after:
+other processes on the same cores change every wall-clock figure (the CPU
+per attack much less).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,14 +59,88 @@ sys.path.insert(0, str(ROOT))
 
 from vtt_bridge.engine.tokens import Token  # noqa: E402
 from vtt_bridge.server import create_table  # noqa: E402
-from vtt_bridge.state import AuditDraft, SQLiteStore, TokenChange  # noqa: E402
+from vtt_bridge.state import AuditDraft, RedisStore, SQLiteStore, Store, TokenChange  # noqa: E402
 
 PAIRS = 25  # 50 tokens a table: a0..a24 attack b0..b24
 RESULTS_ONLY = ["attack.resolved", "token.updated"]
+EXAMPLES = {
+    "exalted2e": ROOT / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json",
+    "warmachine_mk3": ROOT / "plugins/vtt_warmachine_mk3/examples/melee_jack_punch.json",
+}
+
+# Targets (issues 12 and 14).
+T_CPU = 0.6  # ms of server CPU per committed attack, duel, every broadcast
+T_RATE_1 = 1200  # attacks/s, one process, duel, every broadcast
+T_RATE_2 = 1500  # attacks/s, two workers, every broadcast
+T_P99 = 50.0  # ms, two workers
+T_RATIO = 2.0  # attack p50 / echo p50
+T_MEMORY = 200.0  # MB with 100 tables loaded
+
+
+_HOSTS: list[Any] = []
+
+
+def _host() -> Any:
+    if not _HOSTS:
+        from vtt_bridge.plugins import make_host
+
+        _HOSTS.append(make_host())
+    return _HOSTS[0]
+
+
+class Ruleset:
+    """How to seat a table for one ruleset and what each attack sends."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        if name == "duel":
+            self.attacker_system: dict[str, Any] = {"hp": 10**9, "rerolls": 0}
+            self.target_system: dict[str, Any] = {"hp": 10**9, "rerolls": 0}
+            self.request: dict[str, Any] = {"ruleset": "duel", "declaration": {}, "answers": {"defense": "none"}}
+            return
+        example = json.loads(EXAMPLES[name].read_text())
+        tokens = {t["id"]: t for t in example["tokens"]}
+        self.attacker_system = tokens[example["attacker"]]["system"]
+        self.target_system = tokens[example["targets"][0]]["system"]
+        self.request = {k: v for k, v in example.items() if k in ("ruleset", "declaration", "answers")}
+        # Answers given for every question the example asks (the rules' defaults), as the
+        # duel's are: the figures are the server's, not a prompt's round trips.
+        host = _host()
+        loaded = {t["id"]: Token.from_dict({"ruleset": name, **t, "system": host.load_system(name, t["system"])}) for t in tokens.values()}
+        res = host.start(
+            name,
+            loaded,
+            attacker=example["attacker"],
+            targets=example["targets"],
+            declaration=example["declaration"],
+            seed=1,
+            answers=example.get("answers"),
+        )
+        record = res.run()
+        given = dict(example.get("answers") or {})
+        for decision in record["decisions"]:
+            given.setdefault(decision["key"], decision["answer"]["option"])
+        self.request["answers"] = given
+
+    def tokens(self) -> list[Token]:
+        """The table's tokens, their ``system`` loaded by the ruleset's schema (defaults filled) as a server would."""
+        if self.name == "duel":
+            attacker, target = self.attacker_system, self.target_system
+        else:
+            attacker, target = (_host().load_system(self.name, s) for s in (self.attacker_system, self.target_system))
+        out = []
+        for i in range(PAIRS):
+            out.append(Token(f"a{i}", f"a{i}", self.name, attacker, ownership={f"p{i}": 3}))
+            out.append(Token(f"b{i}", f"b{i}", self.name, target, ownership={f"q{i}": 3}))
+        return out
+
+    def attack(self, i: int) -> dict[str, Any]:
+        k = i % PAIRS
+        return {**self.request, "attacker": f"a{k}", "targets": [f"b{k}"]}
 
 
 class Client:
-    """A minimal socket.io client: requests with acknowledgements, broadcasts counted."""
+    """A minimal socket.io client: requests with acknowledgements, broadcasts counted, decisions defaulted."""
 
     def __init__(self) -> None:
         self.acks: dict[int, asyncio.Future[Any]] = {}
@@ -87,6 +173,13 @@ class Client:
                     future.set_result(json.loads(data[end:])[0])
             elif data == "2":
                 await self.ws.send_str("3")
+            elif data.startswith("42") and data[2:3].isdigit():
+                # A server call: a decision. Answer with the rules' default.
+                end = 2
+                while data[end].isdigit():
+                    end += 1
+                event, payload = json.loads(data[end:])[:2]
+                await self.ws.send_str(f"43{data[2:end]}" + json.dumps([payload.get("default")]))
             else:
                 self.broadcasts += 1
 
@@ -112,32 +205,28 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
 
 
-async def prepare(db: Path, tables: int) -> list[tuple[str, str]]:
-    """Create the tables and tokens straight in the store; returns (table id, GM key)."""
-    store = SQLiteStore(db)
+async def prepare(store: Store, tables: int, rulesets: list[Ruleset]) -> dict[str, list[tuple[str, str]]]:
+    """Create the tables and tokens straight in the store: per ruleset, (table id, GM key)."""
     await store.open()
-    seats = []
-    for n in range(tables):
-        table, key = await create_table(store, f"bench {n}")
-        changes = {}
-        for i in range(PAIRS):
-            for side, owner in (("a", f"p{i}"), ("b", f"q{i}")):
-                token = Token(f"{side}{i}", f"{side}{i}", "duel", {"hp": 10**9, "rerolls": 0}, ownership={owner: 3})
-                changes[token.id] = TokenChange(before=None, after=token)
-        await store.commit(table.id, AuditDraft(kind="token.create", user="gm", at=time.time(), changes=changes))
-        seats.append((table.id, key))
+    seats: dict[str, list[tuple[str, str]]] = {}
+    for ruleset in rulesets:
+        for n in range(tables):
+            table, key = await create_table(store, f"bench {ruleset.name} {n}")
+            changes = {t.id: TokenChange(before=None, after=t) for t in ruleset.tokens()}
+            await store.commit(table.id, AuditDraft(kind="token.create", user="gm", at=time.time(), changes=changes))
+            seats.setdefault(ruleset.name, []).append((table.id, key))
     await store.close()
     return seats
 
 
-def start_server(db: Path) -> tuple[subprocess.Popen, str]:
+def start_server(*args: str) -> tuple[subprocess.Popen, str]:
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
-    argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0"]
-    argv += ["--db", str(db), "--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
+    argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0", *args]
+    argv += ["--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         match = re.search(r"listening on (http://\S+)", line)
@@ -149,21 +238,78 @@ def start_server(db: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit("the server did not start")
 
 
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not installed (apt-get install redis-server)")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                conn.sendall(b"PING\r\n")
+                if conn.recv(16).startswith(b"+PONG"):
+                    break
+            if time.monotonic() > deadline:
+                raise SystemExit("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+    return out
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of the server: the process, every process under it, and those already reaped."""
+    total = 0
+    for n, member in enumerate(_tree(pid)):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+            if n == 0:
+                total += int(fields[13]) + int(fields[14])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
-def attack(i: int) -> dict[str, Any]:
-    k = i % PAIRS
-    return {"ruleset": "duel", "attacker": f"a{k}", "targets": [f"b{k}"], "answers": {"defense": "none"}}
+def memory_mb(pid: int) -> float:
+    """The server's memory: the proportional set size (Pss) of every process of it.
+
+    Resolvers are forked and share most pages with the server; Pss counts a
+    shared page once in all, where adding up each process's RSS would count it
+    in every process.
+    """
+    total = 0
+    for member in _tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{member}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+    return total / 1024
 
 
 def auth(seat: tuple[str, str], events: list[str] | None = None) -> dict[str, Any]:
@@ -173,29 +319,39 @@ def auth(seat: tuple[str, str], events: list[str] | None = None) -> dict[str, An
     return out
 
 
-async def cpu_per_call(http, url: str, pid: int, seat: tuple[str, str], event: str, count: int) -> float:
+async def settle(clients: list[Client]) -> int:
+    """Wait until no more broadcasts arrive; returns how many arrived in all."""
+    seen = -1
+    for _ in range(100):
+        now = sum(c.broadcasts for c in clients)
+        if now == seen:
+            break
+        seen = now
+        await asyncio.sleep(0.3)
+    return seen
+
+
+async def cpu_per_call(http, url: str, pid: int, seat, ruleset: Ruleset, event: str, count: int) -> float:
     """The server's CPU milliseconds per request, for one client alone (broadcasts to it included)."""
     client = await Client().connect(http, url, auth(seat))
     try:
+        await settle([client])
         cpu0 = cpu_seconds(pid)
         for i in range(count):
-            await client.call(event, attack(i) if event == "attack" else {"n": i})
-        seen = -1
-        while client.broadcasts != seen:
-            seen = client.broadcasts
-            await asyncio.sleep(0.3)
+            await client.call(event, ruleset.attack(i) if event == "attack" else {"n": i})
+        await settle([client])
         return (cpu_seconds(pid) - cpu0) / count * 1000
     finally:
         await client.close()
 
 
-async def round_trips(http, url: str, seat: tuple[str, str], count: int, limit: float) -> dict[str, list[float]]:
+async def round_trips(http, url: str, seat, ruleset: Ruleset, count: int, limit: float) -> dict[str, list[float]]:
     client = await Client().connect(http, url, auth(seat))
     times: dict[str, list[float]] = {"echo": [], "attack": []}
     try:
-        for i in range(min(300, count)):  # warm up both paths
+        for i in range(min(200, count)):  # warm up both paths
             await client.call("echo", {"n": i})
-            await client.call("attack", attack(i))
+            await client.call("attack", ruleset.attack(i))
         deadline = time.monotonic() + limit
         for i in range(count):
             if time.monotonic() > deadline:
@@ -204,7 +360,7 @@ async def round_trips(http, url: str, seat: tuple[str, str], count: int, limit: 
             ack = await client.call("echo", {"n": i})
             t1 = time.perf_counter()
             assert ack["ok"], ack
-            ack = await client.call("attack", attack(i))
+            ack = await client.call("attack", ruleset.attack(i))
             t2 = time.perf_counter()
             assert ack["ok"], ack
             times["echo"].append((t1 - t0) * 1000)
@@ -214,24 +370,26 @@ async def round_trips(http, url: str, seat: tuple[str, str], count: int, limit: 
     return times
 
 
-async def throughput(http, url: str, pid: int, seats, clients: int, seconds: float, per_client: int, events):
+async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, events) -> dict[str, Any]:
+    clients = args.clients
     connected = [await Client().connect(http, url, auth(seats[n % len(seats)], events)) for n in range(clients)]
     latencies: list[float] = []
-    failures = 0
+    failures: dict[str, int] = {}
     go = asyncio.Event()
 
     async def run(client: Client, n: int) -> None:
-        nonlocal failures
         await go.wait()
-        deadline = time.monotonic() + seconds
-        for i in range(per_client):
+        deadline = time.monotonic() + args.seconds
+        for i in range(args.per_client):
             if time.monotonic() > deadline:
                 break
             t0 = time.perf_counter()
-            ack = await client.call("attack", attack(n * 7 + i))
-            latencies.append((time.perf_counter() - t0) * 1000)
-            if not ack["ok"]:
-                failures += 1
+            ack = await client.call("attack", ruleset.attack(n * 7 + i))
+            if ack["ok"]:
+                latencies.append((time.perf_counter() - t0) * 1000)
+            else:
+                code = ack["error"]["code"]
+                failures[code] = failures.get(code, 0) + 1
 
     tasks = [asyncio.create_task(run(c, n)) for n, c in enumerate(connected)]
     await asyncio.sleep(0.2)
@@ -240,92 +398,122 @@ async def throughput(http, url: str, pid: int, seats, clients: int, seconds: flo
     go.set()
     await asyncio.gather(*tasks)
     elapsed = time.perf_counter() - t0
-    # Count the server's CPU until the last broadcast has arrived.
-    seen = -1
-    while sum(c.broadcasts for c in connected) != seen:
-        seen = sum(c.broadcasts for c in connected)
-        await asyncio.sleep(0.3)
-    cpu = cpu_seconds(pid) - cpu0 - 0.0
+    seen = await settle(connected)  # count the server's CPU until the last broadcast has arrived
+    cpu = cpu_seconds(pid) - cpu0
     for client in connected:
         await client.close()
-    committed = len(latencies) - failures
+    committed = len(latencies)
     return {
         "committed": committed,
         "failed": failures,
-        "elapsed": elapsed,
         "rate": committed / elapsed,
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
         "cpu_ms": cpu / max(1, committed) * 1000,
-        "broadcasts": seen / max(1, committed),
+        "messages": seen / max(1, committed),
     }
 
 
-async def load_tables(http, url: str, seats: list[tuple[str, str]]) -> int:
-    """Connect to every table once (the server loads it) and read its tokens."""
-    tokens = 0
-    for seat in seats:
-        client = await Client().connect(http, url, auth(seat))
-        tokens += len((await client.call("token.list", {}))["tokens"])
-        await client.close()
-    return tokens
+def line(label: str, r: dict[str, Any], *, rate_target: float | None = None, p99_target: float | None = None) -> str:
+    failed = ", ".join(f"{n} {c}" for c, n in r["failed"].items()) or "0"
+    text = (
+        f"   {label:34s} {r['rate']:7,.0f} attacks/s"
+        + (f" (target >= {rate_target:,.0f})" if rate_target else "")
+        + f"  p50 {r['p50']:6.2f} ms  p99 {r['p99']:7.2f} ms"
+        + (f" (target <= {p99_target:g})" if p99_target else "")
+        + f"  CPU {r['cpu_ms']:.2f} ms/attack"
+        + (f" (target <= {T_CPU})" if rate_target == T_RATE_1 else "")
+        + f"  {r['messages']:.1f} msgs/attack  [{r['committed']} committed, failed: {failed}]"
+    )
+    return text
 
 
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+async def single_process(args, tmp: Path, rulesets: list[Ruleset]) -> None:
+    db = tmp / "bench.sqlite"
+    seats = await prepare(SQLiteStore(db), args.tables, rulesets)
+    memory = await prepare(SQLiteStore(db), args.memory_tables, [rulesets[0]]) if args.memory_tables else {}
+    proc, url = start_server("--db", str(db), "--resolvers", str(args.resolvers))
+    duel = rulesets[0]
+    try:
+        async with aiohttp.ClientSession() as http:
+            print(f"server {url} (pid {proc.pid}, {args.resolvers} resolver processes); SQLite")
+            rt = await round_trips(http, url, seats["duel"][0], duel, args.round_trips, args.seconds * 4)
+            echo, atk = rt["echo"], rt["attack"]
+            e50, e99 = percentile(echo, 50), percentile(echo, 99)
+            a50, a99 = percentile(atk, 50), percentile(atk, 99)
+            print(f"\n1. round trip, duel, one client, {len(atk)} of each, interleaved")
+            print(f"   echo    p50 {e50:6.3f} ms   p99 {e99:6.3f} ms")
+            print(f"   attack  p50 {a50:6.3f} ms   p99 {a99:6.3f} ms")
+            print(f"   ratio   p50 {a50 / e50:6.2f} (target <= {T_RATIO:g})")
+            n = min(1000, args.round_trips)
+            echo_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "echo", n)
+            attack_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "attack", n)
+            print(
+                f"   server CPU per request: echo {echo_cpu:.3f} ms, attack {attack_cpu:.3f} ms"
+                " (its broadcasts to its own client included; every server process counted)"
+            )
+
+            runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
+            print(f"\n2. throughput, one server process (SQLite): {runs}")
+            for ruleset in rulesets:
+                for label, events in (("every broadcast", None), ("results only", RESULTS_ONLY)):
+                    r = await throughput(http, url, proc.pid, seats[ruleset.name], ruleset, args, events)
+                    light = ruleset.name == "duel" and events is None
+                    print(line(f"{ruleset.name}, {label}", r, rate_target=T_RATE_1 if light else None))
+
+            if memory:
+                tables = memory["duel"]
+                empty = memory_mb(proc.pid)
+                for seat in tables:
+                    client = await Client().connect(http, url, auth(seat))
+                    await client.call("token.list", {})
+                    await client.close()
+                size = memory_mb(proc.pid)
+                print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
+                print(
+                    f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
+                    f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
+                )
+    finally:
+        stop_server(proc)
+
+
+async def workers(args, rulesets: list[Ruleset]) -> None:
+    runs = f"{args.clients} clients over {args.tables} tables, every broadcast, up to {args.seconds:g} s each run"
+    print(f"\n4. server processes over one Redis (serve --workers N): {runs}")
+    for count in (1, 2):
+        with redis_server() as url:
+            seats = await prepare(RedisStore(url), args.tables, rulesets)
+            resolvers = max(1, args.resolvers // count)
+            proc, server = start_server("--redis", url, "--workers", str(count), "--resolvers", str(resolvers))
+            try:
+                async with aiohttp.ClientSession() as http:
+                    for ruleset in rulesets:
+                        r = await throughput(http, server, proc.pid, seats[ruleset.name], ruleset, args, None)
+                        light = ruleset.name == "duel"
+                        print(
+                            line(
+                                f"{count} worker{'s' if count > 1 else ''} x {resolvers} resolvers, {ruleset.name}",
+                                r,
+                                rate_target=T_RATE_2 if light and count == 2 else None,
+                                p99_target=T_P99 if light and count == 2 else None,
+                            )
+                        )
+            finally:
+                stop_server(proc)
+
+
 async def main(args) -> int:
     print(f"load average before: {load_average()} on {os.cpu_count()} cores")
+    rulesets = [Ruleset(name) for name in args.rulesets]
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.sqlite"
-        seats = await prepare(db, args.memory_tables)
-        proc, url = start_server(db)
-        try:
-            async with aiohttp.ClientSession() as http:
-                print(f"server {url} (pid {proc.pid}); {args.memory_tables} tables of {2 * PAIRS} tokens in SQLite")
-                rt = await round_trips(http, url, seats[0], args.round_trips, args.seconds * 4)
-                echo, atk = rt["echo"], rt["attack"]
-                e50, e99 = percentile(echo, 50), percentile(echo, 99)
-                a50, a99 = percentile(atk, 50), percentile(atk, 99)
-                print(f"\n1. round trip, one client, {len(atk)} of each, interleaved")
-                print(f"   echo    p50 {e50:6.3f} ms   p99 {e99:6.3f} ms")
-                print(f"   attack  p50 {a50:6.3f} ms   p99 {a99:6.3f} ms")
-                print(
-                    f"   ratio   p50 {a50 / e50:6.2f}      p99 {a99 / e99:6.2f}"
-                    f"      (targets: p50 ratio <= 2, attack p99 < 5 ms)"
-                )
-                n = min(1000, args.round_trips)
-                echo_cpu = await cpu_per_call(http, url, proc.pid, seats[1], "echo", n)
-                attack_cpu = await cpu_per_call(http, url, proc.pid, seats[1], "attack", n)
-                print(
-                    f"   server CPU per request: echo {echo_cpu:.3f} ms, attack {attack_cpu:.3f} ms"
-                    " (the attack's 9 broadcasts to its own client included)"
-                )
-
-                runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
-                print(f"\n2. throughput: {runs}")
-                for label, events in (("every broadcast", None), ("results only", RESULTS_ONLY)):
-                    r = await throughput(
-                        http, url, proc.pid, seats[: args.tables], args.clients, args.seconds, args.per_client, events
-                    )
-                    print(
-                        f"   {label:16s} {r['rate']:7,.0f} attacks/s"
-                        f"  ({r['committed']} committed, {r['failed']} failed)"
-                        f"  p50 {r['p50']:6.2f} ms  p99 {r['p99']:6.2f} ms"
-                        f"  server CPU {r['cpu_ms']:.2f} ms/attack  {r['broadcasts']:.0f} messages out/attack"
-                    )
-                print("   (targets: >= 1,500 attacks/s, p99 < 50 ms)")
-
-                tokens = await load_tables(http, url, seats)
-                print(f"\n3. memory with {len(seats)} tables loaded ({tokens} tokens)")
-                print(f"   server resident memory {rss_mb(proc.pid):.1f} MB (target < 200 MB)")
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        await single_process(args, Path(tmp), rulesets)
+    if not args.no_workers:
+        await workers(args, rulesets if not args.quick else rulesets[:1])
     print(f"\nload average after: {load_average()}")
     return 0
 
@@ -338,10 +526,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--memory-tables", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=5.0, help="time limit of each throughput run")
     parser.add_argument("--per-client", type=int, default=400, help="attacks per client per run, at most")
-    parser.add_argument("--quick", action="store_true", help="a short run: 300 round trips, 1 s of load")
+    parser.add_argument("--resolvers", type=int, default=2, help="resolver processes per server (default 2)")
+    parser.add_argument(
+        "--rulesets", nargs="+", default=["duel", "exalted2e", "warmachine_mk3"], choices=["duel", *EXAMPLES]
+    )
+    parser.add_argument("--no-workers", action="store_true", help="skip the Redis runs with 1 and 2 workers")
+    parser.add_argument("--quick", action="store_true", help="a short run: 200 round trips, 1 s of load per run")
     args = parser.parse_args(argv)
+    if args.rulesets[0] != "duel":
+        args.rulesets = ["duel", *[r for r in args.rulesets if r != "duel"]]
     if args.quick:
-        args.round_trips, args.seconds, args.per_client = 300, 1.0, 40
+        args.round_trips, args.seconds, args.per_client, args.memory_tables = 200, 1.0, 30, 10
     return args
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "UnknownRuleset",
     "Conflict",
     "PluginError",
+    "PluginTimeout",
     "PluginValidationError",
     "DiceExhausted",
     "IllegalTransition",
@@ -26,6 +27,7 @@ __all__ = [
     "RateLimited",
     "error_envelope",
     "ok_envelope",
+    "error_from_dict",
 ]
 
 
@@ -85,6 +87,15 @@ class PluginError(VTTError):
     code = "plugin_error"
 
 
+class PluginTimeout(VTTError):
+    """A hook ran past the attack's time budget; ``details`` names plugin, hook and step.
+
+    Nothing was applied; the table goes on with its next attack.
+    """
+
+    code = "plugin_timeout"
+
+
 class PluginValidationError(VTTError):
     """A plugin cannot be loaded (e.g. it implements a hook no ruleset declares)."""
 
@@ -138,3 +149,24 @@ def error_envelope(exc: BaseException) -> dict[str, Any]:
         "ok": False,
         "error": {"code": "internal", "message": "internal server error", "details": {}},
     }
+
+
+def error_from_dict(error: dict[str, Any]) -> VTTError:
+    """The ``VTTError`` whose ``to_dict()`` is ``error`` (an error carried across processes)."""
+    code = error.get("code", "internal")
+    cls = _codes().get(code, VTTError)
+    exc = cls(error.get("message", ""), details=dict(error.get("details") or {}))
+    if exc.code != code:
+        exc.code = code  # a code this process has no class for keeps its text
+    return exc
+
+
+def _codes() -> dict[str, type[VTTError]]:
+    out: dict[str, type[VTTError]] = {}
+    stack = list(VTTError.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        stack.extend(cls.__subclasses__())
+        out.setdefault(cls.code, cls)
+    out["internal"] = InternalError
+    return out

@@ -44,12 +44,14 @@ async def test_clients_on_two_servers_share_tables_tokens_and_broadcasts(pair):
         seat.server = two
         watcher = await seat.join("carol")
         gm = await seat.join("gm")
-        # An attack resolved on server two; bob, on server one, is not asked
-        # there (prompts go to deciders on the resolving server) — the GM is.
-        gm.policy = answer("none")
+        # An attack resolved on server two; bob, the defender's owner, is asked
+        # on server one, where he is connected — not the GM.
+        gm.policy = answer("block")
         attack = (await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]}))[
             "attack"
         ]
+        assert [d["key"] for d in bob.decisions] == ["defense"] and gm.decisions == []
+        assert attack["decisions"][0]["answer"] == {"option": "none"}
         assert attack["tokens"]["b"]["after"]["system"]["hp"] == 8
         # The broadcast crossed the bus to bob's server.
         [resolved] = await bob.wait_for("attack.resolved")

@@ -21,6 +21,8 @@ from ..plugins import make_host
 from ..server import BridgeServer, ServerConfig, serve_forever
 from ..errors import InvalidRequest
 from ..server.demo import demo_table, keys_file_for
+from ..server.workers import run as run_loop
+from ..server.workers import serve_workers
 from ..server.logs import configure
 from .store import URL_ENV, add_store_options, resolved, store_flag, where
 
@@ -40,6 +42,27 @@ def register(sub) -> None:
         help=f"the URL players open, e.g. behind a reverse proxy: printed in links (default: ${URL_ENV})",
     )
     parser.add_argument("--demo", action="store_true", help="create or reuse a demo table and print its keys")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port (needs --redis; default: 1). See docs/deploy.md",
+    )
+    parser.add_argument(
+        "--resolvers",
+        type=int,
+        default=2,
+        metavar="N",
+        help="processes per server that run the rulesets' hooks (default: 2)",
+    )
+    parser.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="with --redis: seconds before a table held by a process that died is taken over (default: 10)",
+    )
     parser.add_argument(
         "--decision-timeout",
         type=float,
@@ -90,7 +113,13 @@ def run(args) -> int:
         rate_limit=args.rate_limit,
         rate_burst=max(1, int(5 * args.rate_limit)),
         max_payload=args.max_payload,
+        resolvers=args.resolvers,
+        lease_ttl=args.lease_ttl,
     )
+    if args.workers < 1 or args.resolvers < 1:
+        raise InvalidRequest("--workers and --resolvers take a number of at least 1", details={})
+    if args.workers > 1:
+        return _run_workers(args, config)
     host = make_host(plugins=args.plugin)
 
     async def ready(server: BridgeServer) -> None:
@@ -107,7 +136,7 @@ def run(args) -> int:
         print("stop with Ctrl-C: clients reconnect by themselves when it is started again", flush=True)
 
     try:
-        asyncio.run(serve_forever(config, host=host, ready=ready))
+        run_loop(serve_forever(config, host=host, ready=ready))
     except OSError as exc:
         hint = {
             errno.EADDRINUSE: "is another server on that port? choose another --port",
@@ -160,6 +189,33 @@ async def _next_text(store, url: str, db: str, redis: str | None) -> str:
     lines.append(f"each player opens {url}/#table=TABLE&key=THEIR_KEY; a key and its link:")
     lines.append(f"  vtt-bridge table key TABLE NAME{flag} --public-url {url}")
     return "\n".join(lines)
+
+
+def _run_workers(args, config) -> int:
+    """``--workers N``: N server processes on one port over one Redis (server/workers.py)."""
+    if not config.redis:
+        raise InvalidRequest(
+            "--workers needs --redis URL (or VTT_BRIDGE_REDIS): SQLite is served by one process", details={}
+        )
+
+    def ready(url: str) -> None:
+        print(f"vtt-bridge listening on {url} ({args.workers} server processes)", flush=True)
+        if args.demo:
+            print(_demo_text(url, asyncio.run(_demo(args))), flush=True)
+
+    level = logging.getLogger().level
+    return serve_workers(config, args.workers, log_setup=(args.log_format == "json", level), ready=ready)
+
+
+async def _demo(args):
+    from ..state import RedisStore
+
+    store = RedisStore(resolved(args)[1])
+    await store.open()
+    try:
+        return await demo_table(make_host(plugins=args.plugin), store)
+    finally:
+        await store.close()
 
 
 def _demo_text(url: str, demo) -> str:

@@ -20,6 +20,7 @@ from ..plugins import Host
 from ..state.store import Store
 from .bridge import Bridge
 from .keyguard import KeyGuard
+from .broadcast import plain_websockets
 from .namespace import TableNamespace
 from .oddsrun import OddsRunner
 from .wire import BridgeSocketServer, RateLimiter, packet_class
@@ -64,6 +65,11 @@ class ServerConfig:
     :ivar key_check_interval: seconds between checks that every open connection's
         key is still its user's key (keys replaced or revoked through the CLI or
         another process); 0 turns the sweep off.
+    :ivar resolvers: resolver processes that run the hooks (see ``server/workers.py``).
+    :ivar lease_ttl: seconds a table's attack lease outlives a process that died holding it (Redis).
+    :ivar ws_compression: accept permessage-deflate on websockets (off: it costs more CPU than
+        the bridge's small messages save; let a reverse proxy compress if bandwidth matters).
+    :ivar reuse_port: listen with ``SO_REUSEPORT`` (``serve --workers N`` shares one port).
     """
 
     host: str = "127.0.0.1"
@@ -77,6 +83,10 @@ class ServerConfig:
     cors_origins: str | tuple[str, ...] = "*"
     shutdown_grace: float = 5.0
     reconnect_grace: float = 10.0
+    resolvers: int = 2
+    reuse_port: bool = False
+    lease_ttl: float = 10.0
+    ws_compression: bool = False
     static_dir: Path | None = field(default=STATIC_DIR)
     max_payload: int = 1_000_000
     max_outgoing: int = 8_000_000
@@ -106,7 +116,9 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         logger=False,
         engineio_logger=False,
     )
-    bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout)
+    if not config.ws_compression:
+        plain_websockets(sio)
+    bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     bridge.attacks.odds_runner = OddsRunner(
         budget=config.odds_budget, per_user=config.odds_per_user, concurrency=config.odds_concurrency

@@ -3,11 +3,12 @@
 An attack on a table runs under that table's ``attack_lock``, so a table's
 attacks are applied in the order they arrive while other tables go on
 independently. Inside it the engine's :class:`~vtt_bridge.Resolution` is
-driven exactly as the CLI drives it, except that a Decision goes to a person
-(:class:`~.prompts.Prompter`). Each finished step is broadcast as it
-finishes. At the end every changed token's new ``system`` is checked by its
-ruleset's schema, and the token rows and the one audit entry are committed in
-a single transaction — or, on any error, nothing is.
+driven in a resolver process (:mod:`.workers`) on the attack's time budget,
+and a Decision goes to a person (:class:`~.prompts.Prompter`). The steps
+that finish before a decision are broadcast while it waits; the rest travel
+in ``attack.resolved``. Every changed token's new ``system`` is checked by
+its ruleset's schema (in the resolver), and the token rows and the one audit
+entry are committed in a single transaction — or, on any error, nothing is.
 
 A ``request_id`` makes the request idempotent: a retry (while the first is
 still running, or after) gets the first result and nothing is applied twice.
@@ -22,9 +23,8 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..engine.resolution import Resolution
 from ..engine.tokens import Token, thaw
-from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, error_envelope
+from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, error_envelope, error_from_dict
 from ..state import messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps
@@ -33,6 +33,7 @@ from .oddsrun import OddsRunner
 from .prompts import Prompter
 from .session import Caller, require_gm, require_owner
 from .tables import TableRuntime
+from .workers import budget_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import Bridge
@@ -94,10 +95,18 @@ def _with_seq(entry: AuditEntry) -> dict[str, Any]:
     return {**entry.data["attack"], "seq": entry.seq}
 
 
+class _Already(Exception):
+    """The request_id was resolved already (through another process)."""
+
+    def __init__(self, entry: AuditEntry) -> None:
+        super().__init__(entry.ref)
+        self.entry = entry
+
+
 class Attacks:
     def __init__(self, bridge: Bridge) -> None:
         self.bridge = bridge
-        self.prompter = Prompter(bridge.sio)
+        self.prompter = Prompter(bridge.sio, bridge.store)
         self.odds_runner = OddsRunner()
         # Attacks in progress, so a stopping server can cut short those
         # still waiting for an answer (they commit nothing).
@@ -118,7 +127,14 @@ class Attacks:
             for name in GM_ONLY:
                 if name in request:
                     raise Forbidden(f"only the GM may give {name}", details={"field": name})
-        runtime = self._table_for(caller, request, "attack with it")
+        try:
+            runtime = self._table_for(caller, request, "attack with it")
+        except (NotFound, Forbidden):
+            if not self.bridge.store.shared:
+                raise
+            # Another process may have just created the attacker or given it to the caller.
+            await self.bridge.fresh(self.bridge.runtime(caller))
+            runtime = self._table_for(caller, request, "attack with it")
         request_id = request.get("request_id")
         if request_id is None:
             return {"attack": await self._run(caller, runtime, request)}
@@ -164,7 +180,12 @@ class Attacks:
                 self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
                 payload, retried = _with_seq(entry), True
             else:
-                payload, retried = await self._run(caller, runtime, request, mark=mark), False
+                try:
+                    payload, retried = await self._run(caller, runtime, request, mark=mark), False
+                except _Already as already:
+                    entry = already.entry
+                    self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
+                    payload, retried = _with_seq(entry), True
             future.set_result(payload)
         except BaseException as exc:
             future.set_exception(exc)
@@ -197,10 +218,17 @@ class Attacks:
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], mark: str | None
     ) -> dict[str, Any]:
         bridge = self.bridge
-        async with runtime.attack_lock:
+        # One attack at a time per table: in this process, and across processes (the lease).
+        async with runtime.attack_lock, bridge.store.lease(runtime.id) as lease:
             started = time.perf_counter()
             await runtime.outbox.drain()
-            await bridge.fresh(runtime)
+            await bridge.fresh(runtime, rev=getattr(lease, "revision", None))
+            request_id = request.get("request_id")
+            if request_id is not None and bridge.store.shared:
+                # The same request_id may have been resolved through another process meanwhile.
+                entry = await bridge.store.by_request(runtime.id, request_id)
+                if entry is not None:
+                    raise _Already(entry)
             attack_id = new_id("atk")
             seed, dice = request.get("seed"), request.get("dice")
             if seed is None and dice is None:
@@ -212,16 +240,20 @@ class Attacks:
                     f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]}
                 )
             require_owner(caller, attacker, "attack with it")
-            res = bridge.host.start(
-                request["ruleset"],
-                tokens,
-                attacker=request["attacker"],
-                targets=request["targets"],
-                declaration=request["declaration"],
-                seed=seed,
-                dice=dice,
-                answers=request.get("answers"),
-            )
+            # The hooks run in a resolver process (see workers.py), never on this loop.
+            spec = {
+                "ruleset": request["ruleset"],
+                "args": {
+                    "attacker": request["attacker"],
+                    "targets": list(request["targets"]),
+                    "declaration": request["declaration"],
+                    "seed": seed,
+                    "dice": dice,
+                    "answers": request.get("answers"),
+                },
+            }
+            resolvers = bridge.resolvers
+            job = resolvers.job(runtime.id, spec, tokens, budget_of(runtime.info.settings))
             about = {
                 "id": attack_id,
                 "ruleset": request["ruleset"],
@@ -232,15 +264,21 @@ class Attacks:
             involved = [request["attacker"], *request["targets"]]
             for token_id in involved:
                 runtime.busy[token_id] = attack_id
-            sent = 0
             try:
-                while True:
-                    decision = res.advance()
-                    sent = self._steps(runtime, res, about, sent, finished=decision is None)
-                    if decision is None:
-                        break
-                    await self.prompter.decide(runtime, res, decision, about)
-                payload, changes = self._result(res, tokens, involved, about, caller, request)
+                reply = await resolvers.begin(job)
+                while reply[0] == "decision":
+                    _kind, _id, steps, decision, _how = reply
+                    self._steps(runtime, about, job.sent - len(steps), steps)
+                    answer, how, asked = await self.prompter.ask(runtime, decision, about)
+                    reply = await resolvers.settle(job, answer, how)
+                    await self.prompter.closed(runtime, asked, about, decision, how if reply[0] == "error" else reply[-1])
+                if reply[0] == "error":
+                    _kind, _id, steps, _started, error = reply
+                    self._steps(runtime, about, job.sent, steps)
+                    job.sent += len(steps)
+                    raise error_from_dict(error)
+                _kind, _id, record, systems, _how = reply
+                payload, changes = self._result(record, systems, tokens, involved, about, caller, request)
                 async with runtime.write_lock:
                     # Tokens the attack changed but did not lock (neither attacker nor
                     # target, e.g. a warbeast taking transferred damage) may have been
@@ -258,7 +296,8 @@ class Attacks:
                     )
                     entry = await bridge.commit(runtime, draft)
             except BaseException as exc:
-                if sent or res.decisions:
+                resolvers.drop(job)
+                if job.sent or job.settled:
                     runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(exc)})
                 raise
             finally:
@@ -266,6 +305,7 @@ class Attacks:
                     if runtime.busy.get(token_id) == attack_id:
                         del runtime.busy[token_id]
         payload = {**payload, "seq": entry.seq}
+        # The steps that finished together with the attack travel inside attack.resolved.
         runtime.outbox.put("attack.resolved", {"attack": payload})
         for change in changes.values():
             if change.after is not None:
@@ -284,42 +324,32 @@ class Attacks:
         return payload
 
     @staticmethod
-    def _steps(runtime: TableRuntime, res: Resolution, about: dict[str, Any], sent: int, *, finished: bool) -> int:
-        """Broadcast the steps finished since the last call; returns how many are out."""
-        trace = res.ctx.trace
-        if finished:
-            # The record serializes every step anyway: broadcast those same dicts.
-            record = res.record
-            assert record is not None
-            steps = record["steps"]
-            done = len(steps)
-        else:
-            # While a decision waits, the last entry is the step asking it: not finished yet.
-            steps = None
-            done = len(trace) - 1
-        for index in range(sent, done):
-            step = steps[index] if steps is not None else trace[index].to_dict()
-            runtime.outbox.put("attack.step", {**about, "attack": about["id"], "index": index, "step": step})
-        return max(sent, done)
+    def _steps(runtime: TableRuntime, about: dict[str, Any], first: int, steps: list[dict[str, Any]]) -> None:
+        """Broadcast the steps that finished while the attack waits on a decision (or failed)."""
+        for offset, step in enumerate(steps):
+            runtime.outbox.put(
+                "attack.step", {**about, "attack": about["id"], "index": first + offset, "step": step}
+            )
 
     def _result(
         self,
-        res: Resolution,
+        record: dict[str, Any],
+        systems: dict[str, Any],
         tokens: dict[str, Token],
         involved: list[str],
         about: dict[str, Any],
         caller: Caller,
         request: dict[str, Any],
     ) -> tuple[dict[str, Any], dict[str, TokenChange]]:
-        """The attack's wire form and its token changes, each new ``system`` checked by its ruleset."""
-        record = res.record
-        assert record is not None
-        host = self.bridge.host
+        """The attack's wire form and its token changes (their ``system`` checked by the resolver)."""
         changes: dict[str, TokenChange] = {}
-        for token_id, change in record["changes"].items():
+        for token_id, system in systems.items():
             before = tokens[token_id]
-            # Clamped to the ruleset's ranges; anything else invalid is a plugin_error naming the writer.
-            after = host.changed_token(before, change["after"], writers=res.ctx.changes.writers)
+            # Clamped to the ruleset's ranges and checked in the resolver (Host.changed_token).
+            after = Token(
+                before.id, before.name, before.ruleset, system, ownership=before.ownership,
+                version=before.version + 1, flags=before.flags,
+            )
             changes[token_id] = TokenChange(before=before, after=after)
         wire: dict[str, Any] = {}
         for token_id in [*involved, *(t for t in changes if t not in involved)]:
@@ -440,7 +470,7 @@ class Attacks:
         require_gm(caller, "undo an attack")
         bridge = self.bridge
         runtime = bridge.runtime(caller)
-        async with runtime.attack_lock:
+        async with runtime.attack_lock, bridge.store.lease(runtime.id):
             attack, undone = await self._entries(caller, request["id"])
             if undone is not None:
                 raise Conflict(

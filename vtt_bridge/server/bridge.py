@@ -29,10 +29,14 @@ from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
 from .tables import BROADCASTS, TableRuntime
+from .workers import Resolvers
 
 __all__ = ["Bridge", "merge"]
 
 log = logging.getLogger("vtt_bridge.server")
+
+# Seconds a server process counts as alive after its last heartbeat.
+_NODE_TTL = 6.0
 
 
 def merge(base: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,9 +59,19 @@ class Bridge:
     :param sio: the socket server, used to broadcast and to ask deciders.
     :param decision_timeout: seconds to wait for a decision when the table
         has no setting of its own.
+    :param resolvers: how many resolver processes run the hooks (started by
+        :meth:`start`; see :mod:`.workers`).
     """
 
-    def __init__(self, host: Host, store: Store, sio: socketio.AsyncServer, *, decision_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        host: Host,
+        store: Store,
+        sio: socketio.AsyncServer,
+        *,
+        decision_timeout: float = 30.0,
+        resolvers: int = 2,
+    ) -> None:
         from .attacks import Attacks
 
         self.host = host
@@ -70,7 +84,32 @@ class Bridge:
         self._rulesets: dict[str, Any] | None = None
         self.broadcast = Broadcaster(sio)
         self.messages = messages.Messages()
+        self.resolvers = Resolvers(host, size=resolvers)
+        # This process among several sharing a store (see workers.py).
+        self.node = getattr(sio.manager, "host_id", None) or new_id("node")
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
         self.attacks = Attacks(self)
+
+    async def start(self) -> None:
+        await self.resolvers.start()
+        if self.store.shared:
+            await self.store.heartbeat(self.node, _NODE_TTL)
+            self._heartbeat = asyncio.get_running_loop().create_task(self._beat(), name="heartbeat")
+
+    async def _beat(self) -> None:
+        """Keep this process listed as alive, so its connections count as deciders."""
+        while True:
+            await asyncio.sleep(_NODE_TTL / 3)
+            try:
+                await self.store.heartbeat(self.node, _NODE_TTL)
+            except Exception:
+                log.warning("heartbeat to the store failed", exc_info=True)
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # -- tables and connections -----------------------------------------------
 
@@ -83,19 +122,34 @@ class Bridge:
         async with lock:
             runtime = self.tables.get(table_id)
             if runtime is None:
+                rev = await self.store.revision(table_id)
                 info = await self.store.get_table(table_id)
                 if info is None:
                     raise NotFound(f"no table {table_id!r}", details={"table": table_id})
                 tokens = await self.store.tokens(table_id)
                 runtime = TableRuntime(info, tokens, self.broadcast, decision_timeout=self.decision_timeout)
+                runtime.rev = rev
                 self.tables[table_id] = runtime
         self._loading.pop(table_id, None)
         return runtime
 
-    async def fresh(self, runtime: TableRuntime) -> TableRuntime:
-        """The table with its tokens re-read when other processes may have written them."""
-        if self.store.shared:
-            runtime.replace_tokens(await self.store.tokens(runtime.id))
+    async def fresh(self, runtime: TableRuntime, *, rev: int | None = None) -> TableRuntime:
+        """The table as the store has it, when other processes may have written to it.
+
+        One read of the table's revision (none when ``rev`` was just read,
+        as taking the attack lease does); the tokens and settings are re-read
+        only when it moved since this process last read or wrote them.
+        """
+        store = self.store
+        if store.shared:
+            if rev is None:
+                rev = await store.revision(runtime.id)
+            if rev != runtime.rev:
+                info = await store.get_table(runtime.id)
+                if info is not None:
+                    runtime.info = info
+                runtime.replace_tokens(await store.tokens(runtime.id))
+                runtime.rev = rev
         return runtime
 
     async def authenticate(self, sid: str, auth: Any) -> tuple[Caller, TableRuntime, list[str]]:
@@ -132,6 +186,8 @@ class Bridge:
         caller = Caller(sid, table_id, found.user, found.digest)
         self.callers[sid] = caller
         runtime.join(caller)
+        if self.store.shared:
+            await self.store.join(table_id, sid, found.user, self.node)
         return caller, runtime, list(dict.fromkeys(events))
 
     def leave(self, sid: str, reason: str | None = None) -> Caller | None:
@@ -140,6 +196,8 @@ class Bridge:
             runtime = self.tables.get(caller.table)
             if runtime is not None:
                 runtime.leave(sid, reason)
+            if self.store.shared:
+                self._later(self.store.leave(caller.table, sid))
         return caller
 
     def caller(self, sid: str) -> Caller:
@@ -152,8 +210,14 @@ class Bridge:
         return self.tables[caller.table]
 
     async def close(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
         for runtime in self.tables.values():
             await runtime.outbox.close()
+        await self.resolvers.close()
 
     # -- table events ------------------------------------------------------------
 
@@ -214,6 +278,9 @@ class Bridge:
             runtime.replace_tokens(await self.store.tokens(runtime.id))
             raise
         runtime.apply(draft.changes.values())
+        rev = self.store.committed_revision(runtime.id)
+        if rev is not None and runtime.rev is not None and rev == runtime.rev + 1:
+            runtime.rev = rev  # nobody else wrote meanwhile: the mirror is current
         return entry
 
     async def token_list(self, caller: Caller, data: Any) -> dict[str, Any]:

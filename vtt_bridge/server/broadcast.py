@@ -43,3 +43,30 @@ class Broadcaster:
             for _sid, eio_sid in listeners:
                 # Queues the packet on the socket (a socket already gone is skipped).
                 await eio.send_packet(eio_sid, message)
+
+
+def plain_websockets(sio: socketio.AsyncServer) -> None:
+    """Answer websocket upgrades without per-message deflate.
+
+    Browsers and aiohttp clients offer permessage-deflate, and aiohttp's
+    server accepts by default: every frame is then zlib-compressed, which
+    was the largest single cost of an attack's broadcasts (about a fifth of
+    the server's CPU under load). The bridge's messages are small JSON;
+    a reverse proxy can compress the link instead where bandwidth matters
+    (docs/deploy.md).
+    """
+    drivers = sio.eio._async
+    base = drivers["websocket"]
+
+    class Uncompressed(base):  # type: ignore[misc, valid-type]
+        async def __call__(self, environ):
+            from aiohttp.web import WebSocketResponse
+
+            request = environ["aiohttp.request"]
+            self._sock = WebSocketResponse(max_msg_size=self.server.max_http_buffer_size, compress=False)
+            await self._sock.prepare(request)
+            self.environ = environ
+            await self.handler(self)
+            return self._sock
+
+    sio.eio._async = {**drivers, "websocket": Uncompressed}

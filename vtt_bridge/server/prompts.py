@@ -18,11 +18,10 @@ from typing import Any
 
 import socketio
 
-from ..engine.resolution import Resolution
-from ..engine.steps import Decision
-from ..errors import VTTError
+from ..state.store import Store
 from .logs import fields
 from .tables import TableRuntime
+from .workers import RemoteDecision
 
 __all__ = ["DROPPED", "RECONNECT_GRACE", "Prompter"]
 
@@ -39,19 +38,25 @@ log = logging.getLogger("vtt_bridge.server")
 
 
 class Prompter:
-    def __init__(self, sio: socketio.AsyncServer) -> None:
+    def __init__(self, sio: socketio.AsyncServer, store: Store) -> None:
         self.sio = sio
         self.reconnect_grace = RECONNECT_GRACE
+        self.store = store
 
-    async def decide(
-        self, runtime: TableRuntime, res: Resolution, decision: Decision, attack: Mapping[str, Any]
-    ) -> str:
-        """Get ``decision`` answered (or defaulted) on ``res``; returns how it was settled."""
+    async def ask(
+        self, runtime: TableRuntime, decision: RemoteDecision, attack: Mapping[str, Any]
+    ) -> tuple[Any, str, tuple[list[str], str | None]]:
+        """Put ``decision`` to its deciders: ``(answer, how, (who was asked, who answered))``.
+
+        ``how`` is ``answered``, ``timeout`` or ``disconnect``; the resolver checks
+        the answer against the options and may still settle it as ``invalid``.
+        """
         timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
-        sids = runtime.deciders(decision.token)
+        # With several server processes the decider may be connected to another
+        # one: socket.io's Redis manager carries the question there and the answer back.
+        sids = runtime.deciders(decision.token, await self.store.sessions(runtime.id))
         if not sids:
-            res.default("disconnect")
-            return "disconnect"
+            return None, "disconnect", ([], None)
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
@@ -60,24 +65,26 @@ class Prompter:
             answer, how, winner = await self._ask(runtime, sids, payload, timeout)
         finally:
             runtime.prompt_settled(handle)
-        if how == "answered":
-            try:
-                res.answer(answer)
-            except VTTError:
-                how = "invalid"
-                res.default(how)
-        else:
-            res.default(how)
-        # Everyone else who was asked can close their dialog.
+        return answer, how, (sids, winner)
+
+    async def closed(
+        self,
+        runtime: TableRuntime,
+        asked: tuple[list[str], str | None],
+        attack: Mapping[str, Any],
+        decision: RemoteDecision,
+        how: str,
+    ) -> None:
+        """Tell everyone else who was asked that the decision is settled, and how."""
+        sids, winner = asked
         closed = {"attack": attack.get("id"), "key": decision.key, "how": how}
         for sid in sids:
-            if sid != winner and sid in runtime.sessions:
+            if sid != winner:
                 await self.sio.emit("decision.closed", closed, to=sid)
         log.debug(
             "decision settled",
             extra=fields(table=runtime.id, attack=attack.get("id"), decision=decision.key, how=how),
         )
-        return how
 
     async def _connected(self, runtime: TableRuntime, sid: str, deadline: float) -> bool:
         """Wait (briefly) until ``sid`` has finished connecting: a connection is joined to its
@@ -114,7 +121,7 @@ class Prompter:
                 self.sio.call("decision", {**payload, "timeout": round(seconds, 3)}, to=sid, timeout=seconds)
             )
             calls[call] = sid
-            departure = runtime.departure(sid)
+            departure = runtime.departure(sid, local=sid in runtime.sessions)
             gone[departure] = sid
             waiting.update((call, departure))
 

@@ -66,16 +66,18 @@ class BridgeServer:
             self.host = make_host(plugins=list(config.plugins), entry_points=config.entry_points)
         if self.store is None:
             self.store = (
-                RedisStore(config.redis, prefix=config.redis_prefix) if config.redis else SQLiteStore(config.db)
+                RedisStore(config.redis, prefix=config.redis_prefix, lease_ttl=config.lease_ttl)
+                if config.redis else SQLiteStore(config.db)
             )
         await self.store.open()
         app, self._sio, self.bridge = build(config, self.host, self.store)
+        await self.bridge.start()
         # No access log: every socket.io poll would be a line, and it costs on the hot path.
         # A short shutdown timeout: by the time cleanup runs, attacks are done and the
         # clients were told to go; only their websockets linger.
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.25)
         await runner.setup()
-        site = web.TCPSite(runner, config.host, config.port)
+        site = web.TCPSite(runner, config.host, config.port, reuse_port=config.reuse_port or None)
         await site.start()
         self._runner = runner
         self.port = runner.addresses[0][1]

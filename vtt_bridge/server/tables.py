@@ -27,9 +27,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from ..engine.tokens import Token
+from ..state.keys import GM_USER
 from ..state.records import TableInfo, TokenChange
 from .logs import fields
 from .session import OWNER, Caller, level
+from .workers import budget_of
 
 __all__ = ["BROADCASTS", "Outbox", "TableRuntime"]
 
@@ -118,6 +120,8 @@ class TableRuntime:
         self.inflight: dict[str, tuple[str, str, asyncio.Future[Any]]] = {}
         self.sessions: dict[str, Caller] = {}
         self._departures: dict[str, list[asyncio.Future[str | None]]] = {}
+        # The store's revision the token mirror was read at (shared stores only).
+        self.rev: int | None = None
         self._arrivals: list[tuple[frozenset[str], asyncio.Future[str]]] = []
         self.prompts: dict[int, tuple[dict[str, Any], list[str], float]] = {}
         self._prompt_ids = itertools.count()
@@ -145,7 +149,11 @@ class TableRuntime:
         return {
             "id": self.info.id,
             "name": self.info.name,
-            "settings": {**self.info.settings, "decision_timeout": self.decision_timeout},
+            "settings": {
+                **self.info.settings,
+                "decision_timeout": self.decision_timeout,
+                "attack_budget": budget_of(self.info.settings),
+            },
         }
 
     # -- tokens ---------------------------------------------------------------
@@ -176,10 +184,14 @@ class TableRuntime:
             if not future.done():
                 future.set_result(reason)
 
-    def departure(self, sid: str) -> asyncio.Future[str | None]:
-        """A future that completes with the reason when ``sid`` disconnects (``None`` if it already has)."""
+    def departure(self, sid: str, *, local: bool = True) -> asyncio.Future[str | None]:
+        """A future that completes with the reason when ``sid`` disconnects (``None`` if it already has).
+
+        ``local=False``: a connection to another server process; this one does
+        not see it leave, so the future completes only if it was local after all.
+        """
         future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        if sid not in self.sessions:
+        if sid not in self.sessions and local:
             future.set_result(None)
         else:
             self._departures.setdefault(sid, []).append(future)
@@ -225,20 +237,22 @@ class TableRuntime:
     def users(self) -> list[str]:
         return sorted({c.user for c in self.sessions.values()})
 
-    def deciders(self, token_id: str | None) -> list[str]:
+    def deciders(self, token_id: str | None, everyone: Mapping[str, str] | None = None) -> list[str]:
         """The sockets to ask about a decision on ``token_id``.
 
         The token's owners (level 3; the GM's ownership is implicit, not
         counted) who are connected; when none is, the GM's connections.
+        ``everyone`` (``{sid: user}``) is every connection to the table on
+        every server process; by default, this process's.
         """
+        if everyone is None:
+            everyone = {sid: caller.user for sid, caller in self.sessions.items()}
         if token_id is not None:
             token = self.tokens.get(token_id)
             if token is not None:
                 owners = [
-                    sid
-                    for sid, caller in self.sessions.items()
-                    if not caller.is_gm and level(token, caller.user) >= OWNER
+                    sid for sid, user in everyone.items() if user != GM_USER and level(token, user) >= OWNER
                 ]
                 if owners:
                     return owners
-        return [sid for sid, caller in self.sessions.items() if caller.is_gm]
+        return [sid for sid, user in everyone.items() if user == GM_USER]

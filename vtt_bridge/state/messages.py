@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from ..errors import InvalidRequest
 from ..schemas import StrictSchema
@@ -116,7 +116,14 @@ class KeyCreate(StrictSchema):
 
 
 class TableUpdate(StrictSchema):
-    decision_timeout = fields.Float(required=True, allow_nan=False, validate=validate.Range(0.05, 3600))
+    decision_timeout = fields.Float(allow_nan=False, validate=validate.Range(0.05, 3600))
+    # Seconds of hook time one attack may use (decisions not counted); see server/workers.py.
+    attack_budget = fields.Float(allow_nan=False, validate=validate.Range(0.05, 60))
+
+    @validates_schema
+    def _something(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if not data:
+            raise ValidationError("Give decision_timeout, attack_budget or both.", "_schema")
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:

@@ -8,15 +8,28 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:audit         list  audit entries; entry n (1-based) has seq n
     t:<table>:requests      hash  request_id → seq
     t:<table>:refs          hash  attack id → JSON list of seqs
+    t:<table>:rev           int   bumped by every commit and settings change
+    t:<table>:lease         str   the attack lease: who holds it (expires)
+    t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
+    node:<node>             str   a live server process (expires unless renewed)
 
 A commit is one Lua script, which Redis runs atomically: it checks every
-token's version, and only then writes the tokens and appends the audit entry.
+token's version, and only then writes the tokens, appends the audit entry
+and bumps the table's revision. A process re-reads a table's tokens only
+when its revision moved, so it sees every other process's writes before it
+checks anything against them. The attack lease (``SET NX PX``, renewed while
+held, released only by its holder) makes a table's attacks run one at a
+time whichever process received them; if a process dies holding it, it
+expires after ``lease_ttl`` seconds.
 Needs the ``redis`` extra (``pip install vtt-bridge[redis]``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +40,7 @@ from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["RedisStore"]
 
-# KEYS: tokens, audit, requests, refs
+# KEYS: tokens, audit, requests, refs, rev
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "", entry JSON
 _COMMIT = """
 local n = tonumber(ARGV[1])
@@ -47,6 +60,7 @@ for i = 0, n - 1 do
     if after == '' then redis.call('HDEL', KEYS[1], id) else redis.call('HSET', KEYS[1], id, after) end
 end
 local seq = redis.call('RPUSH', KEYS[2], ARGV[4 + n * 3])
+local rev = redis.call('INCR', KEYS[5])
 if request_id ~= '' then redis.call('HSET', KEYS[3], request_id, seq) end
 if ref ~= '' then
     local seqs = redis.call('HGET', KEYS[4], ref)
@@ -54,7 +68,30 @@ if ref ~= '' then
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
 end
-return {'ok', tostring(seq), ''}
+return {'ok', tostring(seq), tostring(rev)}
+"""
+
+# KEYS: lease, rev; ARGV: holder, ttl ms. Takes a free lease and answers the table's
+# revision in the same round trip (-1: someone else holds it).
+_ACQUIRE = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+return -1
+"""
+
+# KEYS: lease; ARGV: holder, ttl ms. Renews only the holder's lease.
+_RENEW = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+"""
+
+# KEYS: lease; ARGV: holder, channel. Releases the holder's lease and wakes whoever waits for it.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], KEYS[1])
+return 1
 """
 
 
@@ -69,12 +106,22 @@ class RedisStore(Store):
     kind = "redis"
     shared = True
 
-    def __init__(self, url: str, *, prefix: str = "vtt:") -> None:
+    def __init__(self, url: str, *, prefix: str = "vtt:", lease_ttl: float = 10.0) -> None:
         self.url = url
         self.prefix = prefix
+        self.lease_ttl = lease_ttl
+        self._renew: Any = None
+        self._acquire: Any = None
+        self._release: Any = None
+        self._listener: asyncio.Task[None] | None = None
+        self._waiting: dict[str, set[asyncio.Event]] = {}
         self._redis: Any = None
         self._commit: Any = None
-        self._snapshots: dict[tuple[str, str], Token] = {}
+        # (table, token) → (its row as stored, its snapshot): an unchanged row is not
+        # parsed again. The row, not the version, decides: a token deleted and
+        # created again by another process starts at version 1 again.
+        self._snapshots: dict[tuple[str, str], tuple[str, Token]] = {}
+        self._revs: dict[str, int] = {}
 
     @property
     def redis(self) -> Any:
@@ -91,9 +138,16 @@ class RedisStore(Store):
             raise RuntimeError("the Redis store needs the redis package: pip install 'vtt-bridge[redis]'") from exc
         self._redis = aioredis.Redis.from_url(self.url, decode_responses=True)
         self._commit = self._redis.register_script(_COMMIT)
+        self._renew = self._redis.register_script(_RENEW)
+        self._acquire = self._redis.register_script(_ACQUIRE)
+        self._release = self._redis.register_script(_RELEASE)
         await self._redis.ping()
 
     async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+            self._listener = None
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None
@@ -140,6 +194,7 @@ class RedisStore(Store):
                     )
                     pipe.multi()
                     pipe.hset(key, table_id, dumps(updated.to_dict()))
+                    pipe.incr(self._key(table_id, "rev"))
                     await pipe.execute()
                     return updated
                 except WatchError:
@@ -166,12 +221,13 @@ class RedisStore(Store):
     async def tokens(self, table_id: str) -> dict[str, Token]:
         raw = await self.redis.hgetall(self._key(table_id, "tokens"))
         out = {}
+        snapshots = self._snapshots
         for token_id in sorted(raw):
-            data = json.loads(raw[token_id])
-            cached = self._snapshots.get((table_id, token_id))
-            if cached is None or cached.version != data["version"]:
-                cached = self._snapshots[(table_id, token_id)] = token_from_dict(data)
-            out[token_id] = cached
+            row = raw[token_id]
+            cached = snapshots.get((table_id, token_id))
+            if cached is None or cached[0] != row:
+                cached = snapshots[(table_id, token_id)] = (row, token_from_dict(json.loads(row)))
+            out[token_id] = cached[1]
         return out
 
     async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
@@ -186,12 +242,14 @@ class RedisStore(Store):
             "data": dict(draft.data),
         }
         args: list[Any] = [len(changes)]
+        rows = {}
         for token_id, change in draft.changes.items():
             args.append(token_id)
             args.append(str(change.before.version) if change.before is not None else "")
-            args.append(dumps(changes[token_id]["after"]) if change.after is not None else "")
+            rows[token_id] = dumps(changes[token_id]["after"]) if change.after is not None else ""
+            args.append(rows[token_id])
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
-        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs")]
+        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev")]
         status, first, second = await self._commit(keys=keys, args=args)
         if status == "conflict":
             expected = draft.changes[first].before
@@ -201,11 +259,12 @@ class RedisStore(Store):
                 f"request_id {draft.request_id!r} was already used on this table",
                 details={"request_id": draft.request_id},
             )
+        self._revs[table_id] = int(second)
         for token_id, change in draft.changes.items():
             if change.after is None:
                 self._snapshots.pop((table_id, token_id), None)
             else:
-                self._snapshots[(table_id, token_id)] = change.after
+                self._snapshots[(table_id, token_id)] = (rows[token_id], change.after)
         return AuditEntry(seq=int(first), table=table_id, **entry)
 
     async def _entries(self, table_id: str, seqs: list[int]) -> list[AuditEntry]:
@@ -281,3 +340,120 @@ class RedisStore(Store):
     async def audit(self, table_id: str) -> list[AuditEntry]:
         raws = await self.redis.lrange(self._key(table_id, "audit"), 0, -1)
         return [AuditEntry(seq=i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]
+
+    # -- several server processes ------------------------------------------------
+
+    async def revision(self, table_id: str) -> int | None:
+        return int(await self.redis.get(self._key(table_id, "rev")) or 0)
+
+    def committed_revision(self, table_id: str) -> int | None:
+        return self._revs.get(table_id)
+
+    def lease(self, table_id: str) -> _Lease:
+        return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"))
+
+    async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
+        await self.redis.hset(self._key(table_id, "sessions"), sid, f"{node}\t{user}")
+
+    async def leave(self, table_id: str, sid: str) -> None:
+        await self.redis.hdel(self._key(table_id, "sessions"), sid)
+
+    async def sessions(self, table_id: str) -> dict[str, str] | None:
+        key = self._key(table_id, "sessions")
+        raw = await self.redis.hgetall(key)
+        if not raw:
+            return {}
+        entries = {sid: value.split("\t", 1) for sid, value in raw.items()}
+        nodes = sorted({node for node, _user in entries.values()})
+        alive = dict(zip(nodes, await self.redis.mget([f"{self.prefix}node:{n}" for n in nodes]), strict=True))
+        gone = [sid for sid, (node, _user) in entries.items() if not alive[node]]
+        if gone:
+            # Connections of a process that died without saying goodbye.
+            await self.redis.hdel(key, *gone)
+        return {sid: user for sid, (node, user) in entries.items() if alive[node]}
+
+    async def heartbeat(self, node: str, ttl: float) -> None:
+        await self.redis.set(f"{self.prefix}node:{node}", "1", px=max(1, int(ttl * 1000)))
+
+
+    @property
+    def _channel(self) -> str:
+        return f"{self.prefix}leases"
+
+    def _await_release(self, key: str) -> asyncio.Event:
+        """An event set when the lease ``key`` is released (by any process)."""
+        if self._listener is None:
+            self._listener = asyncio.get_running_loop().create_task(self._listen(), name="lease releases")
+        event = asyncio.Event()
+        self._waiting.setdefault(key, set()).add(event)
+        return event
+
+    def _forget(self, key: str, event: asyncio.Event) -> None:
+        waiting = self._waiting.get(key)
+        if waiting is not None:
+            waiting.discard(event)
+            if not waiting:
+                del self._waiting[key]
+
+    async def _listen(self) -> None:
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(self._channel)
+            while True:
+                message = await pubsub.get_message(timeout=5.0)
+                if message is not None and message.get("type") == "message":
+                    for event in self._waiting.get(message["data"], ()):
+                        event.set()
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+
+class _Lease:
+    """``async with store.lease(table) as lease``: wait for the table's attack lease, hold it, give it back.
+
+    ``lease.revision`` is the table's revision read when it was taken.
+    A waiter is woken by the holder's release (published by the release
+    script); it also retries every ``_RETRY`` seconds, which is how a lease
+    left by a process that died is taken over once it expires.
+    """
+
+    _RETRY = 0.1
+
+    def __init__(self, store: RedisStore, key: str, rev_key: str) -> None:
+        self.store = store
+        self.key = key
+        self.rev_key = rev_key
+        self.holder = secrets.token_hex(12)
+        self.revision: int | None = None
+        self._keeper: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> _Lease:
+        store, ttl_ms = self.store, max(1, int(self.store.lease_ttl * 1000))
+        while True:
+            # Listen before trying, so a release in between is not missed.
+            released = store._await_release(self.key)
+            try:
+                rev = await store._acquire(keys=[self.key, self.rev_key], args=[self.holder, ttl_ms])
+                if rev >= 0:
+                    self.revision = int(rev)
+                    break
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self._RETRY):
+                        await released.wait()
+            finally:
+                store._forget(self.key, released)
+        self._keeper = asyncio.get_running_loop().create_task(self._keep(ttl_ms))
+        return self
+
+    async def _keep(self, ttl_ms: int) -> None:
+        while True:
+            await asyncio.sleep(ttl_ms / 3000)
+            await self.store._renew(keys=[self.key], args=[self.holder, ttl_ms])
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.gather(self._keeper, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.store._release(keys=[self.key], args=[self.holder, self.store._channel])

@@ -14,6 +14,7 @@ by construction, not by convention.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -110,6 +111,7 @@ class SQLiteStore(Store):
         # Token snapshots by (table, id) with the version they were built at:
         # an unchanged row is not parsed and frozen again.
         self._snapshots: dict[tuple[str, str], Token] = {}
+        self._batch: list[tuple[str, AuditDraft, asyncio.Future[AuditEntry]]] = []
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -213,82 +215,126 @@ class SQLiteStore(Store):
         return out
 
     async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
+        """Commit ``draft`` (see :meth:`Store.commit`), in one transaction with the others that arrive together.
+
+        Commits requested during one turn of the event loop (several tables'
+        attacks finishing at once) are written by one ``BEGIN IMMEDIATE`` …
+        ``COMMIT``, each inside its own savepoint, so one that fails its version
+        check changes nothing and the others still commit. Each caller is
+        answered only after the transaction holding its commit is committed.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[AuditEntry] = loop.create_future()
+        if not self._batch:
+            loop.call_soon(self._flush)
+        self._batch.append((table_id, draft, future))
+        return await future
+
+    def _flush(self) -> None:
+        batch, self._batch = self._batch, []
+        db = self.db
+        done: list[tuple[asyncio.Future[AuditEntry], Any]] = []
+        try:
+            with self._transaction():
+                for n, (table_id, draft, future) in enumerate(batch):
+                    db.execute(f"SAVEPOINT c{n}")
+                    try:
+                        entry = self._write(table_id, draft)
+                    except Exception as exc:
+                        db.execute(f"ROLLBACK TO c{n}")
+                        done.append((future, exc))
+                    else:
+                        done.append((future, entry))
+                    db.execute(f"RELEASE c{n}")
+        except Exception as exc:  # the COMMIT itself failed: nothing of the batch was written
+            for _table, _draft, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for (table_id, draft, _future), (future, result) in zip(batch, done, strict=True):
+            if future.cancelled():
+                continue
+            if isinstance(result, Exception):
+                future.set_exception(result)
+                continue
+            for token_id, change in draft.changes.items():
+                if change.after is None:
+                    self._snapshots.pop((table_id, token_id), None)
+                else:
+                    self._snapshots[(table_id, token_id)] = change.after
+            future.set_result(result)
+
+    def _write(self, table_id: str, draft: AuditDraft) -> AuditEntry:
         db = self.db
         changes = {}
-        with self._transaction():
-            for token_id, change in draft.changes.items():
-                before, after = change.before, change.after
-                # The version check is part of each write: a row that is not
-                # at the expected version is not touched, and rowcount says so.
-                if before is None:
-                    assert after is not None
-                    cursor = db.execute(
-                        "INSERT OR IGNORE INTO tokens (table_id, id, name, ruleset, ownership, system, version, flags)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            table_id,
-                            token_id,
-                            after.name,
-                            after.ruleset,
-                            dumps(after.ownership),
-                            dumps(after.system),
-                            after.version,
-                            dumps(after.flags),
-                        ),
-                    )
-                elif after is None:
-                    cursor = db.execute(
-                        "DELETE FROM tokens WHERE table_id = ? AND id = ? AND version = ?",
-                        (table_id, token_id, before.version),
-                    )
-                else:
-                    cursor = db.execute(
-                        "UPDATE tokens SET name = ?, ruleset = ?, ownership = ?, system = ?, version = ?, flags = ?"
-                        " WHERE table_id = ? AND id = ? AND version = ?",
-                        (
-                            after.name,
-                            after.ruleset,
-                            dumps(after.ownership),
-                            dumps(after.system),
-                            after.version,
-                            dumps(after.flags),
-                            table_id,
-                            token_id,
-                            before.version,
-                        ),
-                    )
-                if cursor.rowcount != 1:
-                    row = db.execute(
-                        "SELECT version FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id)
-                    ).fetchone()
-                    raise stale(token_id, before.version if before is not None else None, row[0] if row else None)
-                changes[token_id] = change.to_dict()
-            try:
+        for token_id, change in draft.changes.items():
+            before, after = change.before, change.after
+            # The version check is part of each write: a row that is not
+            # at the expected version is not touched, and rowcount says so.
+            if before is None:
+                assert after is not None
                 cursor = db.execute(
-                    f"INSERT INTO audit ({_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO tokens (table_id, id, name, ruleset, ownership, system, version, flags)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         table_id,
-                        draft.kind,
-                        draft.user,
-                        draft.at,
-                        draft.ref,
-                        draft.request_id,
-                        dumps(changes),
-                        dumps(dict(draft.data)),
+                        token_id,
+                        after.name,
+                        after.ruleset,
+                        dumps(after.ownership),
+                        dumps(after.system),
+                        after.version,
+                        dumps(after.flags),
                     ),
                 )
-            except sqlite3.IntegrityError as exc:
-                if draft.request_id is not None and "request_id" in str(exc):
-                    raise Conflict(
-                        f"request_id {draft.request_id!r} was already used on this table",
-                        details={"request_id": draft.request_id},
-                    ) from None
-                raise
-        for token_id, change in draft.changes.items():
-            if change.after is None:
-                self._snapshots.pop((table_id, token_id), None)
+            elif after is None:
+                cursor = db.execute(
+                    "DELETE FROM tokens WHERE table_id = ? AND id = ? AND version = ?",
+                    (table_id, token_id, before.version),
+                )
             else:
-                self._snapshots[(table_id, token_id)] = change.after
+                cursor = db.execute(
+                    "UPDATE tokens SET name = ?, ruleset = ?, ownership = ?, system = ?, version = ?, flags = ?"
+                    " WHERE table_id = ? AND id = ? AND version = ?",
+                    (
+                        after.name,
+                        after.ruleset,
+                        dumps(after.ownership),
+                        dumps(after.system),
+                        after.version,
+                        dumps(after.flags),
+                        table_id,
+                        token_id,
+                        before.version,
+                    ),
+                )
+            if cursor.rowcount != 1:
+                row = db.execute(
+                    "SELECT version FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id)
+                ).fetchone()
+                raise stale(token_id, before.version if before is not None else None, row[0] if row else None)
+            changes[token_id] = change.to_dict()
+        try:
+            cursor = db.execute(
+                f"INSERT INTO audit ({_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    table_id,
+                    draft.kind,
+                    draft.user,
+                    draft.at,
+                    draft.ref,
+                    draft.request_id,
+                    dumps(changes),
+                    dumps(dict(draft.data)),
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            if draft.request_id is not None and "request_id" in str(exc):
+                raise Conflict(
+                    f"request_id {draft.request_id!r} was already used on this table",
+                    details={"request_id": draft.request_id},
+                ) from None
+            raise
         return AuditEntry(
             seq=cursor.lastrowid,
             table=table_id,

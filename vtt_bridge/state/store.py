@@ -9,6 +9,7 @@ was computed from — otherwise nothing is written and ``Conflict`` is raised.
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -133,3 +134,33 @@ class Store(ABC):
     @abstractmethod
     async def audit(self, table_id: str) -> list[AuditEntry]:
         """The table's whole audit log, oldest first."""
+
+    # -- several server processes (a shared store only) -------------------------
+    #
+    # A store that only one process uses needs none of this: the defaults say
+    # "nothing changes behind your back, and every connection is local".
+
+    async def revision(self, table_id: str) -> int | None:
+        """A number that changes whenever the table's tokens or settings do (``None``: not shared)."""
+        return None
+
+    def committed_revision(self, table_id: str) -> int | None:
+        """The revision this process's last commit to the table left it at (``None``: not shared)."""
+        return None
+
+    def lease(self, table_id: str) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Hold the table's attack lease: one attack at a time per table, across processes."""
+        return contextlib.nullcontext()
+
+    async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
+        """Record that connection ``sid`` of ``user`` is open on server process ``node``."""
+
+    async def leave(self, table_id: str, sid: str) -> None:
+        """Forget connection ``sid``."""
+
+    async def sessions(self, table_id: str) -> dict[str, str] | None:
+        """Every open connection to the table on a live process, ``{sid: user}`` (``None``: not shared)."""
+        return None
+
+    async def heartbeat(self, node: str, ttl: float) -> None:
+        """Say that server process ``node`` is alive for the next ``ttl`` seconds."""

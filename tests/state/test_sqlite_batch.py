@@ -1,0 +1,43 @@
+"""SQLite: commits that arrive together share one transaction, each still all-or-nothing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from vtt_bridge.engine.tokens import Token
+from vtt_bridge.errors import Conflict
+from vtt_bridge.state import AuditDraft, SQLiteStore, TableInfo, TokenChange, replay
+
+
+def _create(token_id: str) -> AuditDraft:
+    token = Token(token_id, token_id, "duel", {"hp": 1}, version=1)
+    return AuditDraft(kind="token.create", user="gm", at=0.0, changes={token_id: TokenChange(before=None, after=token)})
+
+
+async def test_commits_arriving_together_share_one_transaction_and_a_conflict_spoils_only_its_own(tmp_path):
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    await store.open()
+    for n in range(3):
+        await store.create_table(TableInfo(id=f"t{n}", name="t", created=0.0, settings={}))
+    await store.commit("t0", _create("dup"))
+    statements: list[str] = []
+    store.db.set_trace_callback(statements.append)
+    results = await asyncio.gather(
+        store.commit("t0", _create("x")),
+        store.commit("t0", _create("dup")),  # exists already: conflict
+        store.commit("t1", _create("y")),
+        store.commit("t2", _create("z")),
+        return_exceptions=True,
+    )
+    store.db.set_trace_callback(None)
+    assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT")] == ["BEGIN IMMEDIATE", "COMMIT"]
+    assert isinstance(results[1], Conflict)
+    assert [r.seq for r in results if not isinstance(r, Exception)] == [2, 3, 4]
+    assert set(await store.tokens("t0")) == {"dup", "x"}
+    for table in ("t0", "t1", "t2"):
+        assert replay(await store.audit(table)) == {k: v.to_dict() for k, v in (await store.tokens(table)).items()}
+    with pytest.raises(Conflict):
+        await store.commit("t1", _create("y"))
+    await store.close()

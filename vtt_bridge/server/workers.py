@@ -1,0 +1,768 @@
+"""The process model: where hook code runs, and how several server processes share a port.
+
+Two kinds of process, both described here and nowhere else.
+
+**Resolver processes** (:class:`Resolvers`). No hook code runs on a server's
+event loop. A server forks a small pool of resolver processes when it starts
+(the plugin host is inherited, already loaded). An attack is a *job*: the
+event loop sends the job to the least busy resolver, which starts the
+engine's :class:`~vtt_bridge.Resolution` and advances it until it asks a
+Decision or ends. The event loop asks the decider, sends the answer back,
+and the resolver advances the same generator again: the resolution lives in
+the resolver between decisions, so it is never rebuilt. A resolver holds
+many parked jobs at once and works on one at a time, in the order they
+arrive.
+
+Each job has a time budget (the table's ``attack_budget``): the seconds its
+hooks may run, decisions not counted. A per-resolver watchdog times the job
+at the head of that resolver's queue; past its budget the resolver is asked
+(``SIGUSR1``) which plugin, hook and step it is in, then killed with
+``SIGKILL`` and replaced by a fresh fork. The job fails with
+``plugin_timeout`` and nothing is applied. The other jobs that were queued
+on or parked in the killed resolver are *replayed* on another one: the
+engine is deterministic given its seed (or scripted dice), its tokens, its
+declaration and the answers given so far, so starting it again and feeding
+it the recorded answers reaches the same point — they notice a delay, not a
+failure. Why processes and not threads: a thread stuck in a hook cannot be
+stopped, keeps its share of the GIL if it spins, and every stuck thread
+would be lost for good; a process is killed and its memory returned, so a
+hook that never returns costs one attack and one fork.
+
+**Server processes** (:func:`serve_workers`). ``vtt-bridge serve --workers N``
+starts N server processes that listen on the same port (``SO_REUSEPORT``:
+the kernel spreads connections over them) and share one Redis, which is
+their store and their bus (python-socketio's ``AsyncRedisManager`` for
+broadcasts and cross-process acknowledgements). What makes N processes —
+on one machine or many — behave as one server lives in the Redis store and
+the bridge: each process re-reads a table's tokens when the table's change
+counter moved; a table's attacks run under a per-table lease in Redis, so
+they apply in one order whichever process received them; a ``request_id`` is
+looked up under that lease, so a retry sent to any process returns the
+first result; a decision whose decider is connected to another process is
+asked through that process (:class:`~.prompts.Prompter`). The parent
+process only supervises: it restarts a worker that dies and stops them all
+on SIGINT/SIGTERM. SQLite stays single-process (it is the embedded default).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import itertools
+import logging
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.tokens import Token
+from .logs import fields
+from ..errors import InternalError, PluginError, PluginTimeout, VTTError, error_from_dict
+
+__all__ = ["DEFAULT_BUDGET", "Job", "RemoteDecision", "Resolvers", "budget_of", "run", "serve_workers"]
+
+log = logging.getLogger("vtt_bridge.server")
+
+# Seconds of hook time an attack may use when its table sets no attack_budget.
+DEFAULT_BUDGET = 5.0
+# How long a resolver past its budget has to say where it is stuck.
+_REPORT_GRACE = 0.2
+_HEADER = struct.Struct("!I")
+# A resolver whose current job has run this long is passed over for new jobs.
+_SLOW = 0.25
+
+
+# -- framing (both sides) ---------------------------------------------------------
+
+
+def _send_blocking(sock: socket.socket, message: Any) -> None:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    sock.sendall(_HEADER.pack(len(body)) + body)
+
+
+def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = sock.recv(size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _recv_blocking(sock: socket.socket) -> Any:
+    header = _recv_exact(sock, _HEADER.size)
+    if header is None:
+        return None
+    body = _recv_exact(sock, _HEADER.unpack(header)[0])
+    return None if body is None else pickle.loads(body)
+
+
+# -- the resolver process -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteDecision:
+    """A Decision as the event loop sees it: who decides, how long, and its wire form."""
+
+    key: str
+    token: str | None
+    timeout: float | None
+    wire: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.wire
+
+
+def _error(exc: BaseException, host: Any) -> dict[str, Any]:
+    """A resolver-side exception as data the event loop turns back into the same error."""
+    if isinstance(exc, VTTError):
+        return exc.to_dict()
+    if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit)):
+        # A pack that raised SystemExit/KeyboardInterrupt ends its attack, never the process.
+        plugin = _plugin_in_traceback(exc, host)
+        return PluginError(
+            f"plugin {plugin or '?'} raised {type(exc).__name__}",
+            details={"plugin": plugin, "exception": type(exc).__name__},
+        ).to_dict()
+    log.error("resolution failed: %s", "".join(traceback.format_exception(exc)).rstrip())
+    return InternalError("internal server error").to_dict()
+
+
+def _plugin_in_traceback(exc: BaseException, host: Any) -> str | None:
+    plugin = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        name = host.plugin_of(frame.f_globals.get("__name__", ""))
+        if name is not None:
+            plugin = name
+    return plugin
+
+
+def _where(frame: Any, host: Any) -> dict[str, Any]:
+    """Which plugin, hook and step the resolver's main thread is in (innermost plugin frame)."""
+    plugin = hook = step = None
+    while frame is not None:
+        if plugin is None:
+            plugin = host.plugin_of(frame.f_globals.get("__name__", ""))
+        if hook is None:
+            # The engine's frames say which step is running (resolution.py: _run, _guard).
+            name, local = frame.f_code.co_name, frame.f_locals
+            if name == "_run" and "compiled" in local:
+                hook, step = local["compiled"].hook_name, local["compiled"].step.name
+            elif name == "_guard" and "hook" in local:
+                hook, step = local.get("hook"), local.get("step")
+        frame = frame.f_back
+    return {"plugin": plugin, "hook": hook, "step": step}
+
+
+class _Worker:
+    """The loop inside a resolver process: one message in, one answer out."""
+
+    def __init__(self, sock: socket.socket, host: Any) -> None:
+        self.sock = sock
+        self.host = host
+        self.tokens: dict[tuple[str, str], Token] = {}
+        self.live: dict[int, tuple[Any, int]] = {}  # job id → (resolution, steps already sent)
+        self.current: int | None = None
+        self.sending = False
+
+    def report(self, signum: int, frame: Any) -> None:
+        """SIGUSR1: say where the current job is stuck (the event loop will kill us next).
+
+        Not while a reply is being written: the report would land inside it.
+        The job has finished then, and the event loop sees its reply instead.
+        """
+        if self.sending or self.current is None:
+            return
+        with contextlib.suppress(Exception):
+            _send_blocking(self.sock, ("stuck", self.current, _where(frame, self.host)))
+
+    def run(self) -> None:
+        while True:
+            message = _recv_blocking(self.sock)
+            if message is None:
+                return
+            kind, job_id = message[0], message[1]
+            if kind == "drop":
+                self.live.pop(job_id, None)
+                continue
+            self.current = job_id
+            try:
+                reply = self.start(*message[1:]) if kind == "start" else self.settle(*message[1:])
+            finally:
+                self.current = None
+            self.sending = True
+            try:
+                _send_blocking(self.sock, reply)
+            finally:
+                self.sending = False
+
+    def start(self, job_id: int, table: str, refs: list, new: list, spec: dict, settled: list, sent: int) -> tuple:
+        for data in new:
+            self.tokens[(table, data["id"])] = Token.from_dict(data)
+        res = None
+        try:
+            tokens = {token_id: self.tokens[(table, token_id)] for token_id in refs}
+            res = self.host.start(spec["ruleset"], tokens, **spec["args"])
+            for answer, how in settled:
+                # Replaying on a fresh resolver: the same inputs reach the same decisions.
+                if res.advance() is None:
+                    break
+                self._apply(res, answer, how)
+            return self.step(job_id, res, sent)
+        except BaseException as exc:
+            return ("error", job_id, [], bool(res is not None and (res.decisions or sent)), _error(exc, self.host))
+
+    def settle(self, job_id: int, answer: Any, how: str) -> tuple:
+        res, sent = self.live.pop(job_id)
+        try:
+            how = self._apply(res, answer, how)
+            return self.step(job_id, res, sent, how=how)
+        except BaseException as exc:
+            return ("error", job_id, [], True, _error(exc, self.host))
+
+    @staticmethod
+    def _apply(res: Any, answer: Any, how: str) -> str:
+        if how != "answered":
+            res.default(how)
+            return how
+        try:
+            if isinstance(answer, Mapping) and "params" in answer:
+                res.answer(answer.get("option"), answer.get("params"))
+            else:
+                res.answer(answer)
+        except VTTError:
+            res.default("invalid")
+            return "invalid"
+        return how
+
+    def step(self, job_id: int, res: Any, sent: int, *, how: str | None = None) -> tuple:
+        try:
+            decision = res.advance()
+        except BaseException as exc:
+            return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
+        if decision is not None:
+            trace = res.ctx.trace
+            # The last entry is the step asking: not finished yet.
+            done = max(sent, len(trace) - 1)
+            steps = [trace[i].to_dict() for i in range(sent, done)]
+            self.live[job_id] = (res, done)
+            wire = RemoteDecision(decision.key, decision.token, decision.timeout, decision.to_dict())
+            return ("decision", job_id, steps, wire, how)
+        record = res.record
+        try:
+            systems = self.checked(res, record)
+        except BaseException as exc:
+            return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
+        return ("done", job_id, record, systems, how)
+
+    def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Every changed token's new ``system``: clamped to its ruleset's ranges, then checked
+        (:meth:`Host.changed_token`: anything else invalid names the plugin that wrote it)."""
+        writers = res.ctx.changes.writers
+        return {
+            token_id: self.host.changed_token(res.tokens[token_id], change["after"], writers=writers).system
+            for token_id, change in record["changes"].items()
+        }
+
+
+def _child(sock: socket.socket, host: Any) -> None:
+    # The event loop's signal plumbing belongs to the parent.
+    with contextlib.suppress(ValueError):
+        signal.set_wakeup_fd(-1)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(Exception):  # Linux: die with the server, even while stuck in a hook
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    # Inherited listening sockets and the store's files are not ours to hold open.
+    keep = sock.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 65536)
+    worker = _Worker(sock, host)
+    signal.signal(signal.SIGUSR1, worker.report)
+    worker.run()
+
+
+# -- the event loop's side ------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Job:
+    """One attack being resolved (see the module docstring).
+
+    :ivar spec: ``{"ruleset", "args"}``: what ``host.start`` is called with.
+    :ivar tokens: the table's tokens when the attack began (a replay needs them).
+    :ivar settled: ``(answer, how)`` for every decision so far, in order.
+    :ivar sent: how many finished steps the table has been sent.
+    :ivar budget: seconds of hook time; ``used`` so far.
+    """
+
+    table: str
+    spec: dict[str, Any]
+    tokens: Mapping[str, Token]
+    budget: float
+    id: int = 0
+    settled: list[tuple[Any, str]] = field(default_factory=list)
+    sent: int = 0
+    used: float = 0.0
+    worker: _Proc | None = None
+    future: asyncio.Future[tuple] | None = None
+
+
+class _Proc:
+    """One resolver process, seen from the event loop."""
+
+    def __init__(self, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.pid = pid
+        self.reader = reader
+        self.writer = writer
+        # The snapshots it holds (compared by identity: a token deleted and created
+        # again starts at version 1 again, with other stats).
+        self.known: dict[tuple[str, str], Token] = {}
+        self.queue: deque[tuple[Job, float]] = deque()  # (job, budget left) awaiting an answer, in order
+        self.parked: set[Job] = set()
+        self.head_since = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.stuck: asyncio.Future[dict] | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.dead = False
+
+    @property
+    def load(self) -> int:
+        return len(self.queue)
+
+
+class Resolvers:
+    """A pool of resolver processes (see the module docstring).
+
+    :param host: the plugin host; forked into each process.
+    :param size: how many processes.
+    """
+
+    def __init__(self, host: Any, *, size: int = 2) -> None:
+        self.host = host
+        self.size = max(1, size)
+        self.procs: list[_Proc] = []
+        self._ids = itertools.count(1)
+        self._closed = False
+        self.replaced = 0
+        self.spares = 0
+
+    async def start(self) -> None:
+        for _ in range(self.size):
+            self.procs.append(await self._fork())
+
+    async def _fork(self) -> _Proc:
+        parent, child = socket.socketpair()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            code = 0
+            try:
+                parent.close()
+                _child(child, self.host)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        child.close()
+        reader, writer = await asyncio.open_connection(sock=parent)
+        proc = _Proc(pid, reader, writer)
+        proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"resolver {pid}")
+        return proc
+
+    async def close(self) -> None:
+        self._closed = True
+        procs, self.procs = self.procs, []
+        for proc in procs:
+            proc.dead = True
+            if proc.timer is not None:
+                proc.timer.cancel()
+            proc.writer.close()
+            if proc.task is not None:
+                proc.task.cancel()
+                with contextlib.suppress(BaseException):
+                    await proc.task
+            self._fail_all(proc, InternalError("the server is stopping"))
+        for proc in procs:
+            await self._reap(proc.pid, grace=1.0)
+
+    # -- running jobs ------------------------------------------------------------
+
+    def job(self, table: str, spec: dict[str, Any], tokens: Mapping[str, Token], budget: float) -> Job:
+        return Job(table=table, spec=spec, tokens=tokens, budget=budget, id=next(self._ids))
+
+    async def begin(self, job: Job) -> tuple:
+        """Start ``job``; returns the resolver's first reply (``decision``, ``done`` or ``error``)."""
+        return await self._dispatch(job, await self._pick(), fresh=True)
+
+    async def settle(self, job: Job, answer: Any, how: str) -> tuple:
+        """Give the parked ``job`` its decision's outcome; returns the next reply."""
+        job.settled.append((answer, how))
+        proc = job.worker
+        if proc is None or proc.dead:
+            # Its resolver is gone: replay it (with every answer so far) on another.
+            return await self._dispatch(job, await self._pick(), fresh=True)
+        proc.parked.discard(job)
+        return await self._dispatch(job, proc, fresh=False, message=("settle", job.id, answer, how))
+
+    def drop(self, job: Job) -> None:
+        """Forget a parked job (its attack was abandoned)."""
+        proc = job.worker
+        job.worker = None
+        if proc is not None and not proc.dead and job in proc.parked:
+            proc.parked.discard(job)
+            self._write(proc, ("drop", job.id))
+
+    async def _pick(self) -> _Proc:
+        """A resolver for a new job: one not held up by a slow hook, forking a spare if need be.
+
+        Spares are bounded (as many again as ``size``), so hooks that hang
+        everywhere cost a bounded number of processes, each retired at its budget.
+        """
+        now = asyncio.get_running_loop().time()
+        live = [p for p in self.procs if not p.dead]
+        free = [p for p in live if not p.queue or now - p.head_since < _SLOW]
+        if free:
+            return min(free, key=lambda p: p.load)
+        if len(live) < 2 * self.size and not self._closed:
+            proc = await self._fork()
+            self.procs.append(proc)
+            self.spares += 1
+            return proc
+        return self._least_busy()
+
+    def _least_busy(self) -> _Proc:
+        live = [p for p in self.procs if not p.dead]
+        if not live:
+            raise InternalError("no resolver is running")
+        return min(live, key=lambda p: p.load)
+
+    async def _dispatch(self, job: Job, proc: _Proc, *, fresh: bool, message: tuple | None = None) -> tuple:
+        if fresh:
+            message = self._start_message(job, proc)
+        assert message is not None
+        loop = asyncio.get_running_loop()
+        job.worker = proc
+        job.future = loop.create_future()
+        left = job.budget - job.used
+        if left <= 0:
+            raise self._timeout(job, {"plugin": None, "hook": None, "step": None})
+        proc.queue.append((job, left))
+        if len(proc.queue) == 1:
+            self._arm(proc)
+        self._write(proc, message)
+        reply = await job.future
+        return reply
+
+    def _start_message(self, job: Job, proc: _Proc) -> tuple:
+        known = proc.known
+        new = []
+        for token_id, token in job.tokens.items():
+            key = (job.table, token_id)
+            if known.get(key) is not token:
+                known[key] = token
+                new.append(token.to_dict())
+        return ("start", job.id, job.table, list(job.tokens), new, job.spec, list(job.settled), job.sent)
+
+    def _write(self, proc: _Proc, message: tuple) -> None:
+        body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        proc.writer.write(_HEADER.pack(len(body)) + body)
+
+    # -- the watchdog --------------------------------------------------------------
+
+    def _arm(self, proc: _Proc) -> None:
+        """Time the job now at the head of ``proc``'s queue."""
+        if proc.timer is not None:
+            proc.timer.cancel()
+            proc.timer = None
+        if not proc.queue:
+            return
+        loop = asyncio.get_running_loop()
+        proc.head_since = loop.time()
+        job, left = proc.queue[0]
+        proc.timer = loop.call_at(proc.head_since + left, self._expired, proc)
+
+    def _expired(self, proc: _Proc) -> None:
+        proc.timer = None
+        if proc.dead or not proc.queue:
+            return
+        asyncio.get_running_loop().create_task(self._retire(proc))
+
+    async def _retire(self, proc: _Proc) -> None:
+        """The head job ran past its budget: find out where, kill the resolver, replace it."""
+        job, _left = proc.queue[0]
+        loop = asyncio.get_running_loop()
+        proc.stuck = loop.create_future()
+        where = {"plugin": None, "hook": None, "step": None}
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGUSR1)
+        with contextlib.suppress(TimeoutError):
+            where = await asyncio.wait_for(asyncio.shield(proc.stuck), _REPORT_GRACE)
+        if proc.dead or not proc.queue or proc.queue[0][0] is not job:
+            return  # it answered just in time after all (its reply re-armed the watchdog)
+        self._kill(proc)
+        job.used = job.budget
+        proc.queue.popleft()
+        if job.future is not None and not job.future.done():
+            job.future.set_exception(self._timeout(job, where))
+        log.warning(
+            "attack past its budget: resolver replaced",
+            extra=fields(table=job.table, budget=job.budget, **{k: v for k, v in where.items() if v}),
+        )
+        self._orphan(proc)
+        if not self._closed:
+            self.replaced += 1
+            self.procs.append(await self._fork())
+            self._reroute(proc)
+
+    def _timeout(self, job: Job, where: Mapping[str, Any]) -> PluginTimeout:
+        plugin, step = where.get("plugin"), where.get("step")
+        return PluginTimeout(
+            f"plugin {plugin or '?'} ran past the attack's {job.budget:g} s budget"
+            + (f" in step {step}" if step else "")
+            + "; nothing was applied",
+            details={"plugin": plugin, "hook": where.get("hook"), "step": step, "budget": job.budget},
+        )
+
+    def _kill(self, proc: _Proc) -> None:
+        proc.dead = True
+        if proc.timer is not None:
+            proc.timer.cancel()
+            proc.timer = None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        if proc in self.procs:
+            self.procs.remove(proc)
+        proc.writer.close()
+        asyncio.get_running_loop().create_task(self._reap(proc.pid, grace=0))
+
+    def _orphan(self, proc: _Proc) -> None:
+        """Jobs parked in a dead resolver will be replayed when their answer comes."""
+        for job in proc.parked:
+            job.worker = None
+        proc.parked.clear()
+
+    def _reroute(self, proc: _Proc) -> None:
+        """Jobs queued behind the one that timed out: replay each on a live resolver."""
+        waiting = list(proc.queue)
+        proc.queue.clear()
+        for job, _left in waiting:
+            future = job.future
+            if future is None or future.done():
+                continue
+            target = self._least_busy()
+            job.worker = target
+            target.queue.append((job, job.budget - job.used))
+            if len(target.queue) == 1:
+                self._arm(target)
+            self._write(target, self._start_message(job, target))
+
+    async def _read(self, proc: _Proc) -> None:
+        reader = proc.reader
+        try:
+            while True:
+                header = await reader.readexactly(_HEADER.size)
+                reply = pickle.loads(await reader.readexactly(_HEADER.unpack(header)[0]))
+                if reply[0] == "stuck":
+                    if proc.stuck is not None and not proc.stuck.done():
+                        proc.stuck.set_result(reply[2])
+                    continue
+                if not proc.queue:
+                    continue
+                job, _left = proc.queue.popleft()
+                now = asyncio.get_running_loop().time()
+                job.used += now - proc.head_since
+                if reply[0] == "decision":
+                    proc.parked.add(job)
+                    job.sent += len(reply[2])
+                self._arm(proc)
+                if job.future is not None and not job.future.done():
+                    job.future.set_result(reply)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        except asyncio.CancelledError:
+            return
+        if not proc.dead and not self._closed:
+            # The resolver died by itself (a C extension crashed it, the OOM killer...).
+            log.error("a resolver process died; replacing it", extra=fields(pid=proc.pid))
+            self._kill(proc)
+            self._orphan(proc)
+            self.replaced += 1
+            self.procs.append(await self._fork())
+            self._reroute(proc)
+
+    def _fail_all(self, proc: _Proc, exc: Exception) -> None:
+        for job, _left in proc.queue:
+            if job.future is not None and not job.future.done():
+                job.future.set_exception(exc)
+                job.future.exception()
+        proc.queue.clear()
+
+    @staticmethod
+    async def _reap(pid: int, *, grace: float) -> None:
+        deadline = time.monotonic() + grace
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if done:
+                return
+            if time.monotonic() >= deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                grace = 10.0
+                deadline = time.monotonic() + grace
+            await asyncio.sleep(0.01)
+
+
+def budget_of(settings: Mapping[str, Any]) -> float:
+    value = settings.get("attack_budget")
+    return float(value) if value is not None else DEFAULT_BUDGET
+
+
+def reraise(error: Mapping[str, Any]) -> VTTError:
+    """The resolver's error as the same ``VTTError`` the engine raised."""
+    return error_from_dict(error)
+
+
+# -- the event loop -------------------------------------------------------------------
+
+
+def run(main: Any) -> Any:
+    """Run a coroutine on uvloop when it is installed (``pip install 'vtt-bridge[fast]'``), else asyncio's loop."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
+# -- server processes (serve --workers N) ---------------------------------------------
+
+
+def _serve_child(config: Any, log_setup: tuple[bool, int], ready: Any) -> None:
+    """One server process of ``serve --workers N`` (spawned: a fresh interpreter)."""
+    from .logs import configure
+    from .runner import serve_forever
+
+    configure(as_json=log_setup[0], level=log_setup[1])
+    with contextlib.suppress(Exception):  # Linux: stop with the supervisor, even if it is killed
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+    async def announce(server: Any) -> None:
+        with contextlib.suppress(OSError):  # a restarted process has nobody waiting to hear it
+            ready.send(server.url)
+            ready.close()
+
+    run(serve_forever(config, ready=announce))
+
+
+def serve_workers(
+    config: Any,
+    count: int,
+    *,
+    log_setup: tuple[bool, int] = (False, logging.INFO),
+    ready: Any = None,
+    start_timeout: float = 120.0,
+) -> int:
+    """Run ``count`` server processes on one port over one Redis, until SIGINT/SIGTERM.
+
+    Each is a whole server (its own event loop and resolvers) listening with
+    ``SO_REUSEPORT``; the kernel spreads connections over them. A process
+    that dies is started again; its clients reconnect to the others meanwhile.
+    ``ready(url)`` is called once all are listening. Returns the exit status.
+    """
+    import dataclasses
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    if not config.redis:
+        raise ValueError("several server processes need a shared store: give --redis URL")
+    port = config.port or _free_port(config.host)
+    config = dataclasses.replace(config, port=port, reuse_port=True)
+    context = multiprocessing.get_context("spawn")
+    stop_r, stop_w = os.pipe()
+    os.set_blocking(stop_w, False)
+    stopping = False
+
+    def on_signal(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        with contextlib.suppress(OSError):
+            os.write(stop_w, b"x")
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    procs: dict[int, Any] = {}  # slot → process
+    started: dict[int, float] = {}
+
+    def launch(slot: int) -> Any:
+        reader, writer = context.Pipe(duplex=False)
+        proc = context.Process(
+            target=_serve_child, args=(config, log_setup, writer), name=f"vtt-bridge worker {slot}", daemon=False
+        )
+        proc.start()
+        writer.close()
+        procs[slot], started[slot] = proc, time.monotonic()
+        return reader
+
+    try:
+        pipes = {slot: launch(slot) for slot in range(count)}
+        deadline = time.monotonic() + start_timeout
+        url = None
+        for slot, pipe in pipes.items():
+            if not pipe.poll(max(0.0, deadline - time.monotonic())):
+                raise RuntimeError(f"server process {slot} did not start")
+            url = pipe.recv()
+            pipe.close()
+        log.info("listening", extra=fields(url=url, workers=count, pids=",".join(str(p.pid) for p in procs.values())))
+        if ready is not None:
+            ready(url)
+        while not stopping:
+            sentinels = {procs[slot].sentinel: slot for slot in procs}
+            for sentinel in wait([*sentinels, stop_r]):
+                if sentinel == stop_r or stopping:
+                    break
+                slot = sentinels[sentinel]
+                proc = procs[slot]
+                proc.join()
+                log.error("server process died; starting another", extra=fields(pid=proc.pid, code=proc.exitcode))
+                if time.monotonic() - started[slot] < 5:
+                    time.sleep(1)  # crashing at start: do not spin
+                launch(slot).close()
+        return 0
+    finally:
+        for proc in procs.values():
+            if proc.is_alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGTERM)
+        grace = time.monotonic() + config.shutdown_grace + 10
+        for proc in procs.values():
+            proc.join(max(0.1, grace - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        os.close(stop_r)
+        os.close(stop_w)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
