@@ -47,7 +47,7 @@ function checkRoll(roll, path) {
 
 /**
  * A recorded roll as the data `Roll.fromData` takes: checked, copied, with the
- * fields Foundry expects present (`dice`, `options`, `evaluated`).
+ * fields Foundry expects present (`dice`, `options`, the roll's `evaluated`).
  * @param {object} roll  one of a step's `rolls`
  * @returns {object}
  * @throws {RollDataError} naming the part that is not roll data
@@ -61,7 +61,6 @@ export function toRollData(roll) {
     r.evaluated = true;
     for (const term of r.terms) {
       term.options ??= {};
-      term.evaluated = true;
       if (term.class === "PoolTerm") term.rolls.forEach(fill);
     }
     return r;

@@ -140,7 +140,7 @@ export class SchemaForm {
       input = h("textarea", {
         ...common,
         rows: 2,
-        value: field.value === undefined ? "" : JSON.stringify(field.value),
+        value: field.value === undefined || field.value === null ? "" : typeof field.value === "string" ? field.value : JSON.stringify(field.value),
         placeholder: field.default !== undefined ? JSON.stringify(field.default) : "JSON",
         oninput: () => this.changed(),
       });
@@ -182,13 +182,17 @@ export class SchemaForm {
   drawGroup(field) {
     const wasOpen = this.openGroups ? this.openGroups.has(field.path) : null;
     const hasError = [...walkFields(field.children)].some((f) => f.error);
-    const open = hasError || (wasOpen ?? (!this.options.compact || field.children.some((c) => c.required)));
+    // An optional group not set starts folded; so do big groups in a compact form, unless
+    // they hold a required field or an error.
+    const unset = field.nullable && (field.value === null || field.value === undefined);
+    const open = hasError || (wasOpen ?? (!unset && (!this.options.compact || field.children.some((c) => c.required))));
     return h(
       "details",
       { class: `group${field.error ? " invalid" : ""}`, open, dataset: { path: field.path } },
       h("summary", {}, field.label, field.nullable ? h("span", { class: "hint" }, " (optional)") : null),
       field.error ? h("small", { class: "field-error", role: "alert" }, field.error) : null,
-      field.children.map((c) => this.draw(c)),
+      // (A <details> does not lay out its children as a grid; a box inside it does.)
+      h("div", { class: "group-body" }, field.children.map((c) => this.draw(c))),
     );
   }
 
