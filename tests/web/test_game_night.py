@@ -111,6 +111,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         gm.goto(f"{url}/#table={seat.id}&key={seat.keys['gm']}")
         alice.goto(f"{url}/#table={seat.id}&key={seat.keys['alice']}")
         for page in (gm, alice):
+            expect(page.locator("#app")).to_be_visible()
             expect(page.locator("#status")).to_have_text("online")
         expect(gm.locator("#scene .token")).to_have_count(0)
         expect(gm.locator("#attack-attacker")).to_contain_text("no token of this ruleset yet")
@@ -126,6 +127,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
             gm.fill(f'#token-editor [data-path="attributes.{name}"]', value)
         # Defaults are filled in: the other attributes start at 1, Essence at 1.
         expect(gm.locator('#token-editor [data-path="attributes.wits"]')).to_have_value("1")
+        # The 25 abilities start folded.
         gm.click('#token-editor details[data-path="abilities"] > summary')
         gm.fill('#token-editor [data-path="abilities.melee"]', "5")
         gm.fill('#token-editor [data-path="essence"]', "3")

@@ -182,10 +182,11 @@ export class SchemaForm {
   drawGroup(field) {
     const wasOpen = this.openGroups ? this.openGroups.has(field.path) : null;
     const hasError = [...walkFields(field.children)].some((f) => f.error);
-    // An optional group not set starts folded; so do big groups in a compact form, unless
-    // they hold a required field or an error.
+    // An optional group not set starts folded; so do big groups (25 abilities) in a compact
+    // form, unless they hold a required field or an error.
     const unset = field.nullable && (field.value === null || field.value === undefined);
-    const open = hasError || (wasOpen ?? (!unset && (!this.options.compact || field.children.some((c) => c.required))));
+    const big = field.children.length > 8 && !field.children.some((c) => c.required);
+    const open = hasError || (wasOpen ?? (!unset && !(this.options.compact && big)));
     return h(
       "details",
       { class: `group${field.error ? " invalid" : ""}`, open, dataset: { path: field.path } },

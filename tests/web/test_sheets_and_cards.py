@@ -1,0 +1,311 @@
+"""Tokens, questions and cards in the browser: the GM edits, duplicates, heals, resets and
+deletes tokens and sets who owns them; a player edits only her own; a question's typed
+parameters are fields; GODSGLOOM's dice are told apart without emoji; a token at the
+scene's edge is drawn whole; a page the server no longer lets in says so.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.server.kit import Client, seat_table
+from tests.web.test_game_night import restartable  # noqa: F401  (fixture)
+from vtt_bridge.server.describe import describe_rulesets
+from vtt_bridge.server import issue_key
+
+pytestmark = pytest.mark.slow
+
+expect: Any = None
+
+
+@pytest.fixture(autouse=True)
+def _expect(browser):
+    global expect
+    from playwright.sync_api import expect as playwright_expect
+
+    playwright_expect.set_options(timeout=10_000)
+    expect = playwright_expect
+
+
+GODSGLOOM_TOKENS = [
+    {
+        "id": "hearthguard",
+        "name": "Hearthguard",
+        "ruleset": "godsgloom",
+        "ownership": {"alice": 3},
+        "system": {"statline": {"attack": 4, "defence": 2}, "guard": {"attack": 1, "defence": 3}, "health": {"current": 4, "max": 4}},
+    },
+    {
+        "id": "raiders",
+        "name": "Ashen raiders",
+        "ruleset": "godsgloom",
+        "ownership": {"bob": 3},
+        "system": {"statline": {"attack": 3, "defence": 3}, "guard": {"attack": 2, "defence": 2}, "health": {"current": 3, "max": 3}},
+    },
+]
+
+# Two Warmachine models, one on the scene's very edge (x = 0, y = 0).
+EDGE_TOKENS = [
+    {
+        "id": "edge",
+        "name": "Model at the very edge of the table",
+        "ruleset": "warmachine_mk3",
+        "ownership": {"alice": 3},
+        "system": {"kind": "warrior", "DEF": 13, "ARM": 13, "base": 50, "boxes": 5, "position": {"x": 0, "y": 0}},
+    },
+    {
+        "id": "far",
+        "name": "Far",
+        "ruleset": "warmachine_mk3",
+        "system": {"kind": "warrior", "DEF": 12, "ARM": 14, "base": 30, "boxes": 5, "position": {"x": 9, "y": 6}},
+    },
+]
+
+EXALTED_TOKENS = [
+    {
+        "id": "hero",
+        "name": "Hero",
+        "ruleset": "exalted2e",
+        "ownership": {"alice": 3},
+        "system": {
+            "attributes": {"strength": 6, "dexterity": 10, "stamina": 4},
+            "abilities": {"melee": 10, "dodge": 3},
+            "weapons": [{"name": "goremaul", "ability": "melee", "accuracy": 3, "damage": 20, "damage_type": "L"}],
+        },
+    },
+    {
+        "id": "brute",
+        "name": "Brute",
+        "ruleset": "exalted2e",
+        "ownership": {},
+        "system": {
+            "attributes": {"strength": 3, "dexterity": 2, "stamina": 2},
+            "abilities": {"melee": 2, "dodge": 1},
+            "weapons": [{"name": "club", "ability": "melee", "accuracy": 1, "damage": 3, "damage_type": "B"}],
+        },
+    },
+]
+
+
+@pytest.fixture
+def seated(live_server, browser):
+    """A table with the given tokens, and pages onto it (desk-sized unless told)."""
+    contexts: list[Any] = []
+    errors: list[str] = []
+
+    def make(tokens: list[dict], users: tuple[str, ...] = ("alice", "bob")) -> Any:
+        return live_server.run(seat_table(live_server.server, name="sheets", users=users, tokens=tokens, settings={"decision_timeout": 10}))
+
+    def open_page(seat: Any, user: str, viewport: dict | None = None) -> Any:
+        context = browser.new_context(viewport=viewport or {"width": 1440, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(f"{user}: {error}"))
+        page.goto(f"{live_server.url}/#table={seat.id}&key={seat.keys[user]}")
+        expect(page.locator("#app")).to_be_visible()
+        expect(page.locator("#status")).to_have_text("online")
+        return page
+
+    yield make, open_page, errors
+    for context in contexts:
+        context.close()
+
+
+def ask(live_server, seat, event: str, data: Any = None, user: str = "gm") -> dict:
+    async def call() -> dict:
+        client = await Client(live_server.url).connect(seat.auth(user))
+        try:
+            return await client.call(event, data, timeout=30)
+        finally:
+            await client.close()
+
+    return live_server.run(call())
+
+
+def tokens_of(live_server, seat) -> dict[str, dict]:
+    return {t["id"]: t for t in ask(live_server, seat, "token.list")["tokens"]}
+
+
+def test_gm_edits_duplicates_heals_resets_and_deletes_player_edits_her_own(live_server, seated, artifacts):
+    make, open_page, errors = seated
+    seat = make(GODSGLOOM_TOKENS)
+    gm = open_page(seat, "gm")
+    alice = open_page(seat, "alice")
+
+    # Hurt the raiders (as an attack would), then heal one step and reset, from the GM's inspector.
+    ask(live_server, seat, "token.update", {"id": "raiders", "system": {"health": {"current": 1}}})
+    expect(gm.locator('#scene [data-token="raiders"] [data-track="health-points"]')).to_contain_text("1/3")
+    gm.click('#scene [data-token="raiders"] .disc')
+    inspector = gm.locator("#inspector")
+    expect(inspector).to_contain_text("Ashen raiders")
+    inspector.locator('[data-action="heal"]').click()
+    expect(gm.locator('#scene [data-token="raiders"] [data-track="health-points"]')).to_contain_text("2/3")
+    inspector.locator('[data-action="reset"]').click()
+    expect(gm.locator('#scene [data-token="raiders"] [data-track="health-points"]')).to_contain_text("3/3")
+    assert tokens_of(live_server, seat)["raiders"]["system"]["health"] == {"current": 3, "max": 3}
+    # Alice sees the raiders whole again too (broadcast).
+    expect(alice.locator('#scene [data-token="raiders"] [data-track="health-points"]')).to_contain_text("3/3")
+
+    # Edit: the form starts from the token; ownership per user; errors at the field.
+    inspector.locator('[data-action="edit"]').click()
+    editor = gm.locator("#token-editor")
+    expect(gm.locator('#token-editor [data-path="statline.attack"]')).to_have_value("3")
+    gm.fill('#token-editor [data-path="statline.attack"]', "41")
+    gm.click("#token-save")
+    expect(gm.locator('#token-editor .field[data-for="statline.attack"] .field-error')).to_have_text("Must be at most 40.")
+    gm.fill('#token-editor [data-path="statline.attack"]', "5")
+    gm.select_option('#token-editor select[data-owner="alice"]', "2")
+    gm.select_option('#token-editor select[data-owner="bob"]', "0")
+    gm.fill('#token-editor [data-path="rerolls.pool"]', "2")
+    gm.click('#token-editor [data-add="traits"]')
+    gm.fill('#token-editor [data-path="traits.0"]', "Shieldwall")
+    gm.click("#token-save")
+    expect(editor).to_be_hidden()
+    raiders = tokens_of(live_server, seat)["raiders"]
+    assert raiders["system"]["statline"]["attack"] == 5
+    assert raiders["system"]["rerolls"]["pool"] == 2 and raiders["system"]["traits"] == ["Shieldwall"]
+    assert raiders["ownership"] == {"alice": 2}
+
+    # Duplicate: a new token with the same sheet, its own id.
+    gm.click('#scene [data-token="raiders"] .disc') if not inspector.is_visible() else None
+    inspector.locator('[data-action="duplicate"]').click()
+    expect(gm.locator("#token-name")).to_have_value("Ashen raiders (copy)")
+    gm.fill("#token-id", "raiders2")
+    gm.click("#token-save")
+    expect(gm.locator('#scene [data-token="raiders2"]')).to_be_visible()
+    copy = tokens_of(live_server, seat)["raiders2"]
+    assert copy["system"] == raiders["system"] and copy["name"] == "Ashen raiders (copy)"
+
+    # Delete asks first.
+    inspector.locator('[data-action="delete"]').click()
+    expect(gm.locator("#confirm-text")).to_contain_text("Delete Ashen raiders (copy)?")
+    gm.click("#confirm-ok")
+    expect(gm.locator('#scene [data-token="raiders2"]')).to_have_count(0)
+    expect(alice.locator('#scene [data-token="raiders2"]')).to_have_count(0)
+    assert "raiders2" not in tokens_of(live_server, seat)
+
+    # Alice edits her own token (no ownership there), not the raiders (she only observes them).
+    alice.click('#scene [data-token="raiders"] .disc')
+    expect(alice.locator('#inspector [data-action="edit"]')).to_have_count(0)
+    expect(alice.locator('#inspector [data-action="delete"]')).to_have_count(0)
+    alice.click('#scene [data-token="hearthguard"] .disc')
+    alice.locator('#inspector [data-action="edit"]').click()
+    expect(alice.locator("#token-editor .ownership")).to_have_count(0)
+    alice.fill("#token-name", "Hearthguard veterans")
+    alice.fill('#token-editor [data-path="boost"]', "2")
+    alice.click("#token-save")
+    expect(alice.locator("#token-editor")).to_be_hidden()
+    mine = tokens_of(live_server, seat)["hearthguard"]
+    assert mine["name"] == "Hearthguard veterans" and mine["system"]["boost"] == 2 and mine["ownership"] == {"alice": 3}
+    expect(gm.locator('#scene [data-token="hearthguard"] .label')).to_have_text("Hearthguard veterans")
+    gm.screenshot(path=str(artifacts / "sheets-gm.png"), full_page=True)
+    assert errors == []
+
+
+def test_godsgloom_dice_are_red_and_blue_by_colour_and_name(live_server, seated, artifacts):
+    make, open_page, errors = seated
+    seat = make(GODSGLOOM_TOKENS)
+    alice = open_page(seat, "alice", {"width": 390, "height": 844})
+    done = ask(
+        live_server,
+        seat,
+        "attack",
+        {"ruleset": "godsgloom", "attacker": "hearthguard", "targets": ["raiders"], "seed": 11, "answers": {}},
+    )
+    assert done["ok"], done
+    card = alice.locator(f'#chat .card[data-attack="{done["attack"]["id"]}"]')
+    expect(card).to_have_attribute("data-status", "resolved")
+    card.locator("details.fold > summary").click()
+    rolls = card.locator(".roll")
+    expect(rolls.first).to_be_visible()
+    colours = rolls.evaluate_all("rs => rs.map(r => r.dataset.colour || '')")
+    assert "red" in colours and "blue" in colours, colours
+    red = card.locator(".roll[data-colour='red'] .die").first
+    blue = card.locator(".roll[data-colour='blue'] .die").first
+    assert red.evaluate("d => getComputedStyle(d).borderColor") != blue.evaluate("d => getComputedStyle(d).borderColor")
+    expect(card.locator(".roll[data-colour='red'] .flavor").first).to_contain_text("red")
+    expect(card.locator(".roll[data-colour='blue'] .flavor").first).to_contain_text("blue")
+    text = card.inner_text()
+    for emoji in ("🟥", "🟦", "⚔", "🛡", "🩸"):
+        assert emoji not in text, emoji
+    assert "null" not in text
+    alice.screenshot(path=str(artifacts / "godsgloom-card-phone.png"), full_page=True)
+    assert errors == []
+
+
+def test_a_token_at_the_scene_edge_is_drawn_whole(live_server, seated, artifacts):
+    make, open_page, errors = seated
+    seat = make(EDGE_TOKENS)
+    for viewport in ({"width": 1440, "height": 900}, {"width": 390, "height": 844}):
+        page = open_page(seat, "alice", viewport)
+        page.select_option("#scene-ruleset", "warmachine_mk3")
+        token = page.locator('#scene [data-token="edge"]')
+        expect(token).to_be_visible()
+        page.locator("#scene-wrap").evaluate("w => { w.scrollLeft = 0; w.scrollTop = 0; }")
+        scene = page.locator("#scene").bounding_box()
+        for part in (".disc", ".label", ".tracks"):
+            box = token.locator(part).bounding_box()
+            assert box["x"] >= scene["x"] and box["y"] >= scene["y"], (viewport, part, box, scene)
+            assert box["x"] + box["width"] <= scene["x"] + scene["width"], (viewport, part, box, scene)
+        page.screenshot(path=str(artifacts / f"scene-edge-{viewport['width']}.png"))
+    assert errors == []
+
+
+def test_a_questions_typed_parameters_are_fields(live_server, seated):
+    make, open_page, errors = seated
+    seat = make(EXALTED_TOKENS)
+    gm = open_page(seat, "gm")
+    alice = open_page(seat, "alice")
+    alice.select_option("#attack-ruleset", "exalted2e")
+    alice.click('#attack-targets [data-token="brute"]')
+    alice.click("#attack-button")
+    dialog = gm.locator("dialog#decision")
+    expect(dialog).to_be_visible()
+    stunt = gm.locator('dialog#decision [data-option-row="dodge"] [data-path="stunt"]')
+    expect(stunt).to_be_visible()
+    if stunt.get_attribute("type") == "number":
+        # Typed (JSON Schema): a bounded whole number with a stepper.
+        assert (stunt.get_attribute("min"), stunt.get_attribute("max")) == ("0", "3")
+        gm.click('dialog#decision [data-option-row="dodge"] .step-up')
+        expect(stunt).to_have_value("1")
+    else:
+        stunt.fill("1")
+    gm.click('dialog#decision [data-option="dodge"]')
+    expect(dialog).to_be_hidden()
+    card = alice.locator("#chat .card").first
+    expect(card).to_have_attribute("data-status", "resolved")
+    record = ask(live_server, seat, "attack.get", {"id": card.get_attribute("data-attack")})["attack"]
+    defense = next(d for d in record["decisions"] if d["key"] == "defense")
+    assert defense["answer"]["option"] == "dodge" and defense["answer"]["params"]["stunt"] == 1, defense
+    assert errors == []
+
+
+def test_a_page_the_server_no_longer_lets_in_says_so(restartable, browser):  # noqa: F811
+    live = restartable()
+    seat = live.run(seat_table(live.server, name="keys", users=("alice",), tokens=[]))
+    port = live.server.port
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{live.url}/#table={seat.id}&key={seat.keys['alice']}")
+        expect(page.locator("#app")).to_be_visible()
+        live.stop()
+        expect(page.locator("#banner")).to_contain_text("reconnecting")
+        live = restartable(port)
+        # The GM gave alice a new key meanwhile: the old one no longer opens the table.
+        live.run(issue_key(live.server.store, seat.id, "alice"))
+        expect(page.locator("#join-error")).to_contain_text("Could not join", timeout=20_000)
+        expect(page.locator("#join")).to_be_visible()
+        expect(page.locator("#banner")).to_contain_text("no longer lets this page in")
+    finally:
+        context.close()
+
+
+def test_rulesets_list_still_describes_every_ruleset(live_server):
+    # The forms above are generated from these schemas; a ruleset without one would show nothing.
+    for ruleset in describe_rulesets(live_server.server.host)["rulesets"]:
+        assert ruleset["token_schema"]["type"] == "object" and ruleset["token_schema"]["properties"], ruleset["id"]
+        assert re.match(r"^[a-z0-9_]+$", ruleset["id"])
