@@ -80,7 +80,15 @@ export class SchemaForm {
     this.rendered = true;
   }
 
-  changed() {
+  /** After an edit: the edited field's old error goes (the form is checked again on sending). */
+  changed(el) {
+    const label = el?.closest?.(".field.invalid");
+    if (label) {
+      label.classList.remove("invalid");
+      label.querySelector(".field-error")?.remove();
+      const field = fieldAt(this.model, label.dataset.for);
+      if (field) field.error = undefined;
+    }
     this.options.onChange?.();
   }
 
@@ -105,14 +113,14 @@ export class SchemaForm {
     let input;
     let cls = "";
     if (field.widget === "checkbox") {
-      input = h("input", { ...common, type: "checkbox", checked: field.value === true || field.value === "true", onchange: () => this.changed() });
+      input = h("input", { ...common, type: "checkbox", checked: field.value === true || field.value === "true", onchange: (ev) => this.changed(ev.target) });
       cls = "check";
     } else if (field.widget === "select") {
       const current = field.value === undefined ? "" : field.value === null ? "" : String(field.value);
       const hasNull = field.choices.some((c) => c.value === null);
       input = h(
         "select",
-        { ...common, onchange: () => this.changed() },
+        { ...common, onchange: (ev) => this.changed(ev.target) },
         !hasNull && (field.value === undefined || field.value === null || field.value === "")
           ? h("option", { value: "" }, field.required ? "— choose —" : "(none)")
           : null,
@@ -129,7 +137,7 @@ export class SchemaForm {
         max: field.max,
         value: field.value === undefined || field.value === null ? "" : String(field.value),
         placeholder: field.nullable ? "—" : undefined,
-        oninput: () => this.changed(),
+        oninput: (ev) => this.changed(ev.target),
       });
       cls = "number";
       if (field.type === "integer" && field.min !== undefined && field.max !== undefined && field.max - field.min <= 10) {
@@ -142,7 +150,7 @@ export class SchemaForm {
         rows: 2,
         value: field.value === undefined || field.value === null ? "" : typeof field.value === "string" ? field.value : JSON.stringify(field.value),
         placeholder: field.default !== undefined ? JSON.stringify(field.default) : "JSON",
-        oninput: () => this.changed(),
+        oninput: (ev) => this.changed(ev.target),
       });
       cls = "json";
     } else {
@@ -150,7 +158,7 @@ export class SchemaForm {
         ...common,
         value: field.value === undefined || field.value === null ? "" : String(field.value),
         maxlength: field.maxLength,
-        oninput: () => this.changed(),
+        oninput: (ev) => this.changed(ev.target),
       });
     }
     return h(
@@ -168,7 +176,7 @@ export class SchemaForm {
       const now = input.value === "" ? Number(field.default ?? field.min) : Number(input.value);
       const next = Math.min(field.max, Math.max(field.min, (Number.isFinite(now) ? now : field.min) + by));
       input.value = String(next);
-      this.changed();
+      this.changed(input);
     };
     return h(
       "span",
