@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import {
   FormErrors,
   addItem,
+  addKey,
+  removeKey,
   applyErrors,
   collect,
   errorsAt,
@@ -47,7 +49,8 @@ const TOKEN = {
       },
       default: [],
     },
-    soak: { type: "object", additionalProperties: { type: "integer" }, default: {} },
+    soak: { type: "object", additionalProperties: { type: "integer", minimum: 0 }, default: {} },
+    marked: { default: null, nullable: true },
   },
   required: ["kind", "DEF", "ARM"],
   additionalProperties: false,
@@ -67,7 +70,8 @@ test("every property becomes a field with the widget its type needs", () => {
     position: "group",
     body: "list",
     weapons: "list",
-    soak: "text",
+    soak: "group",
+    marked: "text",
   });
   const arm = fieldAt(model, "ARM");
   assert.equal(arm.min, 0);
@@ -79,8 +83,9 @@ test("every property becomes a field with the widget its type needs", () => {
     fieldAt(model, "base").choices.map((c) => c.value),
     [30, 40, 50],
   );
-  // A free map is edited as JSON text, not lost.
-  assert.equal(fieldAt(model, "soak").type, "json");
+  // A free map is a group whose keys the user picks; an untyped field is JSON text, not lost.
+  assert.equal(fieldAt(model, "soak").map, true);
+  assert.equal(fieldAt(model, "marked").type, "json");
 });
 
 test("defaults fill a new token's fields; given values win", () => {
@@ -113,7 +118,21 @@ test("collect coerces the raw widget values, fills defaults and leaves unset opt
     body: [],
     weapons: [],
     soak: {},
+    marked: null,
   });
+});
+
+test("a map gets keys added and removed, its values typed", () => {
+  const model = fieldModel(TOKEN, { kind: "solo", DEF: 1, ARM: 1, soak: { L: 2 } });
+  const soak = fieldAt(model, "soak");
+  assert.deepEqual(soak.children.map((c) => [c.path, c.widget, c.value]), [["soak.L", "number", 2]]);
+  addKey(soak, "B");
+  assert.throws(() => addKey(soak, "B"), /already there/);
+  assert.throws(() => addKey(soak, "a.b"), /without dots/);
+  assert.deepEqual(collect(model, { "soak.B": "3" }).soak, { L: 2, B: 3 });
+  assert.throws(() => collect(model, { "soak.B": "-1" }), (err) => err.errors["soak.B"] === "Must be at least 0.");
+  removeKey(soak, "L");
+  assert.deepEqual(collect(model, { "soak.B": "3" }).soak, { B: 3 });
 });
 
 test("lists grow and shrink, new items start at their defaults", () => {
@@ -148,14 +167,14 @@ test("bad input names the field it belongs to", () => {
   const model = fieldModel(TOKEN);
   addItem(fieldAt(model, "weapons"));
   assert.throws(
-    () => collect(model, { kind: "warjack", DEF: "twelve", ARM: "31", soak: "{oops" }),
+    () => collect(model, { kind: "warjack", DEF: "twelve", ARM: "31", marked: "{oops" }),
     (err) => {
       assert.ok(err instanceof FormErrors);
       assert.deepEqual(err.errors, {
         DEF: "Not a valid number.",
         ARM: "Must be at most 30.",
         "weapons.0.name": "Missing data for required field.",
-        soak: "Not valid JSON.",
+        marked: "Not valid JSON.",
       });
       return true;
     },

@@ -182,6 +182,12 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         tokens = gm_call(url, seat.auth("gm"), "token.list", live=live)["tokens"]
         assert [t["id"] for t in tokens] == ["anoria"], "a refused token must not be created"
         gm.fill('#token-editor [data-path="health.penalties"]', "")
+        # An optional group (armor), with a map inside it (Hardness by damage type): keys added in the form.
+        gm.click('#token-editor details[data-path="armor"] > summary')
+        gm.fill('#token-editor [data-path="armor.bashing"]', "2")
+        gm.fill('#token-editor [data-new-key="armor.hardness"]', "L")
+        gm.click('#token-editor [data-add="armor.hardness"]')
+        gm.fill('#token-editor [data-path="armor.hardness.L"]', "1")
         gm.click("#token-save")
         expect(gm.locator("#token-editor")).to_be_hidden()
         expect(gm.locator('#scene [data-token="brute"]')).to_be_visible()
@@ -195,6 +201,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         for plugin in packs[:1]:
             assert plugin in anoria.get("flags", {}), anoria
         assert tokens["brute"]["ownership"] == {}
+        assert tokens["brute"]["system"]["armor"]["bashing"] == 2 and tokens["brute"]["system"]["armor"]["hardness"] == {"L": 1}
 
         # -- alice, on her phone, sees both and attacks with what her sheet and the packs offer
         expect(alice.locator('#scene [data-token="anoria"]')).to_be_visible()

@@ -56,12 +56,21 @@ export function initialValue(schema) {
 /** Is this an object with named properties (a group of fields), rather than a free map? */
 const isGroup = (schema) => typeOf(schema) === "object" && schema.properties && Object.keys(schema.properties).length > 0;
 
+/** A free map whose values are plain (soak by damage type, a grid's systems by letter)? */
+const isMap = (schema) =>
+  typeOf(schema) === "object" &&
+  !isGroup(schema) &&
+  schema.additionalProperties &&
+  typeof schema.additionalProperties === "object" &&
+  isScalar(schema.additionalProperties);
+
+const isScalar = (schema) => !!schema?.enum || ["integer", "number", "boolean", "string"].includes(typeOf(schema));
+
 /** Can a field of this schema be edited with the widgets (else it is JSON text)? */
 function editable(schema) {
   const type = typeOf(schema);
-  if (schema?.enum) return true;
-  if (["integer", "number", "boolean", "string"].includes(type)) return true;
-  if (isGroup(schema)) return true;
+  if (isScalar(schema)) return true;
+  if (isGroup(schema) || isMap(schema)) return true;
   if (type === "array" && schema.items && !schema.prefixItems) return editable(schema.items);
   return false;
 }
@@ -118,6 +127,13 @@ export function fieldFor(path, name, schema, value, required = false) {
       // An optional group that is not set (null) shows its fields empty, not with defaults.
       fieldFor(join(path, key), key, sub, current ? current[key] : null, req.has(key)),
     );
+  } else if (isMap(schema)) {
+    // A group whose keys the user chooses: `map: true`, `entries` the schema of a value.
+    field.widget = "group";
+    field.map = true;
+    field.entries = schema.additionalProperties;
+    const current = field.value && typeof field.value === "object" ? field.value : {};
+    field.children = Object.entries(current).map(([key, v]) => fieldFor(join(path, key), key, schema.additionalProperties, v, true));
   } else if (type === "array" && schema.items && !schema.prefixItems && editable(schema.items)) {
     field.widget = "list";
     field.items = schema.items;
@@ -173,6 +189,24 @@ export function addItem(field) {
   const item = fieldFor(join(field.path, i), i, field.items, initialValue(field.items), true);
   field.children.push(item);
   return item;
+}
+
+/** A map field (`field.map`) with one more key (its value at the entries' default). */
+export function addKey(field, key) {
+  if (!field.map) throw new TypeError(`${field.path} is not a map`);
+  const name = String(key).trim();
+  if (!name || name.includes(".")) throw new RangeError("a key is a name without dots");
+  if (field.children.some((c) => c.name === name)) throw new RangeError(`${name} is already there`);
+  const entry = fieldFor(join(field.path, name), name, field.entries, initialValue(field.entries), true);
+  field.children.push(entry);
+  return entry;
+}
+
+/** A map field without `key`. */
+export function removeKey(field, key) {
+  if (!field.map) throw new TypeError(`${field.path} is not a map`);
+  field.children = field.children.filter((c) => c.name !== String(key));
+  return field;
 }
 
 /**
@@ -276,7 +310,7 @@ function readScalar(field, raw, errors) {
 
 /** Has anything under this field a value (given in `raw`, else in the model)? */
 function anyGiven(field, raw) {
-  if (field.children) return field.children.some((child) => anyGiven(child, raw)) || (field.widget === "list" && field.children.length > 0);
+  if (field.children) return field.children.some((child) => anyGiven(child, raw)) || ((field.widget === "list" || field.map) && field.children.length > 0);
   const value = field.path in raw ? raw[field.path] : field.value;
   if (field.widget === "checkbox") return value === true || value === "true" || value === "on";
   return !isBlank(value);

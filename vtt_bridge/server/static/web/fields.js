@@ -6,12 +6,14 @@
 
 import {
   addItem,
+  addKey,
   applyErrors,
   collect,
   fieldAt,
   fieldModel,
   FormErrors,
   removeItem,
+  removeKey,
   setValues,
 } from "../common/schema-form.js";
 import { h, fill } from "./dom.js";
@@ -201,8 +203,47 @@ export class SchemaForm {
       h("summary", {}, field.label, field.nullable ? h("span", { class: "hint" }, " (optional)") : null),
       field.error ? h("small", { class: "field-error", role: "alert" }, field.error) : null,
       // (A <details> does not lay out its children as a grid; a box inside it does.)
-      h("div", { class: "group-body" }, field.children.map((c) => this.draw(c))),
+      h("div", { class: "group-body" }, field.map ? this.drawMap(field) : field.children.map((c) => this.draw(c))),
     );
+  }
+
+  /** A map: one row per key (its value, ×), and a row to add a key. */
+  drawMap(field) {
+    const key = h("input", { placeholder: "name", "aria-label": `${field.label}: new name`, dataset: { newKey: field.path }, size: 8 });
+    const add = () => {
+      try {
+        this.edit(() => addKey(fieldAt(this.model, field.path), key.value));
+      } catch (err) {
+        this.top.textContent = `${field.label}: ${err.message}`;
+      }
+    };
+    key.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") {
+        ev.preventDefault();
+        add();
+      }
+    });
+    return [
+      ...field.children.map((child) =>
+        h(
+          "div",
+          { class: "item-row map-entry" },
+          this.draw({ ...child, label: child.name }),
+          h(
+            "button",
+            {
+              type: "button",
+              class: "small remove-item",
+              "aria-label": `remove ${child.name}`,
+              dataset: { remove: child.path },
+              onclick: () => this.edit(() => removeKey(fieldAt(this.model, field.path), child.name)),
+            },
+            "×",
+          ),
+        ),
+      ),
+      h("div", { class: "item-row map-add" }, key, h("button", { type: "button", class: "small add-item", dataset: { add: field.path }, onclick: add }, "Add")),
+    ];
   }
 
   drawList(field) {
