@@ -254,10 +254,10 @@ def test_a_token_at_the_scene_edge_is_drawn_whole(live_server, seated, artifacts
     assert errors == []
 
 
-def test_a_questions_typed_parameters_are_fields(live_server, seated):
+def test_a_questions_typed_parameters_are_fields(live_server, seated, artifacts):
     make, open_page, errors = seated
     seat = make(EXALTED_TOKENS)
-    gm = open_page(seat, "gm")
+    gm = open_page(seat, "gm", {"width": 390, "height": 844})
     alice = open_page(seat, "alice")
     alice.select_option("#attack-ruleset", "exalted2e")
     alice.click('#attack-targets [data-token="brute"]')
@@ -266,6 +266,8 @@ def test_a_questions_typed_parameters_are_fields(live_server, seated):
     expect(dialog).to_be_visible()
     stunt = gm.locator('dialog#decision [data-option-row="dodge"] [data-path="stunt"]')
     expect(stunt).to_be_visible()
+    expect(gm.locator("#decision-countdown")).to_have_text(re.compile(r"^\d+ s, then: Dodge"))
+    gm.screenshot(path=str(artifacts / "decision-phone.png"))
     if stunt.get_attribute("type") == "number":
         # Typed (JSON Schema): a bounded whole number with a stepper.
         assert (stunt.get_attribute("min"), stunt.get_attribute("max")) == ("0", "3")
