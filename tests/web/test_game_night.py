@@ -283,14 +283,41 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         third = alice.locator("#chat .card").first.get_attribute("data-attack")
         assert third not in (first_id, missed_id)
         expect(gm.locator(f'#chat .card[data-attack="{third}"]')).to_have_attribute("data-status", "resolved")
+
+        # The server restarts while a question is out: the attack applied nothing; alice's page
+        # sends it again when it is back (same request id), the GM is asked again, and it resolves.
+        alice.click("#attack-button")
+        expect(dialog).to_be_visible()
+        live.stop()
+        expect(dialog).to_be_hidden()
+        live = restartable(port)
+        expect(gm.locator("#status")).to_have_text("online", timeout=20_000)
+        # (If alice's page is back before the GM's, nobody is there to ask and the rules'
+        # default is taken at once; otherwise the GM is asked again: answer with the default.)
+        end = time.monotonic() + 40
+        while cards.count() < 4:
+            assert time.monotonic() < end, alice.locator("#chat").inner_text()[:500]
+            for page in (gm, alice):
+                button = page.locator("dialog#decision[open] #decision-default")
+                if button.count() and button.is_visible():
+                    button.click()
+            time.sleep(0.1)
+        expect(cards).to_have_count(4)
+        # The cut-short attack's card says it failed (the server's attack.failed, or the page's own note).
+        for page in (gm, alice):
+            expect(page.locator('#chat .card[data-status="failed"]')).to_have_count(1)
+        fourth = alice.locator("#chat .card").first.get_attribute("data-attack")
+        expect(gm.locator(f'#chat .card[data-attack="{fourth}"]')).to_have_attribute("data-status", "resolved")
+        history = gm_call(url, seat.auth("gm"), "attack.history", {"limit": 50}, live=live)["attacks"]
+        assert sum(1 for e in history if e["kind"] == "attack") == 4, "the interrupted attack was applied twice or lost"
         gm.screenshot(path=str(artifacts / "game-night-gm.png"), full_page=True)
         alice.screenshot(path=str(artifacts / "game-night-phone.png"), full_page=True)
 
         # A page opened now (a reload, a late player) shows the recent cards at once.
         late = phone.new_page()
         late.goto(f"{url}/#table={seat.id}&key={seat.keys['alice']}")
-        expect(late.locator("#chat .card")).to_have_count(3)
-        expect(late.locator("#chat .card").first).to_have_attribute("data-attack", third)
+        expect(late.locator("#chat .card")).to_have_count(4)
+        expect(late.locator("#chat .card").first).to_have_attribute("data-attack", fourth)
         assert errors == [], errors
     finally:
         gm_context.close()

@@ -378,6 +378,8 @@ export async function submitAttack(ev) {
     if (!["disconnected", "offline"].includes(ack.error?.code)) break;
     button.textContent = "Waiting for the server…";
     if (!(await whenOnline(60000))) break;
+    // Sent again: its steps (perhaps under a new attack id) start a card of their own.
+    mine.card = null;
     button.textContent = "Rolling…";
   }
   state.pending = state.pending.filter((p) => p !== mine);

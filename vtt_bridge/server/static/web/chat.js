@@ -405,3 +405,21 @@ async function showAttack(id) {
   card.el.classList.add("flash");
   setTimeout(() => card.el.classList.remove("flash"), 1200);
 }
+
+/**
+ * After a reconnect: a card still being rolled when the connection dropped may never
+ * finish (a server that stopped mid-attack applies nothing of it). Say so; if the
+ * attack does finish after all, its resolution redraws the card as usual.
+ */
+export function markInterrupted() {
+  for (const card of state.cards.values()) {
+    if (card.status !== "running") continue;
+    card.status = "failed";
+    card.waiting = null;
+    renderCardHead(card);
+    fill(
+      card.foot,
+      h("div", { class: "error" }, "Interrupted: the connection dropped while this attack was being rolled. If the server restarted, nothing of it was applied."),
+    );
+  }
+}

@@ -135,6 +135,7 @@ export function join(table, key) {
   socket.on("disconnect", (reason) => {
     setStatus("reconnecting", "connecting");
     if (state.socket !== socket) return;
+    announce("disconnected", reason);
     if (state.loaded) banner("Connection lost — reconnecting… (the table goes on; this page catches up when it is back)", { kind: "warn" });
     // A stopping server says goodbye; socket.io takes that as final. The page does not.
     if (reason === "io server disconnect") scheduleReconnect(socket);

@@ -272,3 +272,17 @@ export function closeIfSettled(attackId, step) {
   if (current && done(current)) finishDecision(current);
   if (step) for (const key of step.decisions || []) settled(attackId, key);
 }
+
+/** The connection is gone: no question asked over it can be answered any more. */
+export function dropAll() {
+  const asked = [state.decision, ...state.decisions].filter(Boolean);
+  state.decisions = [];
+  if (state.decision) {
+    state.decision = null;
+    clearInterval(state.decisionTimer);
+    if ($("decision").open) $("decision").close();
+    toast("The connection was lost while you were asked; the server settles that question without you.", "error");
+  }
+  for (const item of asked) settled(item.data.attack?.id, item.data.key);
+  for (const w of [...state.waiting.values()]) settled(w.attack, w.key);
+}

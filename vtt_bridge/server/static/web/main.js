@@ -60,6 +60,8 @@ on("pending", (prompts) => decisions.onPending(prompts));
 on("step", (data) => decisions.closeIfSettled(data.attack, data.step));
 on("resolved", (record) => decisions.attackSettled(record.id));
 on("failed", (data) => decisions.attackSettled(data.id));
+on("disconnected", () => decisions.dropAll());
+on("resynced", () => chat.markInterrupted());
 
 // -- server events ----------------------------------------------------------------------
 
