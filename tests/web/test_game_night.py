@@ -9,15 +9,12 @@ Screenshots go to ``test-artifacts/``.
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 import pytest
 
-from tests.server.kit import Client, seat_table
-from tests.web.conftest import LiveServer
-from vtt_bridge.server import ServerConfig
-from vtt_bridge.server.app import STATIC_DIR
+from tests.server.kit import seat_table
+from tests.web.pages import answer_defaults_until, server_request, settle
 from vtt_bridge.server.describe import describe_rulesets
 
 pytestmark = pytest.mark.slow
@@ -34,36 +31,6 @@ def _expect(browser):
     expect = playwright_expect
 
 
-@pytest.fixture
-def restartable(tmp_path):
-    """A server that the test can stop and start again on the same port and store."""
-    db = str(tmp_path / "game.sqlite")
-    servers: list[LiveServer] = []
-
-    def start(port: int = 0) -> LiveServer:
-        config = ServerConfig(port=port, db=db, static_dir=STATIC_DIR, shutdown_grace=1.0, decision_timeout=10.0)
-        live = LiveServer(config)
-        live.start()
-        servers.append(live)
-        return live
-
-    yield start
-    for live in servers:
-        if live.thread.is_alive():
-            live.stop()
-
-
-def gm_call(url: str, auth: dict, event: str, data: Any = None, live: LiveServer | None = None) -> dict:
-    async def ask() -> dict:
-        client = await Client(url).connect(auth)
-        try:
-            return await client.call(event, data, timeout=30)
-        finally:
-            await client.close()
-
-    return live.run(ask(), timeout=40)
-
-
 def fill_required_blanks(scope: Any) -> None:
     """Give every required field a pack's flags form leaves blank a plain value."""
     for field in scope.locator("label.field:has(abbr.req)").all():
@@ -78,18 +45,6 @@ def fill_required_blanks(scope: Any) -> None:
                 control.fill(control.get_attribute("min") or "1")
         elif control.get_attribute("type") != "checkbox" and not control.input_value():
             control.fill("x")
-
-
-def settle(pages: list[Any], card: Any, deadline: float = 40) -> None:
-    """Answer whatever else the rules ask (Charm dice, rerolls) with the default, until the card resolves."""
-    end = time.monotonic() + deadline
-    while card.get_attribute("data-status") != "resolved":
-        assert time.monotonic() < end, "the attack did not resolve"
-        for page in pages:
-            button = page.locator("dialog#decision[open] #decision-default")
-            if button.count() and button.is_visible():
-                button.click()
-        time.sleep(0.1)
 
 
 def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, artifacts):
@@ -179,7 +134,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         penalties = gm.locator('#token-editor .field[data-for="health.penalties"] .field-error')
         expect(penalties).to_be_visible()
         expect(penalties).not_to_be_empty()
-        tokens = gm_call(url, seat.auth("gm"), "token.list", live=live)["tokens"]
+        tokens = server_request(live, seat.auth("gm"), "token.list")["tokens"]
         assert [t["id"] for t in tokens] == ["anoria"], "a refused token must not be created"
         gm.fill('#token-editor [data-path="health.penalties"]', "")
         # An optional group (armor), with a map inside it (Hardness by damage type): keys added in the form.
@@ -192,7 +147,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         expect(gm.locator("#token-editor")).to_be_hidden()
         expect(gm.locator('#scene [data-token="brute"]')).to_be_visible()
 
-        tokens = {t["id"]: t for t in gm_call(url, seat.auth("gm"), "token.list", live=live)["tokens"]}
+        tokens = {t["id"]: t for t in server_request(live, seat.auth("gm"), "token.list")["tokens"]}
         anoria = tokens["anoria"]
         assert anoria["ownership"] == {"alice": 3}
         assert anoria["system"]["attributes"]["dexterity"] == 5 and anoria["system"]["abilities"]["melee"] == 5
@@ -242,7 +197,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         first_id = first.get_attribute("data-attack")
         expect(gm.locator(f'#chat .card[data-attack="{first_id}"]')).to_have_attribute("data-status", "resolved")
         expect(first.locator(".summary-line")).to_contain_text("Anoria → Brute (daiklave")
-        record = gm_call(url, seat.auth("gm"), "attack.get", {"id": first_id}, live=live)["attack"]
+        record = server_request(live, seat.auth("gm"), "attack.get", {"id": first_id})["attack"]
         if charm is not None:
             assert record["declaration"]["charms"][0]["id"] == charm["id"], record["declaration"]
         alice.screenshot(path=str(artifacts / "game-night-phone-card.png"), full_page=True)
@@ -254,12 +209,8 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
             expect(page.locator("#banner")).to_contain_text("reconnecting")
         live = restartable(port)
         # Something happens at once, perhaps before the pages are back: they catch up either way.
-        missed = gm_call(
-            url,
-            seat.auth("gm"),
-            "attack",
+        missed = server_request(live, seat.auth("gm"), "attack",
             {"ruleset": "exalted2e", "attacker": "brute", "targets": ["anoria"], "answers": {"defense": "nothing"}, "seed": 7},
-            live=live,
         )
         assert missed["ok"], missed
         missed_id = missed["attack"]["id"]
@@ -294,21 +245,14 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
         expect(gm.locator("#status")).to_have_text("online", timeout=20_000)
         # (If alice's page is back before the GM's, nobody is there to ask and the rules'
         # default is taken at once; otherwise the GM is asked again: answer with the default.)
-        end = time.monotonic() + 40
-        while cards.count() < 4:
-            assert time.monotonic() < end, alice.locator("#chat").inner_text()[:500]
-            for page in (gm, alice):
-                button = page.locator("dialog#decision[open] #decision-default")
-                if button.count() and button.is_visible():
-                    button.click()
-            time.sleep(0.1)
+        answer_defaults_until([gm, alice], lambda: cards.count() == 4)
         expect(cards).to_have_count(4)
         # The cut-short attack's card says it failed (the server's attack.failed, or the page's own note).
         for page in (gm, alice):
             expect(page.locator('#chat .card[data-status="failed"]')).to_have_count(1)
         fourth = alice.locator("#chat .card").first.get_attribute("data-attack")
         expect(gm.locator(f'#chat .card[data-attack="{fourth}"]')).to_have_attribute("data-status", "resolved")
-        history = gm_call(url, seat.auth("gm"), "attack.history", {"limit": 50}, live=live)["attacks"]
+        history = server_request(live, seat.auth("gm"), "attack.history", {"limit": 50})["attacks"]
         assert sum(1 for e in history if e["kind"] == "attack") == 4, "the interrupted attack was applied twice or lost"
         gm.screenshot(path=str(artifacts / "game-night-gm.png"), full_page=True)
         alice.screenshot(path=str(artifacts / "game-night-phone.png"), full_page=True)
@@ -322,4 +266,3 @@ def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, 
     finally:
         gm_context.close()
         phone.close()
-        time.sleep(0)

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.server.kit import Client, seat_table
-from tests.web.test_game_night import restartable  # noqa: F401  (fixture)
+from tests.server.kit import seat_table
+from tests.web.pages import server_request, settle
+from tests.web.test_table import EXALTED_TOKENS
 from vtt_bridge.server.describe import describe_rulesets
 from vtt_bridge.server import issue_key
 
@@ -64,32 +65,6 @@ EDGE_TOKENS = [
     },
 ]
 
-EXALTED_TOKENS = [
-    {
-        "id": "hero",
-        "name": "Hero",
-        "ruleset": "exalted2e",
-        "ownership": {"alice": 3},
-        "system": {
-            "attributes": {"strength": 6, "dexterity": 10, "stamina": 4},
-            "abilities": {"melee": 10, "dodge": 3},
-            "weapons": [{"name": "goremaul", "ability": "melee", "accuracy": 3, "damage": 20, "damage_type": "L"}],
-        },
-    },
-    {
-        "id": "brute",
-        "name": "Brute",
-        "ruleset": "exalted2e",
-        "ownership": {},
-        "system": {
-            "attributes": {"strength": 3, "dexterity": 2, "stamina": 2},
-            "abilities": {"melee": 2, "dodge": 1},
-            "weapons": [{"name": "club", "ability": "melee", "accuracy": 1, "damage": 3, "damage_type": "B"}],
-        },
-    },
-]
-
-
 @pytest.fixture
 def seated(live_server, browser):
     """A table with the given tokens, and pages onto it (desk-sized unless told)."""
@@ -115,14 +90,7 @@ def seated(live_server, browser):
 
 
 def ask(live_server, seat, event: str, data: Any = None, user: str = "gm") -> dict:
-    async def call() -> dict:
-        client = await Client(live_server.url).connect(seat.auth(user))
-        try:
-            return await client.call(event, data, timeout=30)
-        finally:
-            await client.close()
-
-    return live_server.run(call())
+    return server_request(live_server, seat.auth(user), event, data)
 
 
 def tokens_of(live_server, seat) -> dict[str, dict]:
@@ -266,7 +234,7 @@ def test_a_questions_typed_parameters_are_fields(live_server, seated, artifacts)
     expect(dialog).to_be_visible()
     stunt = gm.locator('dialog#decision [data-option-row="dodge"] [data-path="stunt"]')
     expect(stunt).to_be_visible()
-    expect(gm.locator("#decision-countdown")).to_have_text(re.compile(r"^\d+ s, then: Dodge"))
+    expect(gm.locator("#decision-countdown")).to_have_text(re.compile(r"^\d+ s, then: \S"))
     gm.screenshot(path=str(artifacts / "decision-phone.png"))
     if stunt.get_attribute("type") == "number":
         # Typed (JSON Schema): a bounded whole number with a stepper.
@@ -285,7 +253,7 @@ def test_a_questions_typed_parameters_are_fields(live_server, seated, artifacts)
     assert errors == []
 
 
-def test_a_page_the_server_no_longer_lets_in_says_so(restartable, browser):  # noqa: F811
+def test_a_page_the_server_no_longer_lets_in_says_so(restartable, browser):
     live = restartable()
     seat = live.run(seat_table(live.server, name="keys", users=("alice",), tokens=[]))
     port = live.server.port
@@ -331,7 +299,7 @@ STAND_IN_CHARM = {
 }
 
 
-def test_a_player_declares_a_charm_with_its_typed_parameters(restartable, browser, artifacts):  # noqa: F811
+def test_a_player_declares_a_charm_with_its_typed_parameters(restartable, browser, artifacts):
     live = restartable()
     seat = live.run(seat_table(live.server, name="charms", users=("alice",), tokens=EXALTED_TOKENS, settings={"decision_timeout": 10}))
     described = live.server.bridge.rulesets()
@@ -377,30 +345,10 @@ def test_a_player_declares_a_charm_with_its_typed_parameters(restartable, browse
         card = alice.locator("#chat .card").first
         expect(card).to_be_visible()
         # Answer whatever is asked with the defaults (the GM's NPC defends).
-        import time
-
-        end = time.monotonic() + 40
-        while card.get_attribute("data-status") != "resolved":
-            assert time.monotonic() < end
-            for page in (gm, alice):
-                button = page.locator("dialog#decision[open] #decision-default")
-                if button.count() and button.is_visible():
-                    button.click()
-            time.sleep(0.1)
-        record = gm_call_record(live, seat, card.get_attribute("data-attack"))
+        settle([gm, alice], card)
+        record = server_request(live, seat.auth("gm"), "attack.get", {"id": card.get_attribute("data-attack")})["attack"]
         assert record["declaration"]["charms"] == [{"id": charm["id"], name: want}], record["declaration"]
         assert dialog.count() == 1
     finally:
         context.close()
         gm_context.close()
-
-
-def gm_call_record(live, seat, attack_id: str) -> dict:
-    async def call() -> dict:
-        client = await Client(live.url).connect(seat.auth("gm"))
-        try:
-            return (await client.ok("attack.get", {"id": attack_id}))["attack"]
-        finally:
-            await client.close()
-
-    return live.run(call())
