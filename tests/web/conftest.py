@@ -134,3 +134,12 @@ def restartable(tmp_path: Path) -> Iterator[Any]:
     for live in servers:
         if live.thread.is_alive():
             live.stop()
+
+
+@pytest.fixture
+def expect(browser: Any) -> Any:
+    """Playwright's ``expect``, waiting up to 10 s."""
+    from playwright.sync_api import expect as playwright_expect
+
+    playwright_expect.set_options(timeout=10_000)
+    return playwright_expect

@@ -19,18 +19,6 @@ from vtt_bridge.server.describe import describe_rulesets
 
 pytestmark = pytest.mark.slow
 
-expect: Any = None
-
-
-@pytest.fixture(autouse=True)
-def _expect(browser):
-    global expect
-    from playwright.sync_api import expect as playwright_expect
-
-    playwright_expect.set_options(timeout=10_000)
-    expect = playwright_expect
-
-
 def fill_required_blanks(scope: Any) -> None:
     """Give every required field a pack's flags form leaves blank a plain value."""
     for field in scope.locator("label.field:has(abbr.req)").all():
@@ -47,7 +35,7 @@ def fill_required_blanks(scope: Any) -> None:
             control.fill("x")
 
 
-def test_gm_builds_a_table_player_attacks_server_restarts(restartable, browser, artifacts):
+def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, browser, artifacts):
     live = restartable()
     seat = live.run(seat_table(live.server, name="Thursday game", users=("alice",), tokens=[], settings={"decision_timeout": 10}))
     described = {r["id"]: r for r in describe_rulesets(live.server.host)["rulesets"]}

@@ -19,18 +19,6 @@ from vtt_bridge.server import issue_key
 
 pytestmark = pytest.mark.slow
 
-expect: Any = None
-
-
-@pytest.fixture(autouse=True)
-def _expect(browser):
-    global expect
-    from playwright.sync_api import expect as playwright_expect
-
-    playwright_expect.set_options(timeout=10_000)
-    expect = playwright_expect
-
-
 GODSGLOOM_TOKENS = [
     {
         "id": "hearthguard",
@@ -66,7 +54,7 @@ EDGE_TOKENS = [
 ]
 
 @pytest.fixture
-def seated(live_server, browser):
+def seated(live_server, browser, expect):
     """A table with the given tokens, and pages onto it (desk-sized unless told)."""
     contexts: list[Any] = []
     errors: list[str] = []
@@ -97,7 +85,7 @@ def tokens_of(live_server, seat) -> dict[str, dict]:
     return {t["id"]: t for t in ask(live_server, seat, "token.list")["tokens"]}
 
 
-def test_gm_edits_duplicates_heals_resets_and_deletes_player_edits_her_own(live_server, seated, artifacts):
+def test_gm_edits_duplicates_heals_resets_and_deletes_player_edits_her_own(expect, live_server, seated, artifacts):
     make, open_page, errors = seated
     seat = make(GODSGLOOM_TOKENS)
     gm = open_page(seat, "gm")
@@ -173,7 +161,7 @@ def test_gm_edits_duplicates_heals_resets_and_deletes_player_edits_her_own(live_
     assert errors == []
 
 
-def test_godsgloom_dice_are_red_and_blue_by_colour_and_name(live_server, seated, artifacts):
+def test_godsgloom_dice_are_red_and_blue_by_colour_and_name(expect, live_server, seated, artifacts):
     make, open_page, errors = seated
     seat = make(GODSGLOOM_TOKENS)
     alice = open_page(seat, "alice", {"width": 390, "height": 844})
@@ -204,7 +192,7 @@ def test_godsgloom_dice_are_red_and_blue_by_colour_and_name(live_server, seated,
     assert errors == []
 
 
-def test_a_token_at_the_scene_edge_is_drawn_whole(live_server, seated, artifacts):
+def test_a_token_at_the_scene_edge_is_drawn_whole(expect, live_server, seated, artifacts):
     make, open_page, errors = seated
     seat = make(EDGE_TOKENS)
     for viewport in ({"width": 1440, "height": 900}, {"width": 390, "height": 844}):
@@ -222,7 +210,7 @@ def test_a_token_at_the_scene_edge_is_drawn_whole(live_server, seated, artifacts
     assert errors == []
 
 
-def test_a_questions_typed_parameters_are_fields(live_server, seated, artifacts):
+def test_a_questions_typed_parameters_are_fields(expect, live_server, seated, artifacts):
     make, open_page, errors = seated
     seat = make(EXALTED_TOKENS)
     gm = open_page(seat, "gm", {"width": 390, "height": 844})
@@ -253,7 +241,7 @@ def test_a_questions_typed_parameters_are_fields(live_server, seated, artifacts)
     assert errors == []
 
 
-def test_a_page_the_server_no_longer_lets_in_says_so(restartable, browser):
+def test_a_page_the_server_no_longer_lets_in_says_so(expect, restartable, browser):
     live = restartable()
     seat = live.run(seat_table(live.server, name="keys", users=("alice",), tokens=[]))
     port = live.server.port
@@ -274,7 +262,7 @@ def test_a_page_the_server_no_longer_lets_in_says_so(restartable, browser):
         context.close()
 
 
-def test_rulesets_list_still_describes_every_ruleset(live_server):
+def test_rulesets_list_still_describes_every_ruleset(expect, live_server):
     # The forms above are generated from these schemas; a ruleset without one would show nothing.
     for ruleset in describe_rulesets(live_server.server.host)["rulesets"]:
         assert ruleset["token_schema"]["type"] == "object" and ruleset["token_schema"]["properties"], ruleset["id"]
@@ -299,7 +287,7 @@ STAND_IN_CHARM = {
 }
 
 
-def test_a_player_declares_a_charm_with_its_typed_parameters(restartable, browser, artifacts):
+def test_a_player_declares_a_charm_with_its_typed_parameters(expect, restartable, browser, artifacts):
     live = restartable()
     seat = live.run(seat_table(live.server, name="charms", users=("alice",), tokens=EXALTED_TOKENS, settings={"decision_timeout": 10}))
     described = live.server.bridge.rulesets()

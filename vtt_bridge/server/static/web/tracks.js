@@ -10,6 +10,15 @@ const DAMAGE_MARKS = { B: "/", L: "X", A: "✱" };
 const ASPECTS = ["M", "M", "B", "B", "S", "S"]; // a Warmachine life spiral: mind, body, spirit
 const FLAGS = ["knocked_down", "disabled", "boxed", "destroyed", "removed"];
 
+/** One box fewer marked, in the last column (or branch) that has any. */
+function unmarkOne(s) {
+  const marked = Array.isArray(s.marked) ? [...s.marked] : null;
+  const last = marked ? marked.map((m) => m > 0).lastIndexOf(true) : -1;
+  if (last < 0) return null;
+  marked[last] -= 1;
+  return { marked };
+}
+
 function box(marked, label, title, extra = "") {
   return h("span", { class: `box${marked ? " marked" : ""}${extra}`, title }, label ?? "");
 }
@@ -69,14 +78,7 @@ export const TRACKS = [
   {
     // Warmachine damage grid: six columns top down ("-" blank box, letter system box, "." none); marked per column.
     name: "damage-grid",
-    heal(s) {
-      const marked = Array.isArray(s.marked) ? [...s.marked] : null;
-      if (!marked) return null;
-      const column = marked.map((m) => m > 0).lastIndexOf(true);
-      if (column < 0) return null;
-      marked[column] -= 1;
-      return { marked };
-    },
+    heal: unmarkOne,
     reset: () => ({ marked: [0, 0, 0, 0, 0, 0], crippled: [] }),
     test: (s) => Array.isArray(s.grid) && s.grid.length === 6,
     render(s) {
@@ -102,14 +104,7 @@ export const TRACKS = [
   {
     // Warmachine life spiral: six branches of boxes, marked from the outside in.
     name: "life-spiral",
-    heal(s) {
-      const marked = Array.isArray(s.marked) ? [...s.marked] : null;
-      if (!marked) return null;
-      const branch = marked.map((m) => m > 0).lastIndexOf(true);
-      if (branch < 0) return null;
-      marked[branch] -= 1;
-      return { marked };
-    },
+    heal: unmarkOne,
     reset: () => ({ marked: [0, 0, 0, 0, 0, 0], crippled: [] }),
     test: (s) => Array.isArray(s.spiral) && s.spiral.length === 6,
     render(s) {
