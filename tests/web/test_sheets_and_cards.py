@@ -258,6 +258,12 @@ def test_a_page_the_server_no_longer_lets_in_says_so(expect, restartable, browse
         expect(page.locator("#join-error")).to_contain_text("Could not join", timeout=20_000)
         expect(page.locator("#join")).to_be_visible()
         expect(page.locator("#banner")).to_contain_text("no longer lets this page in")
+        # With the new key the page joins again.
+        key = live.run(issue_key(live.server.store, seat.id, "alice"))
+        page.fill("#join-key", key)
+        page.click("#join-button")
+        expect(page.locator("#app")).to_be_visible()
+        expect(page.locator("#banner")).to_be_hidden()
     finally:
         context.close()
 

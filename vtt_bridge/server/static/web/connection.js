@@ -98,6 +98,7 @@ export function join(table, key) {
   $("join-error").textContent = "";
   $("join-button").disabled = true;
   setStatus("connecting", "connecting");
+  if (state.table && state.table.id !== table) forget();
   const socket = io({ auth: { table, key }, reconnectionDelayMax: 5000 });
   state.socket = socket;
   state.loaded = false;
@@ -147,6 +148,21 @@ export function join(table, key) {
   for (const [event, fn] of Object.entries(handlers)) socket.on(event, fn);
 }
 
+/** Forget the table this page showed (before leaving, or joining another). */
+function forget() {
+  state.loaded = false;
+  state.table = null;
+  state.lastSeq = 0;
+  state.cards.clear();
+  state.waiting.clear();
+  state.selected = null;
+  state.editing = null;
+  fill($("chat"));
+  fill($("waiting"));
+  $("waiting").hidden = true;
+  $("token-editor").hidden = true;
+}
+
 export function leave() {
   try {
     sessionStorage.removeItem("vtt-bridge");
@@ -157,7 +173,7 @@ export function leave() {
   const socket = state.socket;
   state.socket = null;
   socket?.disconnect();
-  state.loaded = false;
+  forget();
   $("app").hidden = true;
   $("join").hidden = false;
   $("leave").hidden = true;
