@@ -207,6 +207,16 @@ def test_a_token_at_the_scene_edge_is_drawn_whole(expect, live_server, seated, a
             assert box["x"] >= scene["x"] and box["y"] >= scene["y"], (viewport, part, box, scene)
             assert box["x"] + box["width"] <= scene["x"] + scene["width"], (viewport, part, box, scene)
         page.screenshot(path=str(artifacts / f"scene-edge-{viewport['width']}.png"))
+    # Her model's sheet: fields the token leaves unset (FOCUS, grid, marked) read empty, never "null".
+    page.click('#scene [data-token="edge"] .disc')
+    page.click('#inspector [data-action="edit"]')
+    editor = page.locator("#token-editor")
+    expect(editor.locator('[data-path="kind"]')).to_have_value("warrior")
+    shown = editor.locator("input, textarea, select").evaluate_all(
+        "els => els.flatMap(e => [e.value, e.placeholder || ''])"
+    )
+    assert "null" not in shown, shown
+    assert "null" not in editor.inner_text()
     assert errors == []
 
 

@@ -249,6 +249,9 @@ export function renderRoll(roll) {
 export function onResolved(attack, options = {}) {
   if (!attack || !attack.id) return;
   if (attack.kind === "undo") return onUndoRecord(attack);
+  // A resync may list other audit entries (token edits): only attacks have cards.
+  if (attack.kind && attack.kind !== "attack") return sawSeq(attack.seq);
+  if (!Array.isArray(attack.steps)) return sawSeq(attack.seq);
   const about = { ruleset: attack.ruleset, attacker: attack.attacker, targets: attack.targets, user: attack.user, authoritative: true };
   const existed = state.cards.has(attack.id);
   const card = ensureCard(attack.id, about);

@@ -151,7 +151,7 @@ export class SchemaForm {
         ...common,
         rows: 2,
         value: field.value === undefined || field.value === null ? "" : typeof field.value === "string" ? field.value : JSON.stringify(field.value),
-        placeholder: field.default !== undefined ? JSON.stringify(field.default) : "JSON",
+        placeholder: field.default !== undefined && field.default !== null ? JSON.stringify(field.default) : field.nullable ? "— (JSON)" : "JSON",
         oninput: (ev) => this.changed(ev.target),
       });
       cls = "json";
