@@ -3,7 +3,8 @@
 Built only when a resolution is serialized. The shape follows Foundry's
 ``Roll#toJSON``: ``class``, ``formula``, ``terms`` (``Die`` and ``PoolTerm``
 terms with ``results``, ``OperatorTerm``/``NumericTerm`` between them),
-``total``, ``evaluated``. ``Roll.fromData`` rebuilds it, and Foundry's own
+``total``, ``evaluated`` (on the roll; a term without it is read as evaluated, as
+Foundry's ``RollTerm.fromData`` does). ``Roll.fromData`` rebuilds it, and Foundry's own
 reading of the terms (each term's total from its active results, ``count``
 where set) gives the same ``total`` the engine recorded.
 
@@ -38,11 +39,11 @@ from .dice import Roll
 
 __all__ = ["roll_to_foundry"]
 
-_PLUS = {"class": "OperatorTerm", "options": {}, "evaluated": True, "operator": "+"}
+_PLUS = {"class": "OperatorTerm", "options": {}, "operator": "+"}
 
 
 def _operator(op: str) -> dict[str, Any]:
-    return {"class": "OperatorTerm", "options": {}, "evaluated": True, "operator": op}
+    return {"class": "OperatorTerm", "options": {}, "operator": op}
 
 
 def _origins(roll: Roll) -> tuple[int, list[int]]:
@@ -113,12 +114,10 @@ def _die_term(roll: Roll, sides: int, picks: list[int], number: int, *, keep_hig
     return {
         "class": "Die",
         "options": {},
-        "evaluated": True,
         "number": number,
         "faces": sides,
         "modifiers": modifiers,
         "results": results,
-        "formula": f"{number}d{sides}" + "".join(modifiers),
     }
 
 
@@ -130,11 +129,12 @@ def _pool_term(roll: Roll, picks: list[int]) -> dict[str, Any]:
         sides = roll.die_sides(i)
         die = _die_term(roll, sides, [i], 1, keep_highest=False)
         face = roll.faces[i]
+        expr = _term_formula(die)
         inner.append({
-            "class": "Roll", "options": {}, "dice": [], "formula": die["formula"],
+            "class": "Roll", "options": {}, "formula": expr,
             "terms": [die], "total": face if roll.is_active(i) else 0, "evaluated": True,
         })
-        exprs.append(die["formula"])
+        exprs.append(expr)
         result: dict[str, Any] = {"result": face, "active": i == kept}
         if i != kept:
             result["discarded"] = True
@@ -142,25 +142,28 @@ def _pool_term(roll: Roll, picks: list[int]) -> dict[str, Any]:
     return {
         "class": "PoolTerm",
         "options": {},
-        "evaluated": True,
         "terms": exprs,
         "modifiers": ["kh"],
         "rolls": inner,
         "results": results,
-        "formula": "{" + ",".join(exprs) + "}kh",
+        "isDeterministic": False,
     }
 
 
+def _term_formula(t: dict[str, Any]) -> str:
+    """A term as Foundry writes it (terms carry no formula of their own in Foundry's JSON)."""
+    cls = t["class"]
+    if cls == "OperatorTerm":
+        return f" {t['operator']} "
+    if cls == "NumericTerm":
+        return str(t["number"])
+    if cls == "PoolTerm":
+        return "{" + ",".join(t["terms"]) + "}" + "".join(t["modifiers"])
+    return f"{t['number']}d{t['faces']}" + "".join(t["modifiers"])
+
+
 def _formula(terms: list[dict[str, Any]]) -> str:
-    parts = []
-    for t in terms:
-        if t["class"] == "OperatorTerm":
-            parts.append(f" {t['operator']} ")
-        elif t["class"] == "NumericTerm":
-            parts.append(str(t["number"]))
-        else:
-            parts.append(t["formula"])
-    return "".join(parts)
+    return "".join(_term_formula(t) for t in terms)
 
 
 def roll_to_foundry(roll: Roll) -> dict[str, Any]:
@@ -184,16 +187,15 @@ def roll_to_foundry(roll: Roll) -> dict[str, Any]:
         total = roll.highest if keep_highest else roll.total
         if roll.modifier and roll.target is None and not keep_highest:
             terms.append(_operator("+" if roll.modifier > 0 else "-"))
-            terms.append({"class": "NumericTerm", "options": {}, "evaluated": True, "number": abs(roll.modifier)})
+            terms.append({"class": "NumericTerm", "options": {}, "number": abs(roll.modifier)})
     if not terms:
-        terms.append({"class": "NumericTerm", "options": {}, "evaluated": True, "number": 0})
+        terms.append({"class": "NumericTerm", "options": {}, "number": 0})
     options: dict[str, Any] = {"flavor": roll.label}
     if roll.faces and not roll.active:
         options["superseded"] = True
     return {
         "class": "Roll",
         "options": options,
-        "dice": [],
         "formula": _formula(terms),
         "terms": terms,
         "total": total,

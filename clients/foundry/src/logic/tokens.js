@@ -32,27 +32,38 @@ export function bridgeFlags(actor) {
  * @param {object} options.adapter  the system's adapter (or `noAdapter`)
  * @param {Array<{id: string, isGM?: boolean}>} options.users  the world's users
  * @param {string} [options.name]  the name to show (a token's own name)
- * @returns {{id, name, ruleset, ownership, system, flags}|null} null if the actor does not take part
+ * @returns {{id, name, ruleset, ownership, system, flags?}|null} null if the actor does not take part
  */
 export function tokenFromActor(actor, { id, adapter, users, name }) {
   const f = bridgeFlags(actor);
   if (!f.enabled || !f.ruleset) return null;
   const mapped = adapter && adapter.ruleset === f.ruleset ? adapter.toSystem(actor) : null;
-  return {
+  const token = {
     id,
     name: String(name ?? actor.name ?? id).slice(0, 200),
     ruleset: f.ruleset,
     ownership: bridgeOwnership(actor.ownership, users),
     system: { ...f.system, ...(mapped || {}) },
-    flags: f.packs,
   };
+  // Pack data goes only when there is some (a bridge without pack flags refuses the field).
+  if (Object.keys(f.packs).length) token.flags = f.packs;
+  return token;
 }
 
-const same = (a, b) => JSON.stringify(canon(a)) === JSON.stringify(canon(b));
-function canon(v) {
-  if (Array.isArray(v)) return v.map(canon);
-  if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])]));
-  return v;
+/**
+ * Does the bridge's value already say everything `wanted` says? The bridge fills
+ * schema defaults in (a weapon's `minimum`, an empty `hardness`), so a field the
+ * actor does not set is no difference.
+ */
+export function covers(current, wanted) {
+  if (Array.isArray(wanted)) {
+    return Array.isArray(current) && current.length === wanted.length && wanted.every((w, i) => covers(current[i], w));
+  }
+  if (wanted && typeof wanted === "object") {
+    if (!current || typeof current !== "object" || Array.isArray(current)) return false;
+    return Object.keys(wanted).every((k) => covers(current[k], wanted[k]));
+  }
+  return current === wanted;
 }
 
 /**
@@ -64,8 +75,14 @@ function canon(v) {
 export function syncRequest(current, wanted) {
   if (!current) return { event: "token.create", payload: wanted };
   const patch = { id: wanted.id, version: current.version };
-  for (const key of ["name", "ownership", "system", "flags"]) {
-    if (!same(current[key] ?? {}, wanted[key] ?? {})) patch[key] = wanted[key];
+  if (current.name !== wanted.name) patch.name = wanted.name;
+  // Ownership replaces as a whole: compare both ways.
+  const owners = current.ownership ?? {};
+  if (!covers(owners, wanted.ownership) || Object.keys(owners).length !== Object.keys(wanted.ownership).length) {
+    patch.ownership = wanted.ownership;
+  }
+  for (const key of ["system", "flags"]) {
+    if (wanted[key] !== undefined && !covers(current[key] ?? {}, wanted[key])) patch[key] = wanted[key];
   }
   if (wanted.ruleset !== current.ruleset) return { event: "recreate", payload: wanted };
   return Object.keys(patch).length > 2 ? { event: "token.update", payload: patch } : null;
