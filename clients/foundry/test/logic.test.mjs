@@ -111,3 +111,20 @@ test("the declaration dialog comes from the declaration schema and the declarabl
   assert.deepEqual(d, { weapon: "Daiklave", stunt: 1, charms: [{ id: "first-excellency", dice: 3 }] });
   assert.deepEqual(collectDeclaration(model, {}, []), { stunt: 0, charms: [] });
 });
+
+test("a field model draws as a form and reads back", async () => {
+  const { formHtml, rawValues } = await import("../src/logic/form.js");
+  const { fieldModel, walk, collect } = await import("../../../vtt_bridge/server/static/common/schema-form.js");
+  const model = fieldModel({
+    type: "object",
+    properties: { hp: { type: "integer", minimum: 0, maximum: 20, title: "Hit points" }, extra: { type: "boolean" }, kind: { enum: ["normal", "slaying"] } },
+    required: ["hp"],
+  }, { hp: 7, kind: "slaying" });
+  const html = formHtml(model);
+  assert.match(html, /<label>Hit points<\/label>.*<input type="number" name="hp" value="7" min="0" max="20" step="1" required>/s);
+  assert.match(html, /<option value="slaying" selected>slaying<\/option>/);
+  assert.match(html, /<input type="checkbox" name="extra">/);
+  const raw = rawValues(model, [["hp", "9"], ["kind", "normal"]], walk);
+  assert.deepEqual(collect(model, raw), { hp: 9, extra: false, kind: "normal" });
+  assert.doesNotMatch(formHtml(fieldModel({ type: "object", properties: { n: { type: "string", default: "<b>" } } })), /<b>/);
+});

@@ -21,6 +21,18 @@ import { formHtml, rawValues } from "../logic/form.js";
 
 const adapters = defaultAdapters();
 
+/**
+ * The element of a rendered application or hook argument: an HTMLElement (v13), a
+ * jQuery object (v12 hooks) or an application with `element`.
+ * @param {any} html
+ * @returns {HTMLElement|null}
+ */
+const rootOf = (html) => {
+  if (html instanceof HTMLElement) return html;
+  if (html?.element instanceof HTMLElement) return html.element;
+  return html?.[0] instanceof HTMLElement ? html[0] : null;
+};
+
 /** The module's state on this client. */
 const state = {
   /** @type {BridgeConnection|null} */
@@ -283,6 +295,7 @@ function injectTab(app, root) {
   link.className = "item";
   link.dataset.tab = "vtt-bridge";
   link.dataset.group = group;
+  link.dataset.action = "tab"; // ApplicationV2 sheets switch tabs through this action
   link.innerHTML = `<i class="fa-solid fa-dice-d10"></i> ${esc(t("Sheet.Tab"))}`;
   nav.append(link);
   const section = document.createElement("section");
@@ -306,8 +319,8 @@ async function openTabDialog(actor) {
     content: tabHtml(actor),
     buttons: [{ action: "close", label: t("Close"), default: true }],
     render: (/** @type {Event} */ _event, /** @type {any} */ dialog) => {
-      const root = /** @type {HTMLElement} */ (dialog.element);
-      root.querySelector(".vtt-bridge-save")?.addEventListener("click", () => void saveTab(actor, root).catch(report));
+      const root = rootOf(dialog);
+      root?.querySelector(".vtt-bridge-save")?.addEventListener("click", () => void saveTab(actor, root).catch(report));
     },
     rejectClose: false,
   });
@@ -408,8 +421,9 @@ async function postCard(record) {
 
 /** Undo from the card (GM only; players do not see the button). @param {any} message @param {HTMLElement} root */
 function bindCard(message, root) {
-  const button = root.querySelector(".vtt-bridge-undo");
-  if (!button) return;
+  const button = /** @type {HTMLElement|null} */ (root.querySelector(".vtt-bridge-undo"));
+  if (!button || button.dataset.bound) return;
+  button.dataset.bound = "1";
   if (!game.user?.isGM) {
     button.remove();
     return;
@@ -469,7 +483,7 @@ async function askDialog(decision, signal) {
       render: (/** @type {Event} */ _event, /** @type {any} */ app) => {
         dialog = app;
         if (signal.aborted) void app.close();
-        const span = app.element?.querySelector(".vtt-bridge-countdown span");
+        const span = rootOf(app)?.querySelector(".vtt-bridge-countdown span");
         if (span) timer = setInterval(() => (span.textContent = String(secondsLeft(model))), 500);
       },
       rejectClose: false,
@@ -498,7 +512,8 @@ async function playersDialog() {
     content: `<p>${esc(t("Players.Hint", { table: setting("table"), url: setting("url") }))}</p><table class="vtt-bridge-players"><tr><th>${esc(t("Players.User"))}</th><th>${esc(t("Players.Name"))}</th><th></th><th>${esc(t("Players.Key"))}</th></tr>${rows}</table>`,
     buttons: [{ action: "close", label: t("Close"), default: true }],
     render: (/** @type {Event} */ _event, /** @type {any} */ app) => {
-      const root = /** @type {HTMLElement} */ (app.element);
+      const root = rootOf(app);
+      if (!root) return;
       for (const button of root.querySelectorAll("button[data-user]")) {
         button.addEventListener("click", async () => {
           const id = String(button.getAttribute("data-user"));
@@ -532,8 +547,6 @@ function registerDoubleModifier() {
   };
 }
 
-/** @param {any} html */
-const rootOf = (html) => (html instanceof HTMLElement ? html : html?.[0] ?? null);
 
 Hooks.once("init", () => {
   registerSettings();
@@ -585,7 +598,13 @@ Hooks.on(/** @type {any} */ ("getActorSheetHeaderButtons"), (/** @type {any} */ 
   buttons.unshift({ label: t("Sheet.Tab"), class: "vtt-bridge", icon: "fa-solid fa-dice-d10", onclick: () => void openTabDialog(app.actor) });
 });
 
-Hooks.on("renderChatMessageHTML", (/** @type {any} */ message, /** @type {HTMLElement} */ html) => bindCard(message, html));
+// v13 renders chat messages as HTMLElement; v12 through renderChatMessage with jQuery.
+for (const hook of ["renderChatMessageHTML", "renderChatMessage"]) {
+  Hooks.on(/** @type {any} */ (hook), (/** @type {any} */ message, /** @type {any} */ html) => {
+    const root = rootOf(html);
+    if (root) bindCard(message, root);
+  });
+}
 
 Hooks.on("updateActor", (/** @type {any} */ actor, /** @type {any} */ _change, /** @type {any} */ options) => {
   if (options?.vttBridge || !state.connection || !game.user || !isWriter(game.user, gameUsers())) return;
