@@ -356,3 +356,45 @@ def test_a_player_declares_a_charm_with_its_typed_parameters(expect, restartable
     finally:
         context.close()
         gm_context.close()
+
+
+def test_pack_data_the_server_refuses_is_named_and_nothing_is_created(restartable, browser, expect):
+    """A pack's flags in the token form; a refusal names the pack and creates nothing.
+
+    The server here is told about a pack that no installed plugin is (its flags schema is
+    added to what ``rulesets.list`` says), so whatever the server's version, the write is
+    refused: for want of a ``flags`` field, or because no plugin of that name declares flags.
+    """
+    live = restartable()
+    seat = live.run(seat_table(live.server, name="flags", users=("alice",), tokens=[]))
+    godsgloom = next(r for r in live.server.bridge.rulesets()["rulesets"] if r["id"] == "godsgloom")
+    godsgloom.setdefault("flags", {})["not_installed_pack"] = {
+        "type": "object",
+        "properties": {"momentum": {"type": "integer", "minimum": 0, "maximum": 5, "default": 0, "title": "Momentum"}},
+        "required": [],
+        "additionalProperties": False,
+    }
+    context = browser.new_context()
+    try:
+        gm = context.new_page()
+        gm.goto(f"{live.url}/#table={seat.id}&key={seat.keys['gm']}")
+        expect(gm.locator("#app")).to_be_visible()
+        gm.click("#new-token")
+        gm.select_option("#token-ruleset", "godsgloom")
+        gm.fill("#token-name", "Raiders")
+        gm.fill('#token-editor [data-path="health.current"]', "3")
+        gm.fill('#token-editor [data-path="health.max"]', "3")
+        pack = gm.locator('#token-editor .pack[data-plugin="not_installed_pack"]')
+        expect(pack.locator('[data-path="momentum"]')).to_be_hidden()
+        gm.check('#token-editor [data-flags-on="not_installed_pack"]')
+        gm.fill('#token-editor .pack[data-plugin="not_installed_pack"] [data-path="momentum"]', "2")
+        gm.click("#token-save")
+        expect(gm.locator("#token-editor")).to_be_visible()
+        # Named at the pack (flags.<plugin>) or, where the server knows no flags at all, on top.
+        at_pack = pack.locator(".form-error").inner_text().strip()
+        on_top = gm.locator("#token-form-error").inner_text()
+        assert at_pack or "flags" in on_top, (at_pack, on_top)
+        assert "null" not in gm.locator("#token-editor").inner_text()
+        assert server_request(live, seat.auth("gm"), "token.list")["tokens"] == []
+    finally:
+        context.close()

@@ -387,7 +387,7 @@ function showServerErrors(ed, error) {
   // Flags of a pack the server does not know (or that declares no schema) are named at flags.<plugin>.
   const flagErrors = errorsAt(details, "flags");
   for (const [path, message] of Object.entries(flagErrors)) {
-    if (!ed.flagForms.some((f) => path === f.plugin || path.startsWith(`${f.plugin}.`))) top.push(`flags.${path}: ${message}`);
+    if (!ed.flagForms.some((f) => path === f.plugin || path.startsWith(`${f.plugin}.`))) top.push(`${path ? `flags.${path}` : "flags"}: ${message}`);
   }
   formError.textContent = top.length ? top.join(" ") : error.message || "invalid token";
 }
