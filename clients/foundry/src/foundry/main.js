@@ -615,7 +615,7 @@ Hooks.on(/** @type {any} */ ("getSceneControlButtons"), (/** @type {any} */ cont
   if (!game.user?.isGM) return;
   const tokens = Array.isArray(controls) ? controls.find((c) => c.name === "token") : controls.tokens;
   if (!tokens) return;
-  const tool = { name: "vtt-bridge-players", title: t("Players.Title"), icon: "fa-solid fa-key", button: true, onClick: () => void playersDialog().catch(report), onChange: () => void playersDialog().catch(report) };
+  const tool = { name: "vtt-bridge-players", title: t("Players.Title"), icon: "fa-solid fa-key", button: true, order: 100, onClick: () => void playersDialog().catch(report), onChange: () => void playersDialog().catch(report) };
   if (Array.isArray(tokens.tools)) tokens.tools.push(tool);
   else tokens.tools[tool.name] = tool;
 });
