@@ -128,3 +128,33 @@ test("a field model draws as a form and reads back", async () => {
   assert.deepEqual(collect(model, raw), { hp: 9, extra: false, kind: "normal" });
   assert.doesNotMatch(formHtml(fieldModel({ type: "object", properties: { n: { type: "string", default: "<b>" } } })), /<b>/);
 });
+
+test("lists and maps in a form gain and lose entries, keeping what was typed", async () => {
+  const { formHtml, applyControl, rawValues } = await import("../src/logic/form.js");
+  const { fieldModel, walk, collect } = await import("../../../vtt_bridge/server/static/common/schema-form.js");
+  const schema = {
+    type: "object",
+    properties: {
+      weapons: { type: "array", items: { type: "object", properties: { name: { type: "string" }, damage: { type: "integer", default: 0 } }, required: ["name"] } },
+      hardness: { type: "object", additionalProperties: { type: "integer" } },
+    },
+  };
+  const model = fieldModel(schema, { weapons: [{ name: "Spear", damage: 2 }], hardness: {} });
+  assert.match(formHtml(model), /data-add="weapons"/);
+  assert.match(formHtml(model), /data-remove="weapons" data-index="0"/);
+  assert.match(formHtml(model), /data-add-key="hardness"/);
+  applyControl(model, { "weapons.0.name": "Long spear" }, { add: "weapons" });
+  applyControl(model, {}, { addKey: "hardness", key: "L" });
+  const raw = rawValues(model, [["weapons.0.name", "Long spear"], ["weapons.0.damage", "2"], ["weapons.1.name", "Fist"], ["hardness.L", "3"]], walk);
+  assert.deepEqual(collect(model, raw), { weapons: [{ name: "Long spear", damage: 2 }, { name: "Fist", damage: 0 }], hardness: { L: 3 } });
+  applyControl(model, raw, { remove: "weapons", index: 0 });
+  assert.deepEqual(collect(model, {}).weapons, [{ name: "Fist", damage: 0 }]);
+});
+
+test("checkboxes read as ticked only when ticked, from FormData entries or booleans", async () => {
+  const { rawValues } = await import("../src/logic/form.js");
+  const { fieldModel, walk } = await import("../../../vtt_bridge/server/static/common/schema-form.js");
+  const model = fieldModel({ type: "object", properties: { a: { type: "boolean" }, b: { type: "boolean" } } });
+  assert.deepEqual(rawValues(model, [["a", "on"]], walk), { a: true, b: false });
+  assert.deepEqual(rawValues(model, [["a", false], ["b", true]], walk), { a: false, b: true });
+});

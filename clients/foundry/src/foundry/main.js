@@ -8,7 +8,7 @@
 
 import { io } from "socket.io-client";
 
-import { collect, fieldModel, walk, errorsAt, applyErrors } from "../../../../vtt_bridge/server/static/common/schema-form.js";
+import { collect, fieldModel, walk, errorsAt, applyErrors, setValues } from "../../../../vtt_bridge/server/static/common/schema-form.js";
 import { doubleFaces, parseDouble } from "../../../../vtt_bridge/server/static/common/rolls.js";
 import { BridgeConnection, BridgeError } from "../logic/connection.js";
 import { defaultAdapters } from "../logic/adapters.js";
@@ -17,7 +17,7 @@ import { MODULE_ID, actorUpdateFromToken, bridgeFlags, isWriter, syncRequest, to
 import { answerFor, decisionModel, secondsLeft } from "../logic/decisions.js";
 import { collectDeclaration, declarationModel } from "../logic/declaration.js";
 import { chatCard, esc } from "../logic/chat.js";
-import { formHtml, rawValues } from "../logic/form.js";
+import { applyControl, formHtml, rawValues } from "../logic/form.js";
 
 const adapters = defaultAdapters();
 
@@ -208,10 +208,27 @@ function rulesetInfo(id) {
   return state.rulesets.find((r) => r.id === id) ?? null;
 }
 
-/** The Bridge tab's HTML for an actor. @param {any} actor */
-function tabHtml(actor) {
+/**
+ * The Bridge tab's form state for an actor: the field models of its rules data and
+ * pack data, kept while the tab is open so list items and map keys added stay.
+ * @param {any} actor
+ */
+function tabForm(actor) {
   const f = bridgeFlags(actor.toObject());
   const ruleset = f.ruleset ? rulesetInfo(f.ruleset) : null;
+  return {
+    actor,
+    flags: f,
+    ruleset,
+    system: ruleset ? fieldModel(ruleset.token_schema, f.system, "system") : [],
+    /** @type {Record<string, any[]>} */
+    packs: Object.fromEntries(Object.entries(ruleset?.flags || {}).map(([plugin, schema]) => [plugin, fieldModel(schema, f.packs[plugin], `packs.${plugin}`)])),
+  };
+}
+
+/** The Bridge tab's HTML. @param {ReturnType<typeof tabForm>} form */
+function tabHtml(form) {
+  const { flags: f, ruleset } = form;
   const options = state.rulesets
     .map((r) => `<option value="${esc(r.id)}"${r.id === f.ruleset ? " selected" : ""}>${esc(r.title || r.id)}</option>`)
     .join("");
@@ -222,9 +239,9 @@ function tabHtml(actor) {
     `<p class="hint">${esc(t("Sheet.Adapter", { adapter: adapter.label }))}</p>`,
   ];
   if (ruleset) {
-    parts.push(`<fieldset class="vtt-bridge-system"><legend>${esc(ruleset.title || ruleset.id)}</legend>${formHtml(fieldModel(ruleset.token_schema, f.system, "system"))}</fieldset>`);
-    for (const [plugin, schema] of Object.entries(ruleset.flags || {})) {
-      parts.push(`<fieldset class="vtt-bridge-pack"><legend>${esc(plugin)}</legend>${formHtml(fieldModel(schema, f.packs[plugin], `packs.${plugin}`))}</fieldset>`);
+    parts.push(`<fieldset class="vtt-bridge-system"><legend>${esc(ruleset.title || ruleset.id)}</legend>${formHtml(form.system)}</fieldset>`);
+    for (const [plugin, model] of Object.entries(form.packs)) {
+      parts.push(`<fieldset class="vtt-bridge-pack"><legend>${esc(plugin)}</legend>${formHtml(model)}</fieldset>`);
     }
   } else if (!state.connection) {
     parts.push(`<p class="notes">${esc(t("NotConnected"))}</p>`);
@@ -233,38 +250,71 @@ function tabHtml(actor) {
   return `<div class="vtt-bridge-tab">${parts.join("")}</div>`;
 }
 
-/**
- * Read the tab back and save it to the actor's flags (validated by the bridge first).
- * @param {any} actor @param {HTMLElement} root
- */
-async function saveTab(actor, root) {
+/** The tab's widget values by path. @param {HTMLElement} root @returns {Record<string, any>} */
+function tabEntries(root) {
   /** @type {Record<string, any>} */
   const entries = {};
   for (const el of root.querySelectorAll("input[name], select[name]")) {
     const input = /** @type {HTMLInputElement} */ (el);
     entries[input.name] = input.type === "checkbox" ? input.checked : input.value;
   }
-  const ruleset = rulesetInfo(String(entries.ruleset || ""));
+  return entries;
+}
+
+/**
+ * Draw the tab into `root` and wire it: save, ruleset choice, list and map controls.
+ * @param {ReturnType<typeof tabForm>} form @param {HTMLElement} root
+ */
+function mountTab(form, root) {
+  root.innerHTML = tabHtml(form);
+  root.querySelector("select[name=ruleset]")?.addEventListener("change", async (ev) => {
+    const ruleset = /** @type {HTMLSelectElement} */ (ev.target).value || null;
+    await form.actor.setFlag(MODULE_ID, "ruleset", ruleset);
+    mountTab(tabForm(form.actor), root);
+  });
+  root.querySelector(".vtt-bridge-save")?.addEventListener("click", () => void saveTab(form, root).catch(report));
+  for (const button of root.querySelectorAll("[data-add], [data-remove], [data-add-key], [data-remove-key]")) {
+    button.addEventListener("click", () => {
+      const b = /** @type {HTMLElement} */ (button);
+      const path = b.dataset.add ?? b.dataset.remove ?? b.dataset.addKey ?? b.dataset.removeKey ?? "";
+      const model = path.startsWith("packs.") ? form.packs[path.split(".")[1]] : form.system;
+      const raw = tabEntries(root);
+      const newKey = /** @type {HTMLInputElement|null} */ (root.querySelector(`[data-new-key="${CSS.escape(path)}"]`));
+      applyControl(model, raw, {
+        add: b.dataset.add,
+        remove: b.dataset.remove,
+        index: Number(b.dataset.index),
+        addKey: b.dataset.addKey,
+        removeKey: b.dataset.removeKey,
+        key: b.dataset.key ?? newKey?.value.trim(),
+      });
+      for (const m of [form.system, ...Object.values(form.packs)]) if (m !== model) setValues(m, raw);
+      form.flags = { ...form.flags, enabled: raw.enabled === true };
+      mountTab(form, root);
+    });
+  }
+}
+
+/**
+ * Read the tab back and save it to the actor's flags (the GM's client then updates the bridge).
+ * @param {ReturnType<typeof tabForm>} form @param {HTMLElement} root
+ */
+async function saveTab(form, root) {
+  const { actor, ruleset } = form;
+  const entries = tabEntries(root);
   /** @type {Record<string, any>} */
   const flags = { enabled: entries.enabled === true, ruleset: ruleset?.id ?? null };
   if (ruleset) {
-    const model = fieldModel(ruleset.token_schema, undefined, "system");
-    const raw = rawValues(model, Object.entries(entries).filter(([k]) => k.startsWith("system.")), walk);
     try {
-      flags.system = collect(model, raw);
+      flags.system = collect(form.system, rawValues(form.system, Object.entries(entries), walk));
       flags.packs = {};
-      for (const [plugin, schema] of Object.entries(ruleset.flags || {})) {
-        const packModel = fieldModel(schema, undefined, `packs.${plugin}`);
-        flags.packs[plugin] = collect(packModel, rawValues(packModel, Object.entries(entries), walk));
-      }
+      for (const [plugin, model] of Object.entries(form.packs)) flags.packs[plugin] = collect(model, rawValues(model, Object.entries(entries), walk));
     } catch (err) {
       const errors = /** @type {any} */ (err).errors;
-      if (errors) {
-        applyErrors(model, errors);
-        ui.notifications?.warn(Object.entries(errors).map(([k, v]) => `${k}: ${v}`).join("; "));
-        return;
-      }
-      throw err;
+      if (!errors) throw err;
+      for (const m of [form.system, ...Object.values(form.packs)]) applyErrors(m, errors);
+      ui.notifications?.warn(Object.entries(errors).map(([k, v]) => `${k}: ${v}`).join("; "));
+      return;
     }
   }
   await actor.update({ [`flags.${MODULE_ID}`]: flags });
@@ -302,13 +352,8 @@ function injectTab(app, root) {
   section.className = "tab vtt-bridge";
   section.dataset.tab = "vtt-bridge";
   section.dataset.group = group;
-  section.innerHTML = tabHtml(actor);
   body.append(section);
-  section.querySelector("select[name=ruleset]")?.addEventListener("change", async (ev) => {
-    const ruleset = /** @type {HTMLSelectElement} */ (ev.target).value || null;
-    await actor.setFlag(MODULE_ID, "ruleset", ruleset);
-  });
-  section.querySelector(".vtt-bridge-save")?.addEventListener("click", () => void saveTab(actor, section).catch(report));
+  mountTab(tabForm(actor), section);
 }
 
 /** A dialog with the Bridge tab, for sheets without tabs. @param {any} actor */
@@ -316,11 +361,11 @@ async function openTabDialog(actor) {
   const DialogV2 = foundry.applications.api.DialogV2;
   await DialogV2.wait({
     window: { title: `${t("Sheet.Tab")}: ${actor.name}` },
-    content: tabHtml(actor),
+    content: `<div class="vtt-bridge-mount"></div>`,
     buttons: [{ action: "close", label: t("Close"), default: true }],
     render: (/** @type {Event} */ _event, /** @type {any} */ dialog) => {
-      const root = rootOf(dialog);
-      root?.querySelector(".vtt-bridge-save")?.addEventListener("click", () => void saveTab(actor, root).catch(report));
+      const mount = /** @type {HTMLElement|null} */ (rootOf(dialog)?.querySelector(".vtt-bridge-mount") ?? null);
+      if (mount) mountTab(tabForm(actor), mount);
     },
     rejectClose: false,
   });

@@ -4,6 +4,7 @@
  * decision dialog all use it.
  */
 
+import { addItem, addKey, fieldAt, removeItem, removeKey, setValues } from "../../../../vtt_bridge/server/static/common/schema-form.js";
 import { esc } from "./chat.js";
 
 function input(field) {
@@ -32,7 +33,21 @@ export function formHtml(model) {
     .map((field) => {
       const error = field.error ? `<p class="notes error">${esc(field.error)}</p>` : "";
       if (field.widget === "group" || field.widget === "list") {
-        return `<fieldset data-path="${esc(field.path)}"><legend>${esc(field.label)}</legend>${formHtml(field.children)}${error}</fieldset>`;
+        const path = esc(field.path);
+        let children = formHtml(field.children);
+        let controls = "";
+        if (field.widget === "list") {
+          children = field.children
+            .map((c, i) => `<div class="item">${formHtml([c])}<button type="button" data-remove="${path}" data-index="${i}" title="Remove">−</button></div>`)
+            .join("");
+          controls = `<button type="button" data-add="${path}">+ ${esc(field.label)}</button>`;
+        } else if (field.map) {
+          children = field.children
+            .map((c) => `<div class="item">${formHtml([c])}<button type="button" data-remove-key="${path}" data-key="${esc(c.name)}" title="Remove">−</button></div>`)
+            .join("");
+          controls = `<input type="text" data-new-key="${path}" placeholder="key"><button type="button" data-add-key="${path}">+</button>`;
+        }
+        return `<fieldset data-path="${path}"><legend>${esc(field.label)}</legend>${children}${controls}${error}</fieldset>`;
       }
       const hint = field.description ? `<p class="hint">${esc(field.description)}</p>` : "";
       return `<div class="form-group"><label>${esc(field.label)}</label><div class="form-fields">${input(field)}</div>${hint}${error}</div>`;
@@ -42,11 +57,37 @@ export function formHtml(model) {
 
 /**
  * Raw values by path, as `collect` takes them, from a form's entries
- * (`[...new FormData(form)]`): checkboxes not in the entries are unticked.
+ * (`[...new FormData(form)]`, where a ticked box is present and an unticked one is
+ * not; or `[path, value]` pairs with booleans for boxes).
  */
 export function rawValues(model, entries, walkFields) {
   const raw = {};
   for (const [k, v] of entries) raw[k] = v;
-  for (const field of walkFields(model)) if (field.widget === "checkbox") raw[field.path] = raw[field.path] !== undefined;
+  for (const field of walkFields(model)) {
+    if (field.widget !== "checkbox") continue;
+    const v = raw[field.path];
+    raw[field.path] = typeof v === "boolean" ? v : v !== undefined;
+  }
   return raw;
+}
+
+/**
+ * A list or map control pressed: the model keeps what was typed (`raw`), then gains
+ * or loses the item or key. Returns the model to draw again.
+ * @param {object[]} model
+ * @param {Object<string, *>} raw  widget values by path
+ * @param {{add?: string, remove?: string, index?: number, addKey?: string, key?: string, removeKey?: string}} control
+ */
+export function applyControl(model, raw, control) {
+  setValues(model, raw);
+  const at = (path) => {
+    const field = fieldAt(model, path);
+    if (!field) throw new RangeError(`no field ${path}`);
+    return field;
+  };
+  if (control.add !== undefined) addItem(at(control.add));
+  else if (control.remove !== undefined) removeItem(at(control.remove), Number(control.index));
+  else if (control.addKey !== undefined && control.key) addKey(at(control.addKey), control.key);
+  else if (control.removeKey !== undefined) removeKey(at(control.removeKey), control.key);
+  return model;
 }
