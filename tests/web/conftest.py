@@ -115,3 +115,31 @@ def browser() -> Iterator[Any]:
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture
+def restartable(tmp_path: Path) -> Iterator[Any]:
+    """Start a server that the test may stop and start again, on the same port and store."""
+    db = str(tmp_path / "game.sqlite")
+    servers: list[LiveServer] = []
+
+    def start(port: int = 0) -> LiveServer:
+        config = ServerConfig(port=port, db=db, static_dir=STATIC_DIR, shutdown_grace=1.0, decision_timeout=10.0)
+        live = LiveServer(config)
+        live.start()
+        servers.append(live)
+        return live
+
+    yield start
+    for live in servers:
+        if live.thread.is_alive():
+            live.stop()
+
+
+@pytest.fixture
+def expect(browser: Any) -> Any:
+    """Playwright's ``expect``, waiting up to 10 s."""
+    from playwright.sync_api import expect as playwright_expect
+
+    playwright_expect.set_options(timeout=10_000)
+    return playwright_expect

@@ -101,7 +101,7 @@ class Browser:
         """What the card shows: each step's text, titles, and each roll's faces."""
         return self.card(attack_id).evaluate(
             """card => {
-                const steps = [...card.querySelectorAll(':scope > ol.steps > li.step')];
+                const steps = [...card.querySelectorAll(':scope > details.fold > ol.steps > li.step')];
                 return {
                     text: steps.map(li => li.innerText),
                     titles: steps.map(li => li.querySelector('.step-title').textContent),
@@ -116,7 +116,20 @@ class Browser:
 
 
 def faces(roll: dict[str, Any]) -> list[int]:
-    return [r["result"] for term in roll["terms"] for r in term.get("results", ())]
+    """Every die of a recorded roll, in order (a pool's dice are those of its rolls)."""
+    out = []
+    for term in roll["terms"]:
+        if term["class"] == "PoolTerm":
+            out += [f for inner in term["rolls"] for f in faces(inner)]
+        else:
+            out += [r["result"] for r in term.get("results", ())]
+    return out
+
+
+def shown(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps a card shows: those with a roll, a change, a note, a question, a nested attack or an end."""
+    keys = ("rolls", "changes", "notes", "decisions", "children", "ended")
+    return [step for step in steps if any(step.get(key) for key in keys)]
 
 
 @pytest.fixture
@@ -207,6 +220,9 @@ def test_player_attacks_gm_answers_both_browsers_agree(live_server, browser, tab
     steps_before = running.locator("ol.steps > li.step").count()
     assert steps_before >= 1
     expect(alice.page.locator('#chat .card[data-status="running"] ol.steps > li.step')).to_have_count(steps_before)
+    # Everyone sees whom the table waits for, and the countdown: here the GM, asked in this page.
+    expect(gm.page.locator("#waiting .waiting-row")).to_contain_text(prompt)
+    expect(gm.page.locator("#waiting .waiting-row .left")).to_contain_text(re.compile(r"\d+ s left"))
     gm.page.click('dialog#decision [data-option="nothing"]')
     expect(dialog).to_be_hidden()
 
@@ -220,16 +236,23 @@ def test_player_attacks_gm_answers_both_browsers_agree(live_server, browser, tab
     defense = next(d for d in record["decisions"] if d["key"] == "defense")
     assert defense["answer"]["option"] == "nothing" and defense["how"] == "answered"
     asking = next(i for i, step in enumerate(record["steps"]) if "defense" in step.get("decisions", ()))
-    assert steps_before == asking
+    assert steps_before == len(shown(record["steps"][:asking]))
 
     seen = {person.user: person.card_content(attack_id) for person in (alice, gm)}
     assert seen["alice"] == seen["gm"]
-    assert seen["alice"]["titles"] == [step["title"] for step in record["steps"]]
-    assert seen["alice"]["rolls"] == [[faces(roll) for roll in step["rolls"]] for step in record["steps"]]
+    # The card shows every step with something in it, in order, each with the server's dice.
+    assert seen["alice"]["titles"] == [step["title"] for step in shown(record["steps"])]
+    assert seen["alice"]["rolls"] == [[faces(roll) for roll in step["rolls"]] for step in shown(record["steps"])]
     assert any(seen["alice"]["rolls"]), "the attack rolled no dice?"
+    assert "null" not in " ".join(seen["alice"]["text"])
     for person in (alice, gm):
-        expect(person.card(attack_id).locator('footer [data-decision="defense"]')).to_contain_text("accept the attack")
-        expect(person.card(attack_id).locator(".die.success").first).to_be_visible()
+        card = person.card(attack_id)
+        # One summary line: who, with what, hit or miss, damage; the steps folded under it.
+        expect(card.locator(".summary-line")).to_contain_text(re.compile(r"Hero → Brute \(grand goremaul\) hit · \d+ damage"))
+        expect(card.locator("ol.steps")).to_be_hidden()
+        card.locator("details.fold > summary").click()
+        expect(card.locator('.asked [data-decision="defense"]')).to_contain_text("accept the attack")
+        expect(card.locator(".die.success").first).to_be_visible()
 
     # The target's health track is updated in both browsers, as the server committed it.
     damage = record["tokens"]["brute"]["after"]["system"]["health"]["damage"]
@@ -244,6 +267,14 @@ def test_player_attacks_gm_answers_both_browsers_agree(live_server, browser, tab
     # GM tools: the GM undoes the attack; both browsers see the card undone and the track clean.
     expect(alice.card(attack_id).locator("button.undo")).to_have_count(0)
     gm.card(attack_id).locator("button.undo").click()
+    # Undo asks first; "Cancel" leaves the attack as it is.
+    expect(gm.page.locator("dialog#confirm")).to_be_visible()
+    expect(gm.page.locator("#confirm-text")).to_contain_text("Undo Hero → Brute")
+    gm.page.click("#confirm-cancel")
+    expect(gm.page.locator("dialog#confirm")).to_be_hidden()
+    expect(gm.card(attack_id)).to_have_attribute("data-status", "resolved")
+    gm.card(attack_id).locator("button.undo").click()
+    gm.page.click("#confirm-ok")
     for person in (alice, gm):
         expect(person.card(attack_id)).to_have_attribute("data-status", "undone")
         expect(person.marked("brute", "health-levels")).to_have_count(0)

@@ -40,9 +40,13 @@ class Roll:
     :ivar target: a die showing at least this counts as a success (``None``: a sum roll).
     :ivar double: a face that counts as two successes (Exalted's non-damage 10).
     :ivar modifier: a flat number added to a sum roll's total.
+    :ivar appended: for each face added after the first throw, in order, the index of
+        the die it replaced (:meth:`Dice.reroll`) or ``-1`` for an extra die
+        (:meth:`Dice.add`); ``None`` when nothing was added. The Foundry JSON needs it
+        to tell the dice first thrown from their replacements and from extra dice.
     """
 
-    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step")
+    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "appended")
 
     def __init__(
         self,
@@ -63,6 +67,7 @@ class Roll:
         self.modifier = modifier
         self.inactive: dict[int, str] | None = None
         self.step = step
+        self.appended: list[int] | None = None
 
     def die_sides(self, index: int) -> int:
         sides = self.sides
@@ -265,6 +270,9 @@ class Dice:
         roll.faces.append(self._face(sides))
         if not isinstance(roll.sides, int):
             roll.sides = roll.sides + (sides,)
+        if roll.appended is None:
+            roll.appended = []
+        roll.appended.append(index)
         return len(roll.faces) - 1
 
     def add(self, roll: Roll, n: int = 1, sides: int | None = None) -> list[int]:
@@ -275,4 +283,7 @@ class Dice:
             roll.faces.append(self._face(size))
             if not isinstance(roll.sides, int):
                 roll.sides = roll.sides + (size,)
+            if roll.appended is None:
+                roll.appended = []
+            roll.appended.append(-1)
         return list(range(start, len(roll.faces)))

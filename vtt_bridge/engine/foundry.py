@@ -1,9 +1,34 @@
-"""Foundry VTT roll JSON for recorded rolls.
+"""Foundry VTT roll JSON for recorded rolls, meaning to Foundry what the rules did.
 
 Built only when a resolution is serialized. The shape follows Foundry's
-``Roll#toJSON``: ``class``, ``formula``, ``terms`` (``Die`` terms with
-``results`` and ``OperatorTerm``/``NumericTerm`` between them), ``total``,
-``evaluated``.
+``Roll#toJSON``: ``class``, ``formula``, ``terms`` (``Die`` and ``PoolTerm``
+terms with ``results``, ``OperatorTerm``/``NumericTerm`` between them),
+``total``, ``evaluated`` (on the roll; a term without it is read as evaluated, as
+Foundry's ``RollTerm.fromData`` does). ``Roll.fromData`` rebuilds it, and Foundry's own
+reading of the terms (each term's total from its active results, ``count``
+where set) gives the same ``total`` the engine recorded.
+
+How a recorded :class:`~vtt_bridge.engine.dice.Roll` reads in Foundry:
+
+- **Success pools** (``target`` set): ``Nd10cs>=7``, one term per die size. Each
+  result carries ``success`` and ``count``; a face counting twice (Exalted's
+  non-damage 10, ``double``) has ``count: 2`` and the term the ``dbl10``
+  modifier, which the vtt-bridge Foundry module registers so that Foundry's own
+  evaluation of the formula counts as the rules do.
+- **Highest-die pools** (``Dice.pool`` without a target: the highest die is what
+  counts): ``3d6kh`` for one die size, ``{1d10,1d8}kh`` (a ``PoolTerm``) for a
+  mixed pool; the total is the highest die, not the sum.
+- **Sums** (no target): ``2d6 + 7``; dice set aside are ``discarded`` and, when
+  they are the lowest, the term says ``dlN``.
+- **A die the player chose to reroll** is a result with ``rerolled: true,
+  active: false``, followed later in the same term by its replacement; the term
+  gets no ``r`` modifier (in Foundry ``r`` means "reroll on a face", which the
+  rules never did), and ``number`` is the dice first thrown.
+- **Extra dice** added after the throw (GODSGLOOM's critical die) are a term of
+  their own: ``4d6cs>=3 + 1d6cs>=3``.
+- **A superseded roll** (every die rerolled as a new roll, or the whole roll set
+  aside for a better one) keeps its dice count (``2d6 + 7``, never ``0d6``), its
+  results all inactive, and ``options.superseded: true``.
 """
 
 from __future__ import annotations
@@ -14,13 +39,38 @@ from .dice import Roll
 
 __all__ = ["roll_to_foundry"]
 
+_PLUS = {"class": "OperatorTerm", "options": {}, "operator": "+"}
 
-def _result(roll: Roll, index: int, face: int) -> dict[str, Any]:
+
+def _operator(op: str) -> dict[str, Any]:
+    return {"class": "OperatorTerm", "options": {}, "operator": op}
+
+
+def _origins(roll: Roll) -> tuple[int, list[int]]:
+    """How many dice were first thrown, and for each face the die it stands for.
+
+    A first-thrown die stands for itself; a replacement for the die it replaced
+    (followed back to the first throw); an extra die (``Dice.add``) for itself.
+    """
+    appended = roll.appended or ()
+    first = len(roll.faces) - len(appended)
+    root = list(range(len(roll.faces)))
+    for k, source in enumerate(appended):
+        if source >= 0:
+            root[first + k] = root[source]
+    return first, root
+
+
+def _result(roll: Roll, index: int, kept: bool) -> dict[str, Any]:
+    face = roll.faces[index]
     out: dict[str, Any] = {"result": face, "active": True}
     how = roll.inactive.get(index) if roll.inactive else None
     if how is not None:
         out["active"] = False
         out[how] = True
+    elif not kept:
+        out["active"] = False
+        out["discarded"] = True
     if roll.target is not None:
         if face >= roll.target:
             out["success"] = True
@@ -31,61 +81,123 @@ def _result(roll: Roll, index: int, face: int) -> dict[str, Any]:
     return out
 
 
-def _modifiers(roll: Roll) -> list[str]:
+def _highest_index(roll: Roll, picks: list[int]) -> int | None:
+    best = None
+    for i in picks:
+        if roll.is_active(i) and (best is None or roll.faces[i] > roll.faces[best]):
+            best = i
+    return best
+
+
+def _modifiers(roll: Roll, picks: list[int], *, keep_highest: bool) -> list[str]:
+    if keep_highest:
+        return ["kh"]
     mods: list[str] = []
-    if roll.inactive and "rerolled" in roll.inactive.values():
-        mods.append("r")
     if roll.target is not None:
-        # A doubled face (Exalted's 10) has no Foundry modifier; its result carries count 2.
         mods.append(f"cs>={roll.target}")
+        if roll.double is not None and roll.double >= roll.target:
+            mods.append(f"dbl{roll.double}")
+        return mods
+    # A sum: dice set aside that are exactly the lowest of the dice standing read as Foundry's dl.
+    inactive = roll.inactive or {}
+    discarded = sorted(roll.faces[i] for i in picks if inactive.get(i) == "discarded")
+    standing = sorted(roll.faces[i] for i in picks if inactive.get(i) != "rerolled")
+    if discarded and len(discarded) < len(standing) and standing[: len(discarded)] == discarded:
+        mods.append(f"dl{len(discarded)}")
     return mods
 
 
-def _die_term(roll: Roll, faces: int, picks: list[int]) -> dict[str, Any]:
-    modifiers = _modifiers(roll)
-    results = [_result(roll, i, roll.faces[i]) for i in picks]
-    number = sum(1 for i in picks if not (roll.inactive and roll.inactive.get(i) == "rerolled"))
+def _die_term(roll: Roll, sides: int, picks: list[int], number: int, *, keep_highest: bool) -> dict[str, Any]:
+    modifiers = _modifiers(roll, picks, keep_highest=keep_highest)
+    kept = _highest_index(roll, picks) if keep_highest else None
+    results = [_result(roll, i, not keep_highest or i == kept) for i in picks]
     return {
         "class": "Die",
         "options": {},
-        "evaluated": True,
         "number": number,
-        "faces": faces,
+        "faces": sides,
         "modifiers": modifiers,
         "results": results,
-        "formula": f"{number}d{faces}" + "".join(modifiers),
     }
 
 
+def _pool_term(roll: Roll, picks: list[int]) -> dict[str, Any]:
+    """A mixed highest-die pool: ``{1d10,1d8}kh``, one inner roll per die."""
+    kept = _highest_index(roll, picks)
+    inner, results, exprs = [], [], []
+    for i in picks:
+        sides = roll.die_sides(i)
+        die = _die_term(roll, sides, [i], 1, keep_highest=False)
+        face = roll.faces[i]
+        expr = _term_formula(die)
+        inner.append({
+            "class": "Roll", "options": {}, "formula": expr,
+            "terms": [die], "total": face if roll.is_active(i) else 0, "evaluated": True,
+        })
+        exprs.append(expr)
+        result: dict[str, Any] = {"result": face, "active": i == kept}
+        if i != kept:
+            result["discarded"] = True
+        results.append(result)
+    return {
+        "class": "PoolTerm",
+        "options": {},
+        "terms": exprs,
+        "modifiers": ["kh"],
+        "rolls": inner,
+        "results": results,
+        "isDeterministic": False,
+    }
+
+
+def _term_formula(t: dict[str, Any]) -> str:
+    """A term as Foundry writes it (terms carry no formula of their own in Foundry's JSON)."""
+    cls = t["class"]
+    if cls == "OperatorTerm":
+        return f" {t['operator']} "
+    if cls == "NumericTerm":
+        return str(t["number"])
+    if cls == "PoolTerm":
+        return "{" + ",".join(t["terms"]) + "}" + "".join(t["modifiers"])
+    return f"{t['number']}d{t['faces']}" + "".join(t["modifiers"])
+
+
+def _formula(terms: list[dict[str, Any]]) -> str:
+    return "".join(_term_formula(t) for t in terms)
+
+
 def roll_to_foundry(roll: Roll) -> dict[str, Any]:
-    """Return the Foundry roll JSON of one recorded roll."""
-    if isinstance(roll.sides, int):
-        groups = {roll.sides: list(range(len(roll.faces)))}
-    else:
-        groups = {}
-        for i, s in enumerate(roll.sides):
-            groups.setdefault(s, []).append(i)
+    """Return the Foundry roll JSON of one recorded roll (see the module docstring)."""
+    first, root = _origins(roll)
+    keep_highest = roll.target is None and not isinstance(roll.sides, int)
     terms: list[dict[str, Any]] = []
-    for faces, picks in groups.items():
-        if terms:
-            terms.append({"class": "OperatorTerm", "options": {}, "evaluated": True, "operator": "+"})
-        terms.append(_die_term(roll, faces, picks))
-    if roll.modifier:
-        op = "+" if roll.modifier > 0 else "-"
-        terms.append({"class": "OperatorTerm", "options": {}, "evaluated": True, "operator": op})
-        terms.append({"class": "NumericTerm", "options": {}, "evaluated": True, "number": abs(roll.modifier)})
+    if keep_highest and len(set(roll.sides)) > 1:
+        terms.append(_pool_term(roll, list(range(len(roll.faces)))))
+        total = roll.highest
+    else:
+        # Group the faces into terms: dice first thrown by size, then extra dice by size.
+        groups: dict[tuple[bool, int], list[int]] = {}
+        for i in range(len(roll.faces)):
+            groups.setdefault((root[i] >= first, roll.die_sides(i)), []).append(i)
+        for (_, sides), picks in sorted(groups.items(), key=lambda kv: kv[0][0]):
+            number = sum(1 for i in picks if root[i] == i)
+            if terms:
+                terms.append(dict(_PLUS))
+            terms.append(_die_term(roll, sides, picks, number, keep_highest=keep_highest))
+        total = roll.highest if keep_highest else roll.total
+        if roll.modifier and roll.target is None and not keep_highest:
+            terms.append(_operator("+" if roll.modifier > 0 else "-"))
+            terms.append({"class": "NumericTerm", "options": {}, "number": abs(roll.modifier)})
     if not terms:
-        terms.append({"class": "NumericTerm", "options": {}, "evaluated": True, "number": 0})
-    formula = " ".join(
-        t["formula"] if t["class"] == "Die" else t["operator"] if t["class"] == "OperatorTerm" else str(t["number"])
-        for t in terms
-    )
+        terms.append({"class": "NumericTerm", "options": {}, "number": 0})
+    options: dict[str, Any] = {"flavor": roll.label}
+    if roll.faces and not roll.active:
+        options["superseded"] = True
     return {
         "class": "Roll",
-        "options": {"flavor": roll.label},
-        "dice": [],
-        "formula": formula,
+        "options": options,
+        "formula": _formula(terms),
         "terms": terms,
-        "total": roll.total,
+        "total": total,
         "evaluated": True,
     }

@@ -37,7 +37,7 @@ def test_roll_pool_is_a_foundry_d10_success_pool():
     damage = rules.roll_pool(dice, 2, label="damage", damage=True)
     assert attack.successes == 3 and damage.successes == 1
     a, d = roll_to_foundry(attack), roll_to_foundry(damage)
-    assert a["formula"] == "3d10cs>=7" and d["formula"] == "2d10cs>=7"
+    assert a["formula"] == "3d10cs>=7dbl10" and d["formula"] == "2d10cs>=7"  # a damage 10 counts once
     assert [r["count"] for r in a["terms"][0]["results"]] == [2, 1, 0]
     assert [r["count"] for r in d["terms"][0]["results"]] == [1, 0]
     assert rules.roll_pool(dice, 0, label="none").faces == []

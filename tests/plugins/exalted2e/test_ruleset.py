@@ -70,7 +70,7 @@ def test_foundry_roll_json_attack_10s_count_two_damage_10s_count_one(host):
     record = resolve(host, "anoria", "soldier", {"weapon": "daiklave"}, dice=[10, 9, 8, 7, 1, 2, 3, 4, 5, 6] + [10, 7, 7, 1, 2, 3, 4, 5])
     attack = step(record, "attack_roll")["rolls"][0]
     damage = step(record, "damage")["rolls"][0]
-    assert attack["formula"] == "10d10cs>=7" and attack["total"] == 5
+    assert attack["formula"] == "10d10cs>=7dbl10" and attack["total"] == 5
     assert damage["formula"] == "8d10cs>=7" and damage["total"] == 3
     assert attack["terms"][0]["results"][0] == {"result": 10, "active": True, "success": True, "count": 2}
     assert damage["terms"][0]["results"][0] == {"result": 10, "active": True, "success": True, "count": 1}
@@ -264,7 +264,7 @@ def test_a_stunt_lets_the_unarmed_parry_lethal_and_its_dice_add_to_dv(host):
     assert changes(record, "declare_defense")["parry_dv"] == (0, 5)
     assert changes(record, "declare_defense")["defense_dice"] == (0, 2)
     defense = step(record, "apply_defense")
-    assert defense["rolls"][0]["formula"] == "2d10cs>=7" and defense["rolls"][0]["options"]["flavor"] == "defense dice"
+    assert defense["rolls"][0]["formula"] == "2d10cs>=7dbl10" and defense["rolls"][0]["options"]["flavor"] == "defense dice"
     # 8 successes - (DV 5 + 3 stunt successes) = 0: a miss
     assert changes(record, "apply_defense") == {"dv": (5, 8)}
     assert res.ctx.net_successes == 0

@@ -55,7 +55,7 @@ def test_first_excellency_adds_dice_at_step_3_for_a_mote_each(host):
     record = resolve(host, "anoria", "monk", {"weapon": "fist", "charms": [{"id": "first-excellency", "dice": 3}]},
                      dice=[2] * 13, answers={"defense": "parry"})  # fmt: skip
     assert by_pack(record) == {"attack_roll": {"attack_pool": (10, 13)}}
-    assert step(record, "attack_roll")["rolls"][0]["formula"] == "13d10cs>=7"
+    assert step(record, "attack_roll")["rolls"][0]["formula"] == "13d10cs>=7dbl10"
     assert after(record, "anoria")["motes"] == 37
     assert record["outcome"]["motes"] == {"anoria": 3}
     assert "spends 3 motes on Essence Overwhelming" in step(record, "declare_attack")["notes"][0]["text"]
@@ -234,7 +234,7 @@ def test_first_excellency_on_a_dv_rolls_at_step_5(host):
         answers={"defense": {"option": "parry", "params": {"first_excellency": 2}}, "attack_reroll": "decline"},
     )  # fmt: skip
     assert by_pack(record) == {"declare_defense": {"defense_dice": (0, 2)}}
-    assert step(record, "apply_defense")["rolls"][0]["formula"] == "2d10cs>=7"
+    assert step(record, "apply_defense")["rolls"][0]["formula"] == "2d10cs>=7dbl10"
     assert changes(record, "apply_defense") == {"dv": (5, 7), "net_successes": (0, 1)}
     assert after(record, "monk")["motes"] == 13
     # the DV already has an Excellency: no Essence Resurgent at step 6

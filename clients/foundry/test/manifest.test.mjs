@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { inflateRawSync } from "node:zlib";
+
+import { HERE, manifest, namedFiles } from "../scripts/manifest.mjs";
+import { packageFiles, zip } from "../scripts/package.mjs";
+
+test("the manifest has the fields Foundry 12-13 reads", () => {
+  const m = manifest();
+  assert.equal(m.id, "vtt-bridge");
+  assert.equal(typeof m.title, "string");
+  assert.match(m.version, /^\d+\.\d+\.\d+$/);
+  assert.deepEqual(m.compatibility, { minimum: "12", verified: "13" });
+  assert.deepEqual(m.esmodules, ["dist/vtt-bridge.js"]);
+  assert.deepEqual(m.languages, [{ lang: "en", name: "English", path: "lang/en.json" }]);
+  const pkg = JSON.parse(readFileSync(join(HERE, "package.json"), "utf8"));
+  assert.equal(m.version, pkg.version);
+});
+
+test("every file the manifest names exists after the build, and the English file has every key the code uses", () => {
+  execFileSync(process.execPath, [join(HERE, "scripts/build.mjs")]);
+  for (const file of namedFiles()) assert.ok(existsSync(join(HERE, file)), file);
+  const en = JSON.parse(readFileSync(join(HERE, "lang/en.json"), "utf8"));
+  const code = readFileSync(join(HERE, "src/foundry/main.js"), "utf8");
+  const used = new Set([...code.matchAll(/\bt\(`?"?([A-Z][A-Za-z.]+)/g)].map((m) => m[1]));
+  for (const key of used) if (!key.endsWith(".")) assert.ok(`VTTBRIDGE.${key}` in en, `lang/en.json lacks VTTBRIDGE.${key}`);
+  for (const s of ["url", "table", "key"]) assert.ok(`VTTBRIDGE.Settings.${s}.Name` in en);
+});
+
+test("the bundle carries socket.io-client itself: no CDN, no bare imports left", () => {
+  const bundle = readFileSync(join(HERE, "dist/vtt-bridge.js"), "utf8");
+  assert.doesNotMatch(bundle, /cdn\.|unpkg|jsdelivr/);
+  assert.doesNotMatch(bundle, /^\s*import\s.+from\s+["'](?!\.)/m);
+  assert.match(bundle, /engine\.io|socket\.io/i);
+});
+
+/** Read a zip's entries back (local headers), inflating each. */
+function unzip(buf) {
+  const out = new Map();
+  let at = 0;
+  while (buf.readUInt32LE(at) === 0x04034b50) {
+    const method = buf.readUInt16LE(at + 8);
+    const size = buf.readUInt32LE(at + 18);
+    const nameLen = buf.readUInt16LE(at + 26);
+    const extra = buf.readUInt16LE(at + 28);
+    const name = buf.subarray(at + 30, at + 30 + nameLen).toString("utf8");
+    const data = buf.subarray(at + 30 + nameLen + extra, at + 30 + nameLen + extra + size);
+    out.set(name, method === 8 ? inflateRawSync(data) : data);
+    at += 30 + nameLen + extra + size;
+  }
+  return out;
+}
+
+test("the package is a zip with module.json at its root and every named file", () => {
+  execFileSync(process.execPath, [join(HERE, "scripts/build.mjs")]);
+  const entries = unzip(zip(packageFiles()));
+  assert.ok(entries.has("module.json"));
+  assert.deepEqual(JSON.parse(entries.get("module.json").toString()), manifest());
+  for (const file of namedFiles()) assert.ok(entries.has(file), file);
+  assert.ok(entries.get("dist/vtt-bridge.js").length > 10000);
+});

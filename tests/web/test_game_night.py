@@ -1,0 +1,256 @@
+"""Game night from nothing: the GM builds a table in the browser, a player attacks from a
+phone, the server restarts mid-game and both pages carry on without a reload.
+
+A server of its own (it is stopped and started again on the same port and store), Debian's
+Chromium, the GM at a desk (1440×900) and the player on a phone in portrait (390×844).
+Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.server.kit import seat_table
+from tests.web.pages import answer_defaults_until, server_request, settle
+from vtt_bridge.server.describe import describe_rulesets
+
+pytestmark = pytest.mark.slow
+
+def fill_required_blanks(scope: Any) -> None:
+    """Give every required field a pack's flags form leaves blank a plain value."""
+    for field in scope.locator("label.field:has(abbr.req)").all():
+        control = field.locator("input, select").first
+        tag = control.evaluate("el => el.tagName")
+        if tag == "SELECT":
+            values = control.locator("option").evaluate_all("os => os.map(o => o.value).filter(Boolean)")
+            if values and not control.input_value():
+                control.select_option(values[0])
+        elif control.get_attribute("type") == "number":
+            if not control.input_value():
+                control.fill(control.get_attribute("min") or "1")
+        elif control.get_attribute("type") != "checkbox" and not control.input_value():
+            control.fill("x")
+
+
+def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, browser, artifacts):
+    live = restartable()
+    seat = live.run(seat_table(live.server, name="Thursday game", users=("alice",), tokens=[], settings={"decision_timeout": 10}))
+    described = {r["id"]: r for r in describe_rulesets(live.server.host)["rulesets"]}
+    exalted = described["exalted2e"]
+    url = live.url
+    port = live.server.port
+    errors: list[str] = []
+
+    gm_context = browser.new_context(viewport={"width": 1440, "height": 900})
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        gm = gm_context.new_page()
+        alice = phone.new_page()
+        for page in (gm, alice):
+            page.on("pageerror", lambda error: errors.append(str(error)))
+        gm.goto(f"{url}/#table={seat.id}&key={seat.keys['gm']}")
+        alice.goto(f"{url}/#table={seat.id}&key={seat.keys['alice']}")
+        for page in (gm, alice):
+            expect(page.locator("#app")).to_be_visible()
+            expect(page.locator("#status")).to_have_text("online")
+        expect(gm.locator("#scene .token")).to_have_count(0)
+        expect(gm.locator("#attack-attacker")).to_contain_text("no token of this ruleset yet")
+
+        # -- the GM makes Anoria from the exalted2e sheet, for alice ------------------------
+        gm.click("#new-token")
+        editor = gm.locator("#token-editor")
+        expect(editor).to_be_visible()
+        gm.select_option("#token-ruleset", "exalted2e")
+        gm.fill("#token-name", "Anoria")
+        gm.fill("#token-id", "anoria")
+        for name, value in (("strength", "3"), ("dexterity", "5"), ("stamina", "3")):
+            gm.fill(f'#token-editor [data-path="attributes.{name}"]', value)
+        # Defaults are filled in: the other attributes start at 1, Essence at 1.
+        expect(gm.locator('#token-editor [data-path="attributes.wits"]')).to_have_value("1")
+        # The 25 abilities start folded.
+        gm.click('#token-editor details[data-path="abilities"] > summary')
+        gm.fill('#token-editor [data-path="abilities.melee"]', "5")
+        gm.fill('#token-editor [data-path="essence"]', "3")
+        gm.fill('#token-editor [data-path="motes"]', "40")
+        # A list: add a weapon, fill it in; enums are selects.
+        gm.click('#token-editor [data-add="weapons"]')
+        gm.fill('#token-editor [data-path="weapons.0.name"]', "daiklave")
+        gm.select_option('#token-editor [data-path="weapons.0.ability"]', "melee")
+        gm.fill('#token-editor [data-path="weapons.0.accuracy"]', "3")
+        gm.fill('#token-editor [data-path="weapons.0.damage"]', "12")
+        gm.select_option('#token-editor [data-path="weapons.0.damage_type"]', "L")
+        # A second weapon, added and removed again.
+        gm.click('#token-editor [data-add="weapons"]')
+        expect(gm.locator('#token-editor [data-path="weapons.1.name"]')).to_be_visible()
+        gm.click('#token-editor [data-remove="weapons.1"]')
+        expect(gm.locator('#token-editor [data-path="weapons.1.name"]')).to_have_count(0)
+        expect(gm.locator('#token-editor [data-path="weapons.0.name"]')).to_have_value("daiklave")
+        # Ownership: alice owns her character.
+        gm.fill("#token-editor [data-new-owner]", "alice")
+        gm.click('#token-editor [data-action="add-owner"]')
+        expect(gm.locator('#token-editor select[data-owner="alice"]')).to_have_value("3")
+        # A Charm pack's data on the token, where a pack declares a flags schema.
+        packs = sorted(exalted.get("flags") or {})
+        for plugin in packs[:1]:
+            gm.check(f'#token-editor [data-flags-on="{plugin}"]')
+            fill_required_blanks(gm.locator(f'#token-editor .pack[data-plugin="{plugin}"]'))
+        gm.screenshot(path=str(artifacts / "game-night-token-form.png"), full_page=True)
+        gm.click("#token-save")
+        expect(editor).to_be_hidden()
+        expect(gm.locator('#scene [data-token="anoria"]')).to_be_visible()
+
+        # -- the GM makes the NPC; the form says where it is wrong -----------------------------
+        gm.click("#new-token")
+        gm.select_option("#token-ruleset", "exalted2e")
+        gm.fill("#token-name", "Brute")
+        gm.fill("#token-id", "brute")
+        gm.fill('#token-editor [data-path="attributes.strength"]', "3")
+        gm.fill('#token-editor [data-path="attributes.dexterity"]', "2")
+        gm.click("#token-save")
+        # Checked in the page: a required field left blank is named at the field.
+        stamina = gm.locator('#token-editor .field[data-for="attributes.stamina"]')
+        expect(stamina).to_have_class(re.compile(r"\binvalid\b"))
+        expect(stamina.locator(".field-error")).to_have_text("Missing data for required field.")
+        gm.fill('#token-editor [data-path="attributes.stamina"]', "2")
+        # Checked by the server: its invalid_request details land at the field they name.
+        gm.click('#token-editor details[data-path="health"] > summary')
+        gm.fill('#token-editor [data-path="health.penalties"]', "[]")
+        gm.click("#token-save")
+        penalties = gm.locator('#token-editor .field[data-for="health.penalties"] .field-error')
+        expect(penalties).to_be_visible()
+        expect(penalties).not_to_be_empty()
+        tokens = server_request(live, seat.auth("gm"), "token.list")["tokens"]
+        assert [t["id"] for t in tokens] == ["anoria"], "a refused token must not be created"
+        gm.fill('#token-editor [data-path="health.penalties"]', "")
+        # An optional group (armor), with a map inside it (Hardness by damage type): keys added in the form.
+        gm.click('#token-editor details[data-path="armor"] > summary')
+        gm.fill('#token-editor [data-path="armor.bashing"]', "2")
+        gm.fill('#token-editor [data-new-key="armor.hardness"]', "L")
+        gm.click('#token-editor [data-add="armor.hardness"]')
+        gm.fill('#token-editor [data-path="armor.hardness.L"]', "1")
+        gm.click("#token-save")
+        expect(gm.locator("#token-editor")).to_be_hidden()
+        expect(gm.locator('#scene [data-token="brute"]')).to_be_visible()
+
+        tokens = {t["id"]: t for t in server_request(live, seat.auth("gm"), "token.list")["tokens"]}
+        anoria = tokens["anoria"]
+        assert anoria["ownership"] == {"alice": 3}
+        assert anoria["system"]["attributes"]["dexterity"] == 5 and anoria["system"]["abilities"]["melee"] == 5
+        assert anoria["system"]["weapons"][0]["name"] == "daiklave" and anoria["system"]["weapons"][0]["damage_type"] == "L"
+        assert len(anoria["system"]["weapons"]) == 1
+        for plugin in packs[:1]:
+            assert plugin in anoria.get("flags", {}), anoria
+        assert tokens["brute"]["ownership"] == {}
+        assert tokens["brute"]["system"]["armor"]["bashing"] == 2 and tokens["brute"]["system"]["armor"]["hardness"] == {"L": 1}
+
+        # -- alice, on her phone, sees both and attacks with what her sheet and the packs offer
+        expect(alice.locator('#scene [data-token="anoria"]')).to_be_visible()
+        alice.select_option("#attack-ruleset", "exalted2e")
+        expect(alice.locator("#attack-attacker")).to_have_value("anoria")
+        alice.click('#attack-targets [data-token="brute"]')
+        expect(alice.locator('#declaration select[data-field="weapon"] option[value="daiklave"]')).to_have_count(1)
+        alice.select_option('#declaration select[data-field="weapon"]', "daiklave")
+        # Never a raw JSON box in the declaration: Charms are checkboxes with typed fields.
+        expect(alice.locator("#declaration textarea")).to_have_count(0)
+        charm = None
+        declarables = exalted.get("declarables") or []
+        if declarables:
+            charm = next((d for d in declarables if d.get("params", {}).get("properties")), declarables[0])
+            alice.check(f'#declaration [data-charm="{charm["id"]}"]')
+            box = alice.locator(f'#declaration .declarable[data-declarable="{charm["id"]}"]')
+            for name, param in charm.get("params", {}).get("properties", {}).items():
+                if param.get("type") == "integer":
+                    field = box.locator(f'input[data-path="{name}"]')
+                    expect(field).to_be_visible()
+                    if param.get("maximum") is not None:
+                        field.fill(str(param["maximum"]))
+        else:
+            expect(alice.locator("#declaration [data-charm]")).to_have_count(0)
+        alice.screenshot(path=str(artifacts / "game-night-phone-attack.png"), full_page=True)
+        alice.click("#attack-button")
+
+        # The GM runs Brute: the question comes to the GM, with a countdown, and the table waits.
+        dialog = gm.locator("dialog#decision")
+        expect(dialog).to_be_visible()
+        expect(gm.locator("#decision-countdown")).to_have_text(re.compile(r"^\d+ s, then: \S"))
+        expect(gm.locator("#waiting")).to_contain_text("The table waits for you")
+        gm.click('dialog#decision [data-option="nothing"]')
+        expect(dialog).to_be_hidden()
+        first = alice.locator("#chat .card").first
+        settle([alice, gm], first)
+        expect(gm.locator("#waiting")).to_be_hidden()
+        first_id = first.get_attribute("data-attack")
+        expect(gm.locator(f'#chat .card[data-attack="{first_id}"]')).to_have_attribute("data-status", "resolved")
+        expect(first.locator(".summary-line")).to_contain_text("Anoria → Brute (daiklave")
+        record = server_request(live, seat.auth("gm"), "attack.get", {"id": first_id})["attack"]
+        if charm is not None:
+            assert record["declaration"]["charms"][0]["id"] == charm["id"], record["declaration"]
+        alice.screenshot(path=str(artifacts / "game-night-phone-card.png"), full_page=True)
+
+        # -- the server restarts mid-game --------------------------------------------------------
+        live.stop()
+        for page in (gm, alice):
+            expect(page.locator("#status")).not_to_have_text("online")
+            expect(page.locator("#banner")).to_contain_text("reconnecting")
+        live = restartable(port)
+        # Something happens at once, perhaps before the pages are back: they catch up either way.
+        missed = server_request(live, seat.auth("gm"), "attack",
+            {"ruleset": "exalted2e", "attacker": "brute", "targets": ["anoria"], "answers": {"defense": "nothing"}, "seed": 7},
+        )
+        assert missed["ok"], missed
+        missed_id = missed["attack"]["id"]
+        for page in (gm, alice):
+            expect(page.locator("#status")).to_have_text("online", timeout=20_000)
+            expect(page.locator("#banner")).to_be_hidden(timeout=20_000)
+            expect(page.locator(f'#chat .card[data-attack="{missed_id}"]')).to_have_attribute("data-status", "resolved")
+            # The first card is still there: nothing was reloaded.
+            expect(page.locator(f'#chat .card[data-attack="{first_id}"]')).to_have_count(1)
+        after = missed["attack"]["tokens"]["anoria"]["after"]
+        assert after["version"] >= anoria["version"]
+
+        # Both carry on: alice attacks again (the form kept her choices), the GM answers.
+        expect(alice.locator("#attack-attacker")).to_have_value("anoria")
+        alice.click("#attack-button")
+        expect(dialog).to_be_visible()
+        gm.click('dialog#decision [data-option="nothing"]')
+        settle([alice, gm], alice.locator("#chat .card").first)
+        cards = alice.locator('#chat .card[data-status="resolved"]')
+        expect(cards).to_have_count(3)
+        third = alice.locator("#chat .card").first.get_attribute("data-attack")
+        assert third not in (first_id, missed_id)
+        expect(gm.locator(f'#chat .card[data-attack="{third}"]')).to_have_attribute("data-status", "resolved")
+
+        # The server restarts while a question is out: the attack applied nothing; alice's page
+        # sends it again when it is back (same request id), the GM is asked again, and it resolves.
+        alice.click("#attack-button")
+        expect(dialog).to_be_visible()
+        live.stop()
+        expect(dialog).to_be_hidden()
+        live = restartable(port)
+        expect(gm.locator("#status")).to_have_text("online", timeout=20_000)
+        # (If alice's page is back before the GM's, nobody is there to ask and the rules'
+        # default is taken at once; otherwise the GM is asked again: answer with the default.)
+        answer_defaults_until([gm, alice], lambda: cards.count() == 4)
+        expect(cards).to_have_count(4)
+        # The cut-short attack's card says it failed (the server's attack.failed, or the page's own note).
+        for page in (gm, alice):
+            expect(page.locator('#chat .card[data-status="failed"]')).to_have_count(1)
+        fourth = alice.locator("#chat .card").first.get_attribute("data-attack")
+        expect(gm.locator(f'#chat .card[data-attack="{fourth}"]')).to_have_attribute("data-status", "resolved")
+        history = server_request(live, seat.auth("gm"), "attack.history", {"limit": 50})["attacks"]
+        assert sum(1 for e in history if e["kind"] == "attack") == 4, "the interrupted attack was applied twice or lost"
+        gm.screenshot(path=str(artifacts / "game-night-gm.png"), full_page=True)
+        alice.screenshot(path=str(artifacts / "game-night-phone.png"), full_page=True)
+
+        # A page opened now (a reload, a late player) shows the recent cards at once.
+        late = phone.new_page()
+        late.goto(f"{url}/#table={seat.id}&key={seat.keys['alice']}")
+        expect(late.locator("#chat .card")).to_have_count(4)
+        expect(late.locator("#chat .card").first).to_have_attribute("data-attack", fourth)
+        assert errors == [], errors
+    finally:
+        gm_context.close()
+        phone.close()

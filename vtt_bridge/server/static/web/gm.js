@@ -1,0 +1,85 @@
+/* GM tools: the decision timeout, player keys (with a join link), new tokens, and the
+ * campaign in and out of the table as a file (`table.export` / `tokens.import`, where
+ * the server has them). */
+
+import { call } from "./connection.js";
+import { $, describeError, flattenDetails, h, toast, fill } from "./dom.js";
+import { announce, isGM, state, unknownEvent } from "./state.js";
+import { openEditor } from "./tokens.js";
+
+export function renderGMTools() {
+  const gm = isGM();
+  $("gm-tools").hidden = !gm;
+  for (const el of document.querySelectorAll(".gm-only")) el.hidden = !gm;
+  if (state.table?.settings?.decision_timeout !== undefined && document.activeElement !== $("decision-timeout")) {
+    $("decision-timeout").value = state.table.settings.decision_timeout;
+  }
+}
+
+async function setTimeoutSeconds(ev) {
+  ev.preventDefault();
+  const ack = await call("table.update", { decision_timeout: Number($("decision-timeout").value) });
+  if (ack.ok) {
+    state.table = ack.table;
+    toast(`Decisions now wait ${ack.table.settings.decision_timeout} s`);
+  } else toast(describeError(ack.error), "error");
+}
+
+async function issueKey(ev) {
+  ev.preventDefault();
+  const ack = await call("key.create", { user: $("key-user").value.trim() });
+  if (ack.ok) {
+    const link = `${location.origin}/#table=${encodeURIComponent(state.table.id)}&key=${encodeURIComponent(ack.key)}`;
+    fill($("key-result"), `Key for ${ack.user}: `, h("code", {}, ack.key), " — ", h("a", { href: link, target: "_blank" }, "join link"));
+  } else toast(describeError(ack.error), "error");
+}
+
+async function exportTable() {
+  const ack = await call("table.export", {});
+  if (unknownEvent(ack)) return toast("This server cannot export a table from the page; use `vtt-bridge tokens export`.", "error");
+  if (!ack.ok) return toast(`Export failed: ${describeError(ack.error)}`, "error");
+  const { ok, ...data } = ack;
+  const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
+  const a = h("a", { href: URL.createObjectURL(blob), download: `${(state.table?.name || "table").replace(/[^\w.-]+/g, "-")}.json` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+async function importTokens(ev) {
+  const file = ev.target.files?.[0];
+  ev.target.value = "";
+  if (!file) return;
+  let data;
+  try {
+    data = JSON.parse(await file.text());
+  } catch (err) {
+    return toast(`${file.name} is not JSON: ${err.message}`, "error");
+  }
+  const ack = await call("tokens.import", data, 60000);
+  if (unknownEvent(ack)) return toast("This server cannot import tokens from the page; use `vtt-bridge tokens import`.", "error");
+  if (!ack.ok) {
+    fill($("import-result"), 
+      h("strong", {}, "Nothing was imported: "),
+      ack.error?.message || "refused",
+      h("ul", {}, flattenDetails(ack.error?.details || {}).map((line) => h("li", {}, line))),
+    );
+    return;
+  }
+  $("import-result").textContent = `Imported ${ack.tokens?.length ?? ack.count ?? "the"} tokens.`;
+  toast("Tokens imported");
+  const tokens = await call("token.list");
+  if (tokens.ok) {
+    state.tokens = new Map(tokens.tokens.map((t) => [t.id, t]));
+    announce("tokens");
+  }
+}
+
+export function wireGMTools() {
+  $("timeout-form").addEventListener("submit", setTimeoutSeconds);
+  $("key-form").addEventListener("submit", issueKey);
+  $("new-token").addEventListener("click", () => openEditor({ mode: "create" }));
+  $("export-table").addEventListener("click", exportTable);
+  $("import-file").addEventListener("change", importTokens);
+}
