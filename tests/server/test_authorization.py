@@ -43,6 +43,8 @@ CASES = [
     ("table.export", None, (True, False, False)),
     ("tokens.import", {"tokens": [{"id": "d", "name": "New", "ruleset": "duel", "system": {"hp": 3}}]}, (True, False, False)),
     ("table.sync", {"since": 0}, (True, True, True)),
+    # No question is out: the GM passes the check and hears there is nothing to settle.
+    ("decision.default", {"attack": "atk-none", "key": "defense"}, ("not_found", False, False)),
 ]
 ROLES = ("gm", "alice", "carol")
 
@@ -72,7 +74,9 @@ async def test_the_matrix(table, event, data, allowed, role):
     client = await table.join(ROLES[role])
     before = await table.state()
     ack = await client.call(event, payload(data, table))
-    if allowed[role]:
+    if allowed[role] == "not_found":
+        assert ack["error"]["code"] == "not_found", ack
+    elif allowed[role]:
         assert ack["ok"] is True, ack
     else:
         assert ack == {"ok": False, "error": ack["error"]}

@@ -231,3 +231,36 @@ async def test_long_polling_clients_are_asked_and_hear_broadcasts_too(seat):
             await server.sio.disconnect(sid)
         await bob.close()
         await gm.close()
+
+
+async def test_the_table_sees_whom_it_waits_for_and_the_gm_takes_the_default_now(server):
+    from .kit import seat_table
+
+    # A long timeout: only the GM's "take the default now" can end this question in time.
+    seat = await seat_table(server, settings={"decision_timeout": 60})
+    try:
+        bob = await seat.join("bob", ignore)
+        carol = await seat.join("carol")
+        gm = await seat.join("gm")
+        alice = await seat.join("alice")
+        attacking = asyncio.ensure_future(alice.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))
+        [asked] = await carol.wait_for("decision.asked")
+        assert asked["key"] == "defense" and asked["token"] == "b" and asked["users"] == ["bob"]
+        assert asked["default"] == "block" and asked["timeout"] == 60
+        # A player may not cut another player's question short.
+        refused = await alice.call("decision.default", {"attack": asked["attack"], "key": "defense"})
+        assert refused["error"]["code"] == "forbidden"
+        taken = await gm.ok("decision.default", {"attack": asked["attack"], "key": "defense"})
+        assert taken["how"] == "default"
+        ack = await asyncio.wait_for(attacking, 5)
+        decision = ack["attack"]["decisions"][0]
+        assert decision["how"] == "default" and decision["answer"] == {"option": "block"}
+        [closed] = await bob.wait_for("decision.closed")
+        assert closed["how"] == "default"
+        [settled] = await carol.wait_for("decision.settled")
+        assert settled == {"attack": asked["attack"], "key": "defense", "how": "default"}
+        # Once settled there is nothing left to take.
+        gone = await gm.call("decision.default", {"attack": asked["attack"], "key": "defense"})
+        assert gone["error"]["code"] == "not_found"
+    finally:
+        await seat.close()

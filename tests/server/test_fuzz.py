@@ -55,6 +55,7 @@ FIELDS: dict[str, list[str]] = {
     "attack.history": ["limit", "before"],
     "attack.get": ["id"],
     "attack.undo": ["id"],
+    "decision.default": ["attack", "key"],
 }
 KNOWN = ["a", "b", "c", "duel", "none", "block", "hp", "rerolls", "defense", "carol", "x" * 300]
 

@@ -86,6 +86,8 @@ BAD = [
     ("tokens.import", {"tokens": [{"name": "x", "ruleset": "duel", "system": {"hp": 1}}]}, "invalid_request", "tokens"),
     ("tokens.import", {"tokens": [], "format": "foundry"}, "invalid_request", "format"),
     ("table.sync", {"since": -1}, "invalid_request", "since"),
+    ("decision.default", {"attack": "atk-x"}, "invalid_request", "key"),
+    ("decision.default", {"attack": "atk-x", "key": "defense", "how": "now"}, "invalid_request", "how"),
     ("table.sync", {"sinse": 1}, "invalid_request", "sinse"),
 ]
 

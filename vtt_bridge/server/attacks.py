@@ -465,6 +465,20 @@ class Attacks:
         attack, undo = await self._entries(caller, request["id"])
         return {"attack": _with_seq(attack), "undone": self._undo_summary(undo)}
 
+    async def take_default(self, caller: Caller, data: Any) -> dict[str, Any]:
+        """``decision.default``: the GM settles a question out now with the rules' default."""
+        request = self.bridge.messages.load(messages.DecisionRef, data)
+        require_gm(caller, "take a decision's default")
+        early = self.bridge.runtime(caller).early.get((request["attack"], request["key"]))
+        if early is None:
+            raise NotFound(
+                f"no question {request['key']!r} of attack {request['attack']!r} is waiting on this server",
+                details={"attack": request["attack"], "key": request["key"]},
+            )
+        if not early.done():
+            early.set_result(None)
+        return {"attack": request["attack"], "key": request["key"], "how": "default"}
+
     async def undo(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.bridge.messages.load(messages.AttackRef, data)
         require_gm(caller, "undo an attack")

@@ -57,6 +57,7 @@ EVENTS: Mapping[str, str] = {
     "attack.history": "on_attack_history",
     "attack.get": "on_attack_get",
     "attack.undo": "on_attack_undo",
+    "decision.default": "on_decision_default",
     "table.export": "on_table_export",
     "tokens.import": "on_tokens_import",
     "table.sync": "on_table_sync",
@@ -191,6 +192,9 @@ class TableNamespace(socketio.AsyncNamespace):
 
     async def on_attack_undo(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.attacks.undo(self.bridge.caller(sid), data)
+
+    async def on_decision_default(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.bridge.attacks.take_default(self.bridge.caller(sid), data)
 
     # -- campaign: export, import, resync (see campaign.py) -------------------------
 

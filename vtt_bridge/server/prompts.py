@@ -61,10 +61,26 @@ class Prompter:
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
         handle = runtime.prompt_out(payload, sids, timeout)  # for table.sync
+        early = runtime.early[(str(attack.get("id")), decision.key)] = asyncio.get_running_loop().create_future()
+        # The whole table sees whom it waits for, and for how long.
+        runtime.outbox.put(
+            "decision.asked",
+            {
+                "attack": attack.get("id"),
+                "key": decision.key,
+                "prompt": payload.get("prompt"),
+                "token": decision.token,
+                "default": payload.get("default"),
+                "options": payload.get("options", []),
+                "timeout": timeout,
+                "users": runtime.asked_users(handle),
+            },
+        )
         try:
-            answer, how, winner = await self._ask(runtime, sids, payload, timeout)
+            answer, how, winner = await self._ask(runtime, sids, payload, timeout, early)
         finally:
             runtime.prompt_settled(handle)
+            runtime.early.pop((str(attack.get("id")), decision.key), None)
         return answer, how, (sids, winner)
 
     async def closed(
@@ -78,6 +94,7 @@ class Prompter:
         """Tell everyone else who was asked that the decision is settled, and how."""
         sids, winner = asked
         closed = {"attack": attack.get("id"), "key": decision.key, "how": how}
+        runtime.outbox.put("decision.settled", closed)
         for sid in sids:
             if sid != winner:
                 await self.sio.emit("decision.closed", closed, to=sid)
@@ -99,7 +116,12 @@ class Prompter:
         return True
 
     async def _ask(
-        self, runtime: TableRuntime, sids: list[str], payload: dict[str, Any], timeout: float
+        self,
+        runtime: TableRuntime,
+        sids: list[str],
+        payload: dict[str, Any],
+        timeout: float,
+        early: asyncio.Future[None] | None = None,
     ) -> tuple[Any, str, str | None]:
         """``(answer, how, who answered)``; ``how`` is ``answered``, ``timeout`` or ``disconnect``.
 
@@ -127,6 +149,8 @@ class Prompter:
 
         for sid in sids:
             ask(sid, timeout)
+        if early is not None:
+            waiting.add(early)
         timed_out: set[str] = set()
         left: set[str] = set()
         dropped = False
@@ -136,6 +160,8 @@ class Prompter:
             while waiting:
                 done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
+                    if future is early:
+                        return None, "default", None  # the GM took the rules' default now
                     if future in calls:
                         error = future.exception()
                         if error is None:
@@ -158,6 +184,8 @@ class Prompter:
                             ask(sid, max(0.05, deadline - loop.time()))
                         else:
                             left.add(sid)
+                if early is not None and early.done():
+                    return None, "default", None
                 if timed_out | left >= set(sids):
                     remaining = deadline - loop.time()
                     may_wait = dropped and not timed_out - left and remaining > 0 and self.reconnect_grace > 0

@@ -52,6 +52,8 @@ BROADCASTS = (
     "token.updated",
     "token.deleted",
     "table.updated",
+    "decision.asked",
+    "decision.settled",
 )
 
 
@@ -124,6 +126,9 @@ class TableRuntime:
         self.rev: int | None = None
         self._arrivals: list[tuple[frozenset[str], asyncio.Future[str]]] = []
         self.prompts: dict[int, tuple[dict[str, Any], list[str], float]] = {}
+        # A question out now, by (attack id, decision key): the future the GM's
+        # ``decision.default`` completes to take the rules' default at once.
+        self.early: dict[tuple[str, str], asyncio.Future[None]] = {}
         self._prompt_ids = itertools.count()
         self.outbox = Outbox(self.room, emit)
 
@@ -224,6 +229,11 @@ class TableRuntime:
 
     def prompt_settled(self, handle: int) -> None:
         self.prompts.pop(handle, None)
+
+    def asked_users(self, handle: int) -> list[str]:
+        """The users a question noted by :meth:`prompt_out` was put to."""
+        entry = self.prompts.get(handle)
+        return list(entry[1]) if entry is not None else []
 
     def pending_for(self, user: str) -> list[dict[str, Any]]:
         """The decisions out now that were put to ``user``, with whom they wait for and the seconds left."""

@@ -20,6 +20,7 @@ from ..schemas import StrictSchema
 
 __all__ = [
     "AttackRef",
+    "DecisionRef",
     "AttackRequest",
     "EXPORT_FORMAT",
     "Empty",
@@ -109,6 +110,13 @@ class History(StrictSchema):
 
 class AttackRef(StrictSchema):
     id = fields.String(required=True, validate=ID)
+
+
+class DecisionRef(StrictSchema):
+    """A question out now: the attack it belongs to and the decision's key."""
+
+    attack = fields.String(required=True, validate=ID)
+    key = fields.String(required=True, validate=validate.Length(min=1, max=200))
 
 
 class KeyCreate(StrictSchema):

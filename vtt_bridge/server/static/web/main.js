@@ -80,6 +80,7 @@ handle("table.updated", (data) => {
 handle("decision", (data, ack) => decisions.enqueueDecision(data, ack));
 handle("decision.closed", decisions.onDecisionClosed);
 handle("decision.asked", decisions.onAsked);
+handle("decision.settled", decisions.onDecisionClosed);
 
 // -- the page's own controls ------------------------------------------------------------
 
