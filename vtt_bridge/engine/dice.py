@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..errors import DiceExhausted, InvalidRequest
 
@@ -42,7 +43,7 @@ class Roll:
     :ivar modifier: a flat number added to a sum roll's total.
     """
 
-    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step")
+    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "_wire")
 
     def __init__(
         self,
@@ -63,6 +64,8 @@ class Roll:
         self.modifier = modifier
         self.inactive: dict[int, str] | None = None
         self.step = step
+        #: The Foundry roll JSON last built, with the state it was built from (see ``TraceEntry``).
+        self._wire: tuple[tuple[Any, ...], dict[str, Any]] | None = None
 
     def die_sides(self, index: int) -> int:
         sides = self.sides
