@@ -110,3 +110,20 @@ def test_records_of_the_same_question_are_equal_and_independent(host):
     assert second.record["decisions"][0]["how"] == "given"
     assert first.record["decisions"][0]["answer"] == {"option": "parry"}
     assert second.record["decisions"][0]["answer"] == {"option": "dodge"}
+
+
+def test_a_rolls_foundry_json_is_built_once_and_again_when_the_roll_changes():
+    from vtt_bridge import roll_to_foundry
+    from vtt_bridge.engine.context import TraceEntry
+
+    dice = Dice(1)
+    roll = dice.roll(3, 10, label="attack", target=7, double=10)
+    entry = TraceEntry("attack_roll", "3. Attack roll")
+    entry.rolls = [roll]
+    first = entry.to_dict()["rolls"][0]
+    assert first == roll_to_foundry(roll)
+    assert entry.to_dict()["rolls"][0] is first  # the step broadcast and the record share it
+    dice.reroll(roll, 0)
+    again = entry.to_dict()["rolls"][0]
+    assert again == roll_to_foundry(roll) and again != first
+    assert again["terms"][0]["results"][0]["rerolled"] is True

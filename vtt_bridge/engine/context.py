@@ -78,7 +78,7 @@ class TraceEntry:
         out: dict[str, Any] = {
             "step": self.step,
             "title": self.title,
-            "rolls": [roll_to_foundry(r) for r in rolls] if rolls else [],
+            "rolls": [_roll_json(r) for r in rolls] if rolls else [],
             "changes": [
                 {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
                 for n, a, b, p in changes
@@ -96,6 +96,32 @@ class TraceEntry:
         if self.ended is not None:
             out["ended"] = self.ended
         return out
+
+
+def _roll_json(roll: Roll) -> dict[str, Any]:
+    """A roll's Foundry roll JSON, built once per state of the roll.
+
+    A step's entry may be serialized more than once (its step is broadcast as
+    it finishes, then the whole record): the roll's JSON is kept on the roll
+    with what it was built from, and built again only if the roll changed
+    since (a die rerolled, added or discarded). Read-only, like the record.
+    """
+    inactive = roll.inactive
+    state = (
+        roll.label,
+        roll.sides,
+        len(roll.faces),
+        roll.target,
+        roll.double,
+        roll.modifier,
+        tuple(inactive.items()) if inactive else None,
+    )
+    cached = roll._wire
+    if cached is not None and cached[0] == state:
+        return cached[1]
+    wire = roll_to_foundry(roll)
+    roll._wire = (state, wire)
+    return wire
 
 
 class Changes:

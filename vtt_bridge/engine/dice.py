@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..errors import DiceExhausted, InvalidRequest
 
@@ -46,7 +47,7 @@ class Roll:
         to tell the dice first thrown from their replacements and from extra dice.
     """
 
-    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "appended")
+    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "appended", "_wire")
 
     def __init__(
         self,
@@ -68,6 +69,8 @@ class Roll:
         self.inactive: dict[int, str] | None = None
         self.step = step
         self.appended: list[int] | None = None
+        #: The Foundry roll JSON last built, with the state it was built from (see ``TraceEntry``).
+        self._wire: tuple[tuple[Any, ...], dict[str, Any]] | None = None
 
     def die_sides(self, index: int) -> int:
         sides = self.sides

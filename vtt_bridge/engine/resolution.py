@@ -363,8 +363,9 @@ class Engine:
         Give ``seed`` or scripted ``dice``; ``answers`` maps decision keys (or
         names) to pre-given answers, a list for a decision asked repeatedly.
         ``trace=False`` keeps no trace (no step entries, so the record's
-        ``steps`` is empty): for callers that read only the outcome and the
-        changes, such as the odds' Monte Carlo runs. Hooks run the same.
+        ``steps`` is empty, and when run without a policy no decision log):
+        for callers that read only the outcome and the changes, such as the
+        odds' Monte Carlo runs. Hooks run the same.
         """
         plan = self.plan(ruleset_id)
         ruleset = plan.ruleset
@@ -599,11 +600,15 @@ class Resolution:
             if not default:
                 default = ask.decline.id if ask.decline is not None else opts[0].id
             key = self._key(ctx, ask.name)
-            decision = _decision(compiled, key, token, opts, default)
+            # Untraced and answered without a round trip (the odds): nobody reads
+            # the question, so it is not made; its default is still checked.
+            decision = _decision(compiled, key, token, opts, default) if self.traced or not self._auto else None
+            if decision is None and not any(o.id == default for o in opts):
+                raise ValueError(f"decision {key!r}: default {default!r} is not an option")
             given = self._given(key, ask.name) if self.given else None
             if given is not None:
                 try:
-                    decision.check(given)
+                    (decision or _decision(compiled, key, token, opts, default)).check(given)
                 except InvalidRequest as exc:
                     raise InvalidRequest(
                         f"the given answer to {key!r}: {exc.message}", details={"answers": {key: exc.details}}
@@ -613,7 +618,8 @@ class Resolution:
                 answer, how = _plain_answer(default), "default"
             else:
                 answer, how = yield decision
-            self.decisions.append((decision, answer, how))
+            if decision is not None:
+                self.decisions.append((decision, answer, how))
             if entry is not None:
                 entry.add("decisions", key)
             if len(groups) == 1 or ask.decline is None or answer.option != ask.decline.id:
