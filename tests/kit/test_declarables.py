@@ -58,7 +58,7 @@ def test_two_plugins_listing_one_id_is_a_start_up_error():
 
     with pytest.raises(PluginValidationError) as err:
         vt.host(RULES, Again(), entry_points=False)
-    assert err.value.details["plugins"] == [RULES, "Again"] and err.value.details["id"] == "riposte"
+    assert err.value.details["plugins"] == ["Again", RULES] and err.value.details["id"] == "riposte"
 
 
 @pytest.mark.parametrize("returned", [["not a declarable"], "oops"])
