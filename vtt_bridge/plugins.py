@@ -371,13 +371,15 @@ class Host:
         penalty past the cap after fifty attacks) is clamped to the range, so a
         long game does not wedge a token. Anything else invalid is a
         ``plugin_error`` naming the plugin, hook and step that last wrote the
-        token (from ``writers``: ``{token id: (plugin, hook, step)}``).
+        token (from ``writers``: ``{token id: (plugin, step)}``, as the resolution's
+        ``ctx.changes.writers`` records them).
         """
         clamped = clamp(self._schema(before.ruleset, "token"), system)
         try:
             loaded = self.load_system(before.ruleset, clamped)
         except InvalidRequest as exc:
-            plugin, hook, step = (writers or {}).get(before.id) or (None, None, None)
+            plugin, step = (writers or {}).get(before.id) or (None, None)
+            hook = f"{before.ruleset}_{step}" if step is not None else None
             raise PluginError(
                 f"plugin {plugin or '?'} left token {before.id!r} invalid in hook {hook or '?'}"
                 f" (step {step or '?'}); nothing was applied",

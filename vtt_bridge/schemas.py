@@ -32,7 +32,8 @@ class CharmUse(Schema):
 
 
 class TokenSchema(StrictSchema):
-    """A token as stored and sent on the wire; ``system`` is checked by the ruleset's schema."""
+    """A token as stored and sent on the wire; ``system`` is checked by the ruleset's schema,
+    ``flags`` by the schemas the packs declare."""
 
     id = fields.String(required=True, validate=validate.Length(min=1, max=100))
     name = fields.String(required=True, validate=validate.Length(min=1, max=200))
@@ -41,6 +42,9 @@ class TokenSchema(StrictSchema):
         keys=fields.String(), values=fields.Integer(validate=validate.Range(0, 3)), load_default=dict
     )
     system = fields.Dict(required=True)
+    # {plugin name: data}; each plugin's part is checked by the schema it declares
+    # (``vtt_bridge_token_flags``), see ``Host.load_flags``.
+    flags = fields.Dict(keys=fields.String(), values=fields.Dict(), load_default=dict)
     version = fields.Integer(dump_only=True)
 
 

@@ -96,6 +96,19 @@ def test_the_installed_pack_changes_raw_damage_at_step_7(fresh, tmp_path):
     assert others == []
 
 
+def test_the_installed_pack_is_inert_unless_declared_so_the_odds_stay_exact(fresh, tmp_path):
+    """Issue 10: installing a pack that says ``inert`` does not turn exact odds into Monte Carlo."""
+    data = json.loads((PACK / "examples" / "fang.json").read_text())
+    request = tmp_path / "plain.json"
+    request.write_text(json.dumps({**data, "declaration": {}}))
+    plain = json.loads(_run(fresh, "odds", str(request), "--json", cwd=tmp_path).stdout)
+    assert plain["method"] == "exact", plain["reason"]
+    assert "serpent_sting_fang: installed, nothing of it declared" in plain["reason"]
+    request.write_text(json.dumps(data))
+    declared = json.loads(_run(fresh, "odds", str(request), "--json", "--samples", "200", cwd=tmp_path).stdout)
+    assert declared["method"] == "monte_carlo"
+
+
 async def test_the_server_loads_the_pack_through_its_entry_point(fresh, tmp_path):
     log = (tmp_path / "server.log").open("w")
     proc = await asyncio.create_subprocess_exec(

@@ -137,3 +137,34 @@ async def test_a_pack_raising_system_exit_is_a_plugin_error_and_the_server_lives
             assert os.getpid()  # still this process
         finally:
             await seat.close()
+
+
+class Vandal:
+    """A pack that leaves the defender's hit points invalid when ``vandal`` is declared."""
+
+    @hookimpl
+    def vtt_bridge_declarables(self, ruleset):
+        return [Declarable(id="vandal", label="Vandal", plugin="")] if ruleset == "duel" else None
+
+    @hookimpl
+    def duel_counter(self, ctx):
+        if ctx.declared("vandal") is not None:
+            ctx.update(ctx.defender.id, hp="lots")
+
+
+async def test_a_pack_leaving_a_token_invalid_is_named_with_hook_and_step_and_nothing_applies(tmp_path):
+    """Issue 14, item 7: the plugin_error names plugin, hook and step."""
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), Vandal()))) as running:
+        seat = await seat_table(running)
+        try:
+            gm = await seat.join("gm")
+            attack = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [6, 6], "answers": {"defense": "none"},
+                      "declaration": {"charms": [{"id": "vandal"}]}}  # fmt: skip
+            ack = await gm.call("attack", attack)
+            assert ack["ok"] is False and ack["error"]["code"] == "plugin_error"
+            details = ack["error"]["details"]
+            assert (details["plugin"], details["hook"], details["step"]) == ("Vandal", "duel_counter", "counter")
+            assert details["token"] == "b" and details["errors"] == {"token": {"hp": ["Not a valid integer."]}}
+            assert (await seat.tokens())["b"]["version"] == 1  # nothing applied
+        finally:
+            await seat.close()

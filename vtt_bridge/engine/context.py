@@ -132,8 +132,8 @@ class Changes:
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
-        #: token id → ``(plugin, hook, step)`` of the last write, to name who left a token invalid.
-        self.writers: dict[str, tuple[str | None, str | None, str | None]] = {}
+        #: token id → ``(plugin, step)`` of the last write, to name who left a token invalid.
+        self.writers: dict[str, tuple[str | None, str | None]] = {}
         self._merged: dict[str, FrozenDict] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
@@ -313,12 +313,10 @@ class AttackContext:
         changes = self.changes
         changes.set(token_id, fields)
         step = self._step
-        name = step.name if step is not None else None
-        changes.writers[token_id] = (
-            self._caller(),
-            f"{self.ruleset.id}_{name}" if name is not None else None,
-            name,
-        )
+        plugin = self._plugin  # set by the engine around each hook; else found from the caller's module
+        if plugin is None:
+            plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+        changes.writers[token_id] = (plugin, step.name if step is not None else None)
 
     def note(self, text: str) -> None:
         """Add a line to the current step's entry on the chat card."""
