@@ -123,8 +123,8 @@ def restartable(tmp_path: Path) -> Iterator[Any]:
     db = str(tmp_path / "game.sqlite")
     servers: list[LiveServer] = []
 
-    def start(port: int = 0) -> LiveServer:
-        config = ServerConfig(port=port, db=db, static_dir=STATIC_DIR, shutdown_grace=1.0, decision_timeout=10.0)
+    def start(port: int = 0, **settings: Any) -> LiveServer:
+        config = ServerConfig(**{"port": port, "db": db, "static_dir": STATIC_DIR, "shutdown_grace": 1.0, "decision_timeout": 10.0, **settings})
         live = LiveServer(config)
         live.start()
         servers.append(live)

@@ -9,7 +9,6 @@ Screenshots go to ``test-artifacts/``.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
@@ -18,22 +17,6 @@ from tests.web.pages import answer_defaults_until, server_request, settle
 from vtt_bridge.server.describe import describe_rulesets
 
 pytestmark = pytest.mark.slow
-
-def fill_required_blanks(scope: Any) -> None:
-    """Give every required field a pack's flags form leaves blank a plain value."""
-    for field in scope.locator("label.field:has(abbr.req)").all():
-        control = field.locator("input, select").first
-        tag = control.evaluate("el => el.tagName")
-        if tag == "SELECT":
-            values = control.locator("option").evaluate_all("os => os.map(o => o.value).filter(Boolean)")
-            if values and not control.input_value():
-                control.select_option(values[0])
-        elif control.get_attribute("type") == "number":
-            if not control.input_value():
-                control.fill(control.get_attribute("min") or "1")
-        elif control.get_attribute("type") != "checkbox" and not control.input_value():
-            control.fill("x")
-
 
 def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, browser, artifacts):
     live = restartable()
@@ -92,11 +75,14 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         gm.fill("#token-editor [data-new-owner]", "alice")
         gm.click('#token-editor [data-action="add-owner"]')
         expect(gm.locator('#token-editor select[data-owner="alice"]')).to_have_value("3")
-        # A Charm pack's data on the token, where a pack declares a flags schema.
-        packs = sorted(exalted.get("flags") or {})
-        for plugin in packs[:1]:
-            gm.check(f'#token-editor [data-flags-on="{plugin}"]')
-            fill_required_blanks(gm.locator(f'#token-editor .pack[data-plugin="{plugin}"]'))
+        # The Excellencies pack's data on the token (its flags schema from rulesets.list):
+        # which Excellencies Anoria knows. A Charm she does not know is refused when declared.
+        assert "excellencies" in exalted["flags"], exalted["flags"]
+        gm.check('#token-editor [data-flags-on="excellencies"]')
+        pack = gm.locator('#token-editor .pack[data-plugin="excellencies"]')
+        for i, known in enumerate(("first-excellency", "solar-counterattack")):
+            pack.locator('[data-add="charms"]').click()
+            pack.locator(f'select[data-path="charms.{i}"]').select_option(known)
         gm.screenshot(path=str(artifacts / "game-night-token-form.png"), full_page=True)
         gm.click("#token-save")
         expect(editor).to_be_hidden()
@@ -141,8 +127,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         assert anoria["system"]["attributes"]["dexterity"] == 5 and anoria["system"]["abilities"]["melee"] == 5
         assert anoria["system"]["weapons"][0]["name"] == "daiklave" and anoria["system"]["weapons"][0]["damage_type"] == "L"
         assert len(anoria["system"]["weapons"]) == 1
-        for plugin in packs[:1]:
-            assert plugin in anoria.get("flags", {}), anoria
+        assert anoria["flags"] == {"excellencies": {"charms": ["first-excellency", "solar-counterattack"]}}, anoria
         assert tokens["brute"]["ownership"] == {}
         assert tokens["brute"]["system"]["armor"]["bashing"] == 2 and tokens["brute"]["system"]["armor"]["hardness"] == {"L": 1}
 
@@ -155,20 +140,23 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         alice.select_option('#declaration select[data-field="weapon"]', "daiklave")
         # Never a raw JSON box in the declaration: Charms are checkboxes with typed fields.
         expect(alice.locator("#declaration textarea")).to_have_count(0)
-        charm = None
-        declarables = exalted.get("declarables") or []
-        if declarables:
-            charm = next((d for d in declarables if d.get("params", {}).get("properties")), declarables[0])
-            alice.check(f'#declaration [data-charm="{charm["id"]}"]')
-            box = alice.locator(f'#declaration .declarable[data-declarable="{charm["id"]}"]')
-            for name, param in charm.get("params", {}).get("properties", {}).items():
-                if param.get("type") == "integer":
-                    field = box.locator(f'input[data-path="{name}"]')
-                    expect(field).to_be_visible()
-                    if param.get("maximum") is not None:
-                        field.fill(str(param["maximum"]))
-        else:
-            expect(alice.locator("#declaration [data-charm]")).to_have_count(0)
+        # The Excellencies pack's Charms, offered from rulesets.list's declarables.
+        declarables = {d["id"]: d for d in exalted["declarables"]}
+        charm = declarables["first-excellency"]
+        dice = charm["params"]["properties"]["dice"]
+        alice.check(f'#declaration [data-charm="{charm["id"]}"]')
+        box = alice.locator(f'#declaration .declarable[data-declarable="{charm["id"]}"]')
+        field = box.locator('input[data-path="dice"]')
+        expect(field).to_be_visible()
+        assert field.get_attribute("max") == str(dice["maximum"])
+        # The pack allows up to 20 dice for any character; Anoria's cap is Dexterity 5 +
+        # Melee 5 = 10. Asking for the form's maximum is refused by the server, said plainly
+        # on the page, and nothing is rolled; she then buys her cap, which she can afford.
+        field.fill(str(dice["maximum"]))
+        alice.click("#attack-button")
+        expect(alice.locator("#attack-error")).to_contain_text("exceed the cap of 10")
+        expect(alice.locator("#attack-button")).to_be_enabled()
+        field.fill("10")
         alice.screenshot(path=str(artifacts / "game-night-phone-attack.png"), full_page=True)
         alice.click("#attack-button")
 
@@ -186,8 +174,8 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         expect(gm.locator(f'#chat .card[data-attack="{first_id}"]')).to_have_attribute("data-status", "resolved")
         expect(first.locator(".summary-line")).to_contain_text("Anoria → Brute (daiklave")
         record = server_request(live, seat.auth("gm"), "attack.get", {"id": first_id})["attack"]
-        if charm is not None:
-            assert record["declaration"]["charms"][0]["id"] == charm["id"], record["declaration"]
+        assert record["declaration"]["charms"] == [{"id": "first-excellency", "dice": 10}], record["declaration"]
+        assert record["outcome"]["motes"] == {"anoria": 10}, record["outcome"]
         alice.screenshot(path=str(artifacts / "game-night-phone-card.png"), full_page=True)
 
         # -- the server restarts mid-game --------------------------------------------------------

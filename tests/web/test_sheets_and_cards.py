@@ -285,35 +285,16 @@ def test_rulesets_list_still_describes_every_ruleset(expect, live_server):
         assert re.match(r"^[a-z0-9_]+$", ruleset["id"])
 
 
-# What the contract gives a Charm in `rulesets.list` (CONTRACTS.md 2); used when the server
-# under test does not describe declarables yet, so the form is tested either way.
-STAND_IN_CHARM = {
-    "id": "test-excellency",
-    "label": "Test Excellency",
-    "plugin": "excellencies",
-    "kind": "charm",
-    "description": "Adds dice to the attack (a stand-in from the test).",
-    "inert": True,
-    "params": {
-        "type": "object",
-        "properties": {"dice": {"type": "integer", "minimum": 0, "maximum": 3, "default": 0, "title": "Dice"}},
-        "required": [],
-        "additionalProperties": False,
-    },
-}
-
-
 def test_a_player_declares_a_charm_with_its_typed_parameters(expect, restartable, browser, artifacts):
     live = restartable()
-    seat = live.run(seat_table(live.server, name="charms", users=("alice",), tokens=EXALTED_TOKENS, settings={"decision_timeout": 10}))
-    described = live.server.bridge.rulesets()
-    exalted = next(r for r in described["rulesets"] if r["id"] == "exalted2e")
-    offered = [d for d in exalted.get("declarables") or [] if any(p.get("type") == "integer" for p in d["params"].get("properties", {}).values())]
-    if not offered:
-        exalted["declarables"] = [STAND_IN_CHARM]
-        offered = [STAND_IN_CHARM]
-    charm = offered[0]
-    name, param = next((n, p) for n, p in charm["params"]["properties"].items() if p.get("type") == "integer")
+    # Hero with motes to spend (1 mote a die).
+    tokens = [{**t, "system": {**t["system"], "motes": 10}} if t["id"] == "hero" else t for t in EXALTED_TOKENS]
+    seat = live.run(seat_table(live.server, name="charms", users=("alice",), tokens=tokens, settings={"decision_timeout": 10}))
+    exalted = next(r for r in describe_rulesets(live.server.host)["rulesets"] if r["id"] == "exalted2e")
+    # The Excellencies pack's First Excellency: dice bought with motes, 0–20 (the pack's bound).
+    charm = next(d for d in exalted["declarables"] if d["id"] == "first-excellency")
+    name, param = "dice", charm["params"]["properties"]["dice"]
+    assert (param["type"], param["minimum"], param["maximum"]) == ("integer", 0, 20)
     context = browser.new_context(viewport={"width": 390, "height": 844})
     gm_context = browser.new_context()
     try:
@@ -339,9 +320,13 @@ def test_a_player_declares_a_charm_with_its_typed_parameters(expect, restartable
         expect(box.locator(".field-error")).to_contain_text(f"at most {param['maximum']}")
         expect(alice.locator("#attack-error")).to_contain_text(charm["label"])
         expect(alice.locator("#chat .card")).to_have_count(0)
+        # On a phone, − and + around the number: from blank, + is one above the default.
         field.fill("")
         box.locator(".step-up").click()
-        expect(field).to_have_value(str(max(param.get("minimum", 0), param.get("default", 0)) + 1))
+        expect(field).to_have_value(str(param["default"] + 1))
+        box.locator(".step-up").click()
+        box.locator(".step-down").click()
+        expect(field).to_have_value(str(param["default"] + 1))
         want = int(field.input_value())
         alice.screenshot(path=str(artifacts / "charm-form-phone.png"), full_page=True)
         alice.click("#attack-button")
@@ -352,6 +337,7 @@ def test_a_player_declares_a_charm_with_its_typed_parameters(expect, restartable
         settle([gm, alice], card)
         record = server_request(live, seat.auth("gm"), "attack.get", {"id": card.get_attribute("data-attack")})["attack"]
         assert record["declaration"]["charms"] == [{"id": charm["id"], name: want}], record["declaration"]
+        assert record["outcome"]["motes"] == {"hero": want}, record["outcome"]
         assert dialog.count() == 1
     finally:
         context.close()

@@ -403,7 +403,6 @@ export function scheduleOdds() {
 
 async function fetchOdds() {
   const body = $("odds-body");
-  if (!state.odds.supported) return;
   let request;
   try {
     request = attackRequest();
@@ -421,11 +420,6 @@ async function fetchOdds() {
   if (ack.ok) {
     body.className = "";
     fill(body, renderOdds(ack.odds ?? ack));
-  } else if (ack.error?.code === "invalid_request" && ack.error.details?.event) {
-    // This server has no odds engine on the wire.
-    state.odds.supported = false;
-    $("odds").dataset.unsupported = "";
-    fill(body, "This server does not offer odds (no attack.odds event).");
   } else {
     body.className = "hint error";
     fill(body, `No odds: ${describeError(ack.error)}`);

@@ -5,12 +5,12 @@
  * (`io server disconnect`, what a stopping server sends) is not retried by socket.io,
  * so the page retries itself, with a growing pause. On every reconnect the page asks
  * what it missed — `table.sync {since: lastSeq}` (tokens, the attacks after the last
- * one it saw, the questions out for this user) — or, from a server without
- * `table.sync`, the same from `token.list`, `attack.history` and `attack.get`. When it
- * cannot catch up it says so in the banner, with a button to try again. */
+ * one it saw, the questions out for this user). When it cannot catch up it says so in
+ * the banner, with a button to try again. A key replaced or revoked (`session.closed`)
+ * ends the session: the page says so and does not reconnect with that key. */
 
 import { $, describeError, h, toast, fill } from "./dom.js";
-import { announce, state, unknownEvent } from "./state.js";
+import { announce, state } from "./state.js";
 
 /**
  * Emit with an acknowledgement. No answer in time, or the connection lost before the
@@ -133,9 +133,11 @@ export function join(table, key) {
       setStatus("reconnecting", "connecting");
     }
   });
+  // The GM replaced or revoked this page's key: the server closes the connection next.
+  socket.on("session.closed", (data) => closedByServer(socket, data || {}));
   socket.on("disconnect", (reason) => {
-    setStatus("reconnecting", "connecting");
     if (state.socket !== socket) return;
+    setStatus("reconnecting", "connecting");
     announce("disconnected", reason);
     if (state.loaded) banner("Connection lost — reconnecting… (the table goes on; this page catches up when it is back)", { kind: "warn" });
     // A stopping server says goodbye; socket.io takes that as final. The page does not.
@@ -146,6 +148,32 @@ export function join(table, key) {
     if (state.socket === socket && !socket.active) scheduleReconnect(socket);
   });
   for (const [event, fn] of Object.entries(handlers)) socket.on(event, fn);
+}
+
+const CLOSED = {
+  key_replaced: "A new key was issued for this user, so this page's key no longer opens the table",
+  key_revoked: "The GM revoked this page's key",
+};
+
+/** `session.closed`: stop for good (no reconnect with this key) and say why. */
+function closedByServer(socket, { code, message }) {
+  if (state.socket !== socket) return;
+  clearTimeout(retry.timer);
+  state.socket = null;
+  socket.disconnect();
+  try {
+    sessionStorage.removeItem("vtt-bridge");
+  } catch (e) {
+    /* nothing remembered */
+  }
+  setStatus("closed", "offline");
+  const why = CLOSED[code] || message || "The server closed this session";
+  banner(`${why}. The table shown is no longer updated. Ask the GM for a new key.`, {
+    kind: "error",
+    action: { label: "Join with a new key", run: () => leave() },
+  });
+  $("join-error").textContent = `${why}${message && CLOSED[code] ? ` (${message})` : ""}.`;
+  announce("closed", { code, message });
 }
 
 /** Forget the table this page showed (before leaving, or joining another). */
@@ -230,20 +258,12 @@ async function load() {
   online();
 }
 
-/** Tokens and pending questions (table.sync since now, else token.list). */
+/** Tokens and pending questions (table.sync since now). */
 async function syncTokensAndPending() {
   const ack = await call("table.sync", { since: state.lastSeq });
-  if (ack.ok) {
-    state.features.sync = true;
-    applySync(ack);
-    return ack;
-  }
-  if (!unknownEvent(ack)) throw new Error(describeError(ack.error));
-  state.features.sync = false;
-  const tokens = await call("token.list");
-  if (!tokens.ok) throw new Error(describeError(tokens.error));
-  state.tokens = new Map(tokens.tokens.map((t) => [t.id, t]));
-  return null;
+  if (!ack.ok) throw new Error(describeError(ack.error));
+  applySync(ack);
+  return ack;
 }
 
 function applySync(ack) {
@@ -270,36 +290,15 @@ export async function resync() {
   resyncing = true;
   try {
     await loadTableAndRulesets();
-    if (state.features.sync !== false) {
-      // Page through what was missed (200 records a page), within reason.
-      for (let page = 0; page < 20; page += 1) {
-        const ack = await call("table.sync", { since: state.lastSeq });
-        if (!ack.ok) {
-          if (unknownEvent(ack)) {
-            state.features.sync = false;
-            break;
-          }
-          throw new Error(describeError(ack.error));
-        }
-        state.features.sync = true;
-        applySync(ack);
-        if (!ack.more) break;
-        if (page === 19) {
-          banner("Much happened while this page was away: the chat shows part of it; History has all of it.", { kind: "warn" });
-        }
+    // Page through what was missed (200 records a page), within reason.
+    for (let page = 0; page < 20; page += 1) {
+      const ack = await call("table.sync", { since: state.lastSeq });
+      if (!ack.ok) throw new Error(describeError(ack.error));
+      applySync(ack);
+      if (!ack.more) break;
+      if (page === 19) {
+        banner("Much happened while this page was away: the chat shows part of it; History has all of it.", { kind: "warn" });
       }
-    }
-    if (state.features.sync === false) {
-      const since = state.lastSeq;
-      const [tokens, history] = await Promise.all([call("token.list"), call("attack.history", { limit: 200 })]);
-      if (!tokens.ok) throw new Error(describeError(tokens.error));
-      if (!history.ok) throw new Error(describeError(history.error));
-      state.tokens = new Map(tokens.tokens.map((t) => [t.id, t]));
-      const missed = (history.attacks || []).filter((e) => e.seq > since);
-      for (const e of missed.filter((e) => e.kind === "undo")) announce("undo-seen", e);
-      await showRecords(missed.filter((e) => e.kind === "attack").reverse().map((e) => e.id), new Set(missed.filter((e) => e.kind === "undo").map((e) => e.id)));
-      for (const e of missed) sawSeq(e.seq);
-      announce("pending", []);
     }
   } catch (err) {
     resyncing = false;

@@ -5,16 +5,16 @@
  * the rules' default and a countdown, and answers through the acknowledgement. The bar
  * above the chat says whom the table waits for, with the countdown, for every question
  * this page knows of: its own, those a server announces to the table
- * (`decision.asked`, when the server sends it) and those `table.sync` reports pending
+ * (`decision.asked`) and those `table.sync` reports pending
  * after a reconnect. The GM can take the default at once: on their own question by
- * answering it, on anyone's through `decision.default` where the server offers it. */
+ * answering it, on anyone's through `decision.default`. */
 
 import { FormErrors } from "../common/schema-form.js";
 import { ensureCard, renderCardHead } from "./chat.js";
 import { call } from "./connection.js";
 import { $, describeError, h, human, toast, fill } from "./dom.js";
 import { paramsSchema, SchemaForm } from "./fields.js";
-import { isGM, state, tokenName, unknownEvent } from "./state.js";
+import { isGM, state, tokenName } from "./state.js";
 
 const keyOf = (attack, key) => `${attack}/${key}`;
 
@@ -118,18 +118,10 @@ async function takeDefault(w) {
     answer(state.decision, option ? option.id : state.decision.data.default, {});
     return;
   }
-  if (state.features.takeDefault === false) {
-    toast("This server cannot take a default early: the question runs until its timeout.", "error");
-    return;
-  }
   const ack = await call("decision.default", { attack: w.attack, key: w.key });
   if (ack.ok) {
-    state.features.takeDefault = true;
     settled(w.attack, w.key);
     toast(`Took the default: ${w.defaultLabel}`);
-  } else if (unknownEvent(ack)) {
-    state.features.takeDefault = false;
-    toast("This server cannot take a default early: the question runs until its timeout.", "error");
   } else toast(`Could not take the default: ${describeError(ack.error)}`, "error");
 }
 

@@ -46,10 +46,19 @@ export function toast(message, kind = "info") {
 
 export function describeError(error) {
   if (!error) return "unknown error";
+  if (error.code === "rate_limited") return rateLimited(error.details || {});
   let text = error.message || error.code || "error";
   const details = error.details && typeof error.details === "object" ? flattenDetails(error.details) : [];
   if (details.length) text += ` — ${details.join("; ")}`;
   return text;
+}
+
+/** `rate_limited` in words: nothing was done; when to try again. */
+function rateLimited(details) {
+  if (details.limit === "odds_per_user") return "Still working out your previous odds: nothing new was asked. Try again when they are shown.";
+  const wait = Number(details.retry_after);
+  const when = Number.isFinite(wait) && wait > 0 ? `in ${wait < 1 ? "a moment" : `${Math.ceil(wait)} s`}` : "in a moment";
+  return `Too many requests from this page at once: nothing was done. Try again ${when}.`;
 }
 
 export function flattenDetails(details, prefix = "") {

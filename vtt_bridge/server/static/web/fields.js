@@ -1,7 +1,7 @@
 /* Drawing a schema-form model (../common/schema-form.js) as HTML inputs, and reading
  * them back. The token sheet, a pack's flags, a Charm's parameters and a decision's
  * parameters are all drawn by this one renderer: selects for enums, number inputs with
- * their range (a stepper for small ranges), checkboxes, nested groups, lists with add
+ * their range (− and + around it for ranges of up to 20, such as Charm dice), checkboxes, nested groups, lists with add
  * and remove, and each field's error under it. */
 
 import {
@@ -17,6 +17,10 @@ import {
   setValues,
 } from "../common/schema-form.js";
 import { h, fill } from "./dom.js";
+
+/** Whole numbers with at most this many steps between their bounds get − and + buttons
+ * (what a phone needs to buy dice one at a time); wider ranges are typed. */
+const STEPPED_RANGE = 20;
 
 let serial = 0;
 
@@ -142,7 +146,7 @@ export class SchemaForm {
         oninput: (ev) => this.changed(ev.target),
       });
       cls = "number";
-      if (field.type === "integer" && field.min !== undefined && field.max !== undefined && field.max - field.min <= 10) {
+      if (field.type === "integer" && field.min !== undefined && field.max !== undefined && field.max - field.min <= STEPPED_RANGE) {
         input = this.stepper(field, input);
         cls = "number stepped";
       }
@@ -172,7 +176,7 @@ export class SchemaForm {
     );
   }
 
-  /** A small whole-number range (stunt dice 0–3): − and + around the number. */
+  /** A small whole-number range (stunt dice 0–3, Excellency dice 0–20): − and + around the number. */
   stepper(field, input) {
     const bump = (by) => {
       const now = input.value === "" ? Number(field.default ?? field.min) : Number(input.value);

@@ -4,7 +4,7 @@
 
 import { call } from "./connection.js";
 import { $, describeError, flattenDetails, h, toast, fill } from "./dom.js";
-import { announce, isGM, state, unknownEvent } from "./state.js";
+import { announce, isGM, state } from "./state.js";
 import { openEditor } from "./tokens.js";
 
 export function renderGMTools() {
@@ -36,7 +36,6 @@ async function issueKey(ev) {
 
 async function exportTable() {
   const ack = await call("table.export", {});
-  if (unknownEvent(ack)) return toast("This server cannot export a table from the page; use `vtt-bridge tokens export`.", "error");
   if (!ack.ok) return toast(`Export failed: ${describeError(ack.error)}`, "error");
   const { ok, ...data } = ack;
   const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
@@ -58,7 +57,6 @@ async function importTokens(ev) {
     return toast(`${file.name} is not JSON: ${err.message}`, "error");
   }
   const ack = await call("tokens.import", data, 60000);
-  if (unknownEvent(ack)) return toast("This server cannot import tokens from the page; use `vtt-bridge tokens import`.", "error");
   if (!ack.ok) {
     fill($("import-result"), 
       h("strong", {}, "Nothing was imported: "),

@@ -25,11 +25,10 @@ export const state = {
   cards: new Map(), // attack id → card
   pending: [], // this client's attack requests awaiting their first step
   history: [],
-  odds: { supported: true, timer: null, asked: 0 },
+  odds: { timer: null, asked: 0 },
   decisions: [], // queued {data, ack}
   decision: null, // the one on screen
   waiting: new Map(), // "attack/key" → {attack, key, token, prompt, deadline}: questions the table waits on
-  features: {}, // which optional events this server has (learned when first used)
 };
 
 export const ownLevel = (token) =>
@@ -62,6 +61,3 @@ export function dropToken(id) {
   if (state.selected === id) state.selected = null;
   announce("tokens");
 }
-
-/** An event the server answered with "unknown event" is a feature it lacks. */
-export const unknownEvent = (ack) => ack && !ack.ok && ack.error?.code === "invalid_request" && !!ack.error.details?.event;
