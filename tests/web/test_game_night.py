@@ -178,6 +178,34 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         assert record["outcome"]["motes"] == {"anoria": 10}, record["outcome"]
         alice.screenshot(path=str(artifacts / "game-night-phone-card.png"), full_page=True)
 
+        # -- Brute strikes back from the GM's page: alice is asked, the table sees it, and the
+        # GM does not wait out her countdown but takes the rules' default now (decision.default).
+        gm.select_option("#attack-ruleset", "exalted2e")
+        gm.select_option("#attack-attacker", "brute")
+        gm.click('#attack-targets [data-token="anoria"]')
+        gm.click("#attack-button")
+        expect(alice.locator("dialog#decision")).to_be_visible()
+        waiting = gm.locator("#waiting .waiting-row").first
+        expect(waiting.locator(".who")).to_have_text("alice")
+        expect(waiting).to_contain_text(re.compile(r"\d+ s left, then: \S"))
+        expect(alice.locator("#waiting .waiting-row .who").first).to_have_text("you")
+        gm.screenshot(path=str(artifacts / "game-night-gm-waiting.png"), full_page=True)
+        took = gm.locator('#chat .card').first
+        for _ in range(20):  # the defense, then whatever else the rules ask her (a counterattack)
+            if took.get_attribute("data-status") == "resolved":
+                break
+            row = gm.locator('#waiting [data-action="take-default"]').first
+            if row.count() and row.is_visible():
+                row.click()
+            gm.wait_for_timeout(200)
+        expect(took).to_have_attribute("data-status", "resolved")
+        expect(alice.locator("dialog#decision")).to_be_hidden()
+        expect(gm.locator("#waiting")).to_be_hidden()
+        gm_attack = took.get_attribute("data-attack")
+        expect(alice.locator(f'#chat .card[data-attack="{gm_attack}"]')).to_have_attribute("data-status", "resolved")
+        taken = server_request(live, seat.auth("gm"), "attack.get", {"id": gm_attack})["attack"]
+        assert taken["decisions"] and {d["how"] for d in taken["decisions"]} == {"default"}, taken["decisions"]
+
         # -- the server restarts mid-game --------------------------------------------------------
         live.stop()
         for page in (gm, alice):
@@ -206,9 +234,9 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         gm.click('dialog#decision [data-option="nothing"]')
         settle([alice, gm], alice.locator("#chat .card").first)
         cards = alice.locator('#chat .card[data-status="resolved"]')
-        expect(cards).to_have_count(3)
+        expect(cards).to_have_count(4)
         third = alice.locator("#chat .card").first.get_attribute("data-attack")
-        assert third not in (first_id, missed_id)
+        assert third not in (first_id, gm_attack, missed_id)
         expect(gm.locator(f'#chat .card[data-attack="{third}"]')).to_have_attribute("data-status", "resolved")
 
         # The server restarts while a question is out: the attack applied nothing; alice's page
@@ -221,22 +249,22 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         expect(gm.locator("#status")).to_have_text("online", timeout=20_000)
         # (If alice's page is back before the GM's, nobody is there to ask and the rules'
         # default is taken at once; otherwise the GM is asked again: answer with the default.)
-        answer_defaults_until([gm, alice], lambda: cards.count() == 4)
-        expect(cards).to_have_count(4)
+        answer_defaults_until([gm, alice], lambda: cards.count() == 5)
+        expect(cards).to_have_count(5)
         # The cut-short attack's card says it failed (the server's attack.failed, or the page's own note).
         for page in (gm, alice):
             expect(page.locator('#chat .card[data-status="failed"]')).to_have_count(1)
         fourth = alice.locator("#chat .card").first.get_attribute("data-attack")
         expect(gm.locator(f'#chat .card[data-attack="{fourth}"]')).to_have_attribute("data-status", "resolved")
         history = server_request(live, seat.auth("gm"), "attack.history", {"limit": 50})["attacks"]
-        assert sum(1 for e in history if e["kind"] == "attack") == 4, "the interrupted attack was applied twice or lost"
+        assert sum(1 for e in history if e["kind"] == "attack") == 5, "the interrupted attack was applied twice or lost"
         gm.screenshot(path=str(artifacts / "game-night-gm.png"), full_page=True)
         alice.screenshot(path=str(artifacts / "game-night-phone.png"), full_page=True)
 
         # A page opened now (a reload, a late player) shows the recent cards at once.
         late = phone.new_page()
         late.goto(f"{url}/#table={seat.id}&key={seat.keys['alice']}")
-        expect(late.locator("#chat .card")).to_have_count(4)
+        expect(late.locator("#chat .card")).to_have_count(5)
         expect(late.locator("#chat .card").first).to_have_attribute("data-attack", fourth)
         assert errors == [], errors
     finally:
