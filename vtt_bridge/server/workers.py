@@ -65,8 +65,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.tokens import Token
+from ..errors import InternalError, InvalidRequest, PluginError, PluginTimeout, VTTError
 from .logs import fields
-from ..errors import InternalError, InvalidRequest, PluginError, PluginTimeout, VTTError, error_from_dict
 
 __all__ = ["DEFAULT_BUDGET", "Job", "RemoteDecision", "Resolvers", "budget_of", "run", "serve_workers"]
 
@@ -399,8 +399,7 @@ class Resolvers:
             proc.writer.close()
             if proc.task is not None:
                 proc.task.cancel()
-                with contextlib.suppress(BaseException):
-                    await proc.task
+                await asyncio.gather(proc.task, return_exceptions=True)
             self._fail_all(proc, InternalError("the server is stopping"))
         for proc in procs:
             await self._reap(proc.pid, grace=1.0)
@@ -638,11 +637,6 @@ class Resolvers:
 def budget_of(settings: Mapping[str, Any]) -> float:
     value = settings.get("attack_budget")
     return float(value) if value is not None else DEFAULT_BUDGET
-
-
-def reraise(error: Mapping[str, Any]) -> VTTError:
-    """The resolver's error as the same ``VTTError`` the engine raised."""
-    return error_from_dict(error)
 
 
 # -- the event loop -------------------------------------------------------------------
