@@ -270,7 +270,7 @@ class Attacks:
                     data={"attack": payload, "request": request, "fingerprint": mark},
                 )
                 async with runtime.write_lock:
-                    entry = await bridge.commit(runtime, draft)
+                    entry = await bridge.commit(runtime, draft, lease=lease)
             except BaseException as exc:
                 resolvers.drop(job)
                 if job.sent or job.settled:
