@@ -1,9 +1,10 @@
 """Exalted 2e individual combat: exact odds by convolving the attack's d10 pools.
 
 What is random in an attack with the rules' defaults is three pools of d10:
-the attack roll (7+, a 10 counts twice), the defender's stunt dice if any
-(the same, their successes add to DV) and the damage roll (7+, a 10 counts
-once). Everything else is bookkeeping the ruleset does before the first roll —
+the attack roll (7+, a 10 counts twice), the defender's step-5 dice if any
+(Charm dice, and the ``defense_stunt`` answer's dice, asked only while
+successes remain; the same, their successes add to DV) and the damage roll
+(7+, a 10 counts once). Everything else is bookkeeping the ruleset does before the first roll —
 weapon, pool, wound penalties, Dodge or Parry DV and the default choice
 between them, cover, height, onslaught, range — so the model **probes** the
 real pipeline up to the attack roll and reads those working numbers rather
@@ -11,8 +12,10 @@ than repeating them. From there, with ``rules.py``'s own functions:
 
 - steps 3–4: successes (plus automatic successes); none → miss (no reroll
   effect is offered by the ruleset itself, so the default is "keep");
-- step 5: net = successes − external penalties − max(DV + stunt dice successes, 0);
-  0 or less → miss;
+- step 5: net = successes − external penalties − max(DV, 0); 0 or less → miss
+  (no stunt is asked); otherwise the step-5 dice roll (with the stunt's, and
+  the DV a stunt gains by circumventing a mundane inapplicability) and
+  net = successes − external penalties − max(DV + their successes, 0);
 - step 7: raw damage = weapon damage (+ Strength) + net;
 - step 8: Hardness ≥ raw → a hit for no damage; otherwise the damage pool
   after soak, raised to the minimum but never above raw, rolled;
@@ -34,12 +37,12 @@ from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest,
 
 from . import rules
 from .rules import HealthTrack
-from .ruleset import FIST
+from .ruleset import ATTACK, FIST, _circumvented
 
 __all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
 
 #: Decisions whose default the model assumes, and the answers that mean "the default".
-DECLINES = {"attack_reroll": "keep", "defense_reroll": "keep", "counterattack": "no"}
+DECLINES = {"attack_reroll": "keep", "defense_reroll": "keep", "damage_effect": "no", "counterattack": "no"}
 
 #: The Excellencies pack (by module, however it is loaded). Everything it does
 #: before the attack roll — First and Second Excellency dice, automatic
@@ -71,19 +74,28 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
     weapon = _weapon(me, ctx.outcome["weapon"])
     kind = weapon["damage_type"]
 
-    # Steps 3-5: net successes past the DV.
+    # Steps 3-5: net successes past the DV; the stunt only while successes remain.
     attack = dice.success_pool(ctx.attack_pool, 10, 7, 10)
-    defense = dice.success_pool(ctx.defense_dice, 10, 7, 10)
+    st = ctx.stash[ATTACK]
+    choice = ctx.outcome.get("defense")
+    stunt = rules.STUNT_DICE.get(request.answer("defense_stunt") or "no", 0) if choice in ("dodge", "parry") and st.aware else 0
+    gain = _circumvented(st, choice)[0] if stunt else 0
+    defense = dice.success_pool(ctx.defense_dice + stunt, 10, 7, 10)
     auto, external, dv = ctx.auto_successes, ctx.external_penalty, ctx.dv
+    blocked = dv if dv > 0 else 0
 
-    def net(pair: tuple[int, int]) -> int:
-        successes = pair[0] + auto
-        if successes <= 0:
-            return 0
-        final_dv = dv + pair[1]
-        return successes - external - (final_dv if final_dv > 0 else 0)
+    def net(rolled: int) -> Distribution[int]:
+        successes = rolled + auto
+        if successes <= 0 or successes - external - blocked <= 0:
+            return Distribution.certain(0)  # a miss, whatever DV dice would add
 
-    nets = attack.joint(defense).map(net)
+        def past(extra: int) -> int:
+            final_dv = dv + gain + extra
+            return successes - external - (final_dv if final_dv > 0 else 0)
+
+        return defense.map(past)
+
+    nets = attack.bind(net)
 
     # Steps 7-8: raw damage, Hardness, soak, minimum: a damage pool per net.
     base = weapon["damage"] + (me["attributes"]["strength"] if weapon["strength"] else 0)
@@ -98,6 +110,7 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
         piercing=weapon["piercing"],
     )
     minimum = rules.minimum_damage(weapon["minimum"], me["essence"])
+    post_soak = ctx.post_soak + ctx.declaration.get("post_soak", 0)
 
     def damage_pool(n: int) -> int | None:
         """``None``: a miss; -1: Hardness stops it; else the dice rolled for damage."""
@@ -106,7 +119,7 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
         raw = base + n
         if rules.hardness_stops(raw, hardness):
             return -1
-        return rules.damage_pool(raw, soak, minimum=minimum).final
+        return rules.damage_pool(raw, soak, minimum=minimum, post_soak=post_soak).final
 
     pools = nets.map(damage_pool)
 
@@ -136,6 +149,8 @@ def _defaults_only(request: OddsRequest) -> bool:
     for key in request.answers:
         if key == "defense":
             continue  # any defense: the probe applies it exactly as the pipeline does
+        if key == "defense_stunt" and request.answer(key) in ("no", *rules.STUNT_DICE):
+            continue  # stunt dice: modelled at step 5
         if DECLINES.get(key) is None or request.answer(key) != DECLINES[key]:
             return False
     return True

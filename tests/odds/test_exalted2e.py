@@ -36,6 +36,8 @@ def tokens(host):
             },
         }
     )
+    monk = next(t for t in raw if t["id"] == "monk")
+    raw.append({**monk, "id": "unarmed monk", "system": {**monk["system"], "weapons": [monk["system"]["weapons"][0]]}})
     return tokens_of(host, "exalted2e", raw)
 
 
@@ -47,7 +49,15 @@ CASES = {
     "Anoria's daiklave against the soldier": (request("anoria", "soldier", weapon="daiklave"), None),
     "Anoria kicks the monk, who parries with a stunt": (
         request("anoria", "monk", weapon="kick", stunt=2),
-        {"defense": {"option": "parry", "params": {"stunt": 2}}},
+        {"defense": "parry", "defense_stunt": "2"},
+    ),
+    "the unarmed monk parries Anoria's daiklave with a stunt (circumventing, after the roll)": (
+        request("anoria", "unarmed monk", weapon="daiklave"),
+        {"defense": "parry", "defense_stunt": "3"},
+    ),
+    "an unaware soldier, a coordinated attack, post-soak damage": (
+        request("anoria", "soldier", weapon="daiklave", unaware=True, coordinated="pack", post_soak=-2),
+        None,
     ),
     "soldier shoots the frail mortal at double range": (request("soldier", "frail", weapon="short bow", range_band="double"), None),
     "brigand (an extra) clubs the frail mortal, who does nothing": (request("brigand", "frail"), {"defense": "nothing"}),
