@@ -16,6 +16,7 @@ from .ruleset import (
     exalted2e_attack_reroll,
     exalted2e_attack_reroll_options,
     exalted2e_attack_roll,
+    exalted2e_bystander_options,
     exalted2e_counterattack,
     exalted2e_counterattack_options,
     exalted2e_damage,
@@ -29,6 +30,7 @@ from .ruleset import (
     exalted2e_merge_defense_options,
     exalted2e_no_counter_to_counter,
     exalted2e_raw_damage,
+    exalted2e_stray_blow,
     sample_tokens,
     vtt_bridge_rulesets,
 )

@@ -47,7 +47,8 @@ Facts about the attack the ruleset settles before step 1 are in
 
 Decisions (answer keys): ``defense`` (defender, step 2; not asked of a
 target unaware of the attack or out of the fight), ``attack_reroll``
-(attacker, step 4), ``defense_stunt`` (defender, step 5: ``1``, ``2``, ``3``
+(attacker, step 4), ``bystander`` (the GM, after a botch when the
+declaration names ``bystanders``), ``defense_stunt`` (defender, step 5: ``1``, ``2``, ``3``
 stunt dice or ``no``, asked after the attack roll and only while successes
 remain), ``defense_reroll`` (defender, step 6), ``damage_effect``
 (attacker, step 7), ``counterattack`` (defender, step 9); in a
@@ -190,6 +191,44 @@ def exalted2e_attack_reroll(ctx: AttackContext) -> None:
     every roll made at this step (the others are marked discarded), sets
     ``ctx.attack_successes`` and ``ctx.outcome["botch"]``, and ends the cycle on
     a miss (no successes; a botch when a 1 shows).
+
+    :param ctx: the attack context.
+    :return: ``None``.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Step 4, on a botch: a bystander in the path (seed 002, "Botched Attacks")
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_bystander_options(ctx: AttackContext) -> list[Option]:
+    """After step 4, on a botch. Asked only when the declaration names
+    ``bystanders``: "If any bystanders stand in the general path of the
+    attack, the Storyteller may also rule that the attack hits one of them".
+
+    The ruleset's own implementation offers one option per bystander (its
+    token id; the ruleset adds ``no``, the default). The GM decides. The
+    answer is ``ctx.answer("bystander")``.
+
+    :param ctx: the attack context.
+    :return: a list of options.
+    """
+
+
+@hookspec
+def exalted2e_stray_blow(ctx: AttackContext) -> None:
+    """After step 4, on a botch. With ``bystanders`` declared, the blow strikes
+    the bystander the GM chose "with a number of 'successes' equal to the 1s
+    rolled", then the attack ends as a botch.
+
+    The ruleset's own implementation resolves steps 7–8 against that
+    bystander (raw damage = base damage + those successes, Hardness, soak,
+    minimum damage, the damage roll), marks its health track, reports
+    ``ctx.outcome["bystander"]`` (``token``, ``successes``, ``raw_damage``,
+    ``damage``) and ends the cycle (``"botch"``; the botch's DV penalty
+    applies as usual).
 
     :param ctx: the attack context.
     :return: ``None``.

@@ -42,7 +42,7 @@ from .ruleset import ATTACK, FIST, _circumvented
 __all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
 
 #: Decisions whose default the model assumes, and the answers that mean "the default".
-DECLINES = {"attack_reroll": "keep", "defense_reroll": "keep", "damage_effect": "no", "counterattack": "no"}
+DECLINES = {"attack_reroll": "keep", "bystander": "no", "defense_reroll": "keep", "damage_effect": "no", "counterattack": "no"}
 
 #: The Excellencies pack (by module, however it is loaded). Everything it does
 #: before the attack roll — First and Second Excellency dice, automatic

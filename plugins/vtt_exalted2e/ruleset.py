@@ -40,6 +40,7 @@ STUNTS = [
     Option(id="3", label="Three-die stunt: roll 3 dice, successes add to DV"),
 ]
 NO_EFFECT = Option(id="no", label="No effect")
+NO_BYSTANDER = Option(id="no", label="No: it strikes no one")
 
 
 class _Attack:
@@ -49,6 +50,7 @@ class _Attack:
         "me", "foe", "weapon", "ranged", "damage_type", "roll", "mark",
         "dodge_base", "dodge_stunted", "parry_base", "parry_stunted", "dodge_ability", "parry_ability",
         "stunted_ability", "bonus", "penalty", "dodge_penalty", "counter", "defended", "aware", "acted",
+        "stray",
     )  # fmt: skip
 
     def __init__(self, me, foe, weapon, ranged: bool, counter: bool) -> None:
@@ -63,6 +65,7 @@ class _Attack:
         self.defended = False  # the defender's DVs are worked out (once, on first need)
         self.aware = True  # the defender sees the attack coming and is in the fight
         self.acted = False  # the attacker's DV penalty and the onslaught are recorded
+        self.stray = 0  # a botch with bystanders about: the 1s rolled, the GM to rule
 
 
 ATTACK: StashKey[_Attack] = StashKey("exalted2e.attack")
@@ -101,6 +104,12 @@ def setup(ctx) -> None:
                 details={"declaration": {"weapon": [f"Must be one of: {', '.join(w['name'] for w in weapons or (FIST,))}."]}},
             )
     _check_in_hand(ctx, me, weapon)
+    for i, bystander in enumerate(decl.get("bystanders", ())):
+        if bystander not in ctx.tokens or bystander in (ctx.attacker.id, ctx.defender.id):
+            raise InvalidRequest(
+                f"bystander {bystander!r} is not another token on this table",
+                details={"declaration": {"bystanders": {str(i): ["Not a token on this table, or the attacker or target."]}}},
+            )
     ability = weapon["ability"]
     kind = decl.get("type")
     if kind is not None and ATTACK_TYPES[kind] != ability:
@@ -415,8 +424,67 @@ def exalted2e_attack_reroll(ctx) -> None:
     outcome = ctx.outcome
     outcome["successes"] = successes
     botch = outcome["botch"] = rules.is_botch(best.active, successes)
+    if botch and ctx.declaration.get("bystanders"):
+        _state(ctx).stray = best.active.count(1)  # the GM rules on it next (seed 002, "Botched Attacks")
+        return
     if successes <= 0:
         _miss(ctx, "botch" if botch else "miss")
+
+
+def _botched(ctx) -> list[None]:
+    return [None] if _state(ctx).stray else []
+
+
+@hookimpl(trylast=True)
+def exalted2e_bystander_options(ctx) -> list[Option]:
+    n = _state(ctx).stray
+    return [
+        Option(id=b, label=f"{ctx.token(b).name} is struck instead, with {n} successes (the 1s rolled)")
+        for b in ctx.declaration["bystanders"]
+    ]
+
+
+@hookimpl(trylast=True)
+def exalted2e_stray_blow(ctx) -> None:
+    st = _state(ctx)
+    answer = ctx.answer("bystander")
+    if answer is not None and answer.option != NO_BYSTANDER.id:
+        _strike_bystander(ctx, st, answer.option, st.stray)
+    _miss(ctx, "botch")
+
+
+def _strike_bystander(ctx, st: _Attack, token_id: str, successes: int) -> None:
+    """The botched blow lands on a bystander with ``successes`` successes: steps 7-8 and its damage."""
+    victim = ctx.current(token_id)
+    weapon, kind = st.weapon, st.damage_type
+    raw = weapon["damage"] + (st.me["attributes"]["strength"] if weapon["strength"] else 0) + successes
+    armor = victim["armor"]
+    hardness = max(victim["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
+    name = ctx.token(token_id).name
+    levels = 0
+    if rules.hardness_stops(raw, hardness):
+        ctx.note(f"the botched blow strikes {name}: Hardness {hardness}{kind} absorbs {raw} raw damage")
+    else:
+        soak = rules.total_soak(
+            victim["attributes"]["stamina"],
+            kind,
+            divine=victim["divine"],
+            armor_bashing=armor["bashing"] if armor else 0,
+            armor_lethal=armor["lethal"] if armor else 0,
+            piercing=weapon["piercing"],
+        )
+        minimum = rules.minimum_damage(weapon["minimum"], st.me["essence"])
+        pool = rules.damage_pool(raw, soak, minimum=minimum).final
+        levels = rules.roll_pool(ctx.dice, pool, label=f"damage to {name}", damage=True).successes
+        before = HealthTrack.from_json(victim["health"])
+        after = rules.apply_damage(before, levels, kind)
+        if levels:
+            ctx.update(token_id, health=after.to_json())
+            gained = rules.new_conditions(before, after)
+            if gained:
+                ctx.outcome["conditions"] = {token_id: gained}
+        ctx.note(f"the botched blow strikes {name}: raw {raw}, soak {soak}, {levels} levels of {kind}")
+    ctx.outcome["bystander"] = {"token": token_id, "successes": successes, "raw_damage": raw, "damage": levels}
 
 
 # ---------------------------------------------------------------------------
@@ -607,6 +675,19 @@ STEPS = (
         name="attack_reroll",
         title="4. Attack reroll",
         ask=Ask(name="attack_reroll", prompt="Use a reroll effect?", who="attacker", decline=KEEP),
+        each=_botched,
+        steps=(
+            Step(
+                name="stray_blow",
+                title="4. Botch: a bystander in the path",
+                ask=Ask(
+                    name="bystander",
+                    prompt="The attack botched: does it strike a bystander instead?",
+                    who="gm",
+                    decline=NO_BYSTANDER,
+                ),
+            ),
+        ),
     ),
     Step(
         name="apply_defense",

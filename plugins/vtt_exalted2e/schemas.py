@@ -233,7 +233,9 @@ class Declaration(StrictSchema):
     crevasse, terrain worse than −3: Dodge DV 0 unless a stunt circumvents
     it — unlike the magical ``undodgeable``); ``post_soak`` (effects that
     increase or decrease post-soak damage, −20…+20, applied to the final
-    damage pool at step 8).
+    damage pool at step 8); ``bystanders`` (token ids in the general path of
+    the attack: on a botch the GM rules whether it strikes one of them, with
+    as many successes as 1s were rolled).
     """
 
     type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)))
@@ -252,4 +254,5 @@ class Declaration(StrictSchema):
     coordinated = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100))
     dodge_inapplicable = fields.Boolean(load_default=False)
     post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20))
+    bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20))
     charms = fields.List(fields.Nested(CharmUse), load_default=list)

@@ -36,6 +36,7 @@ def test_there_are_examples():
         "coordinated_wolves.json",
         "closed_ranks_cannot_dodge.json",
         "venom_after_soak.json",
+        "botch_strikes_a_bystander.json",
     }
 
 
@@ -66,6 +67,7 @@ def test_every_example_resolves_the_same_way_twice_and_renders(host, path):
         ("unaware_sentry.json", lambda r: r["decisions"][0]["key"] != "defense" and r["outcome"]["defense"] == "nothing"),
         ("coordinated_wolves.json", lambda r: r["changes"]["soldier"]["after"]["onslaught"] == {"group:wolves": 3}),
         ("closed_ranks_cannot_dodge.json", lambda r: r["outcome"]["defense"] == "dodge" and r["outcome"]["dv"] == 0),
+        ("botch_strikes_a_bystander.json", lambda r: r["ended"] == "botch" and r["outcome"]["bystander"]["token"] == "monk"),
         ("venom_after_soak.json", lambda r: any(c["number"] == "post_soak" and c["to"] == 2 for c in r["steps"][7]["changes"])),
     ],
 )

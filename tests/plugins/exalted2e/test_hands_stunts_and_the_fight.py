@@ -269,3 +269,45 @@ def test_step_7_asks_the_attacker_when_a_pack_offers_an_effect():
     res.answer("fury")
     res.run()
     assert changes(res.record, "raw_damage") == {"raw_damage": (0, 12)}  # 3 + 5 + 2 net, then +2
+
+
+# -- A botch striking a bystander -------------------------------------------------------
+
+
+def test_a_botch_may_strike_a_bystander_the_gm_chooses(host):
+    """Seed 002, Botched Attacks: "If any bystanders stand in the general path of the attack,
+    the Storyteller may also rule that the attack hits one of them instead of the intended
+    target with a number of "successes" equal to the 1s rolled." Anoria's daiklave botches
+    with three 1s on the soldier; the monk is struck: raw 5 + 3 + 3 = 11, soak 1 (Stamina 3,
+    lethal, rounded down), 10 dice [7 7 7 1 ...]: 3 lethal levels."""
+    res = start(host, "anoria", "soldier", {"weapon": "daiklave", "bystanders": ["monk", "brigand"]},
+                dice=[1, 1, 1, 2, 3, 4, 5, 6, 6, 6] + [7, 7, 7] + [1] * 7)  # fmt: skip
+    decision = res.advance()
+    assert decision.key == "defense"
+    res.default()
+    decision = res.advance()
+    assert decision.key == "bystander" and decision.token is None and decision.step == "stray_blow"
+    assert [o.id for o in decision.options] == ["monk", "brigand", "no"] and decision.default == "no"
+    assert decision.options[0].label == "Immaculate monk is struck instead, with 3 successes (the 1s rolled)"
+    res.answer("monk")
+    assert res.advance() is None
+    record = res.record
+    assert record["ended"] == "botch"
+    assert record["outcome"]["bystander"] == {"token": "monk", "successes": 3, "raw_damage": 11, "damage": 3}
+    assert after(record, "monk")["health"]["damage"][:4] == ["L", "L", "L", None]
+    assert after(record, "anoria")["dv_penalty"] == 3  # the botch's -2 more, as always
+    assert "soldier" not in record["changes"] or after(record, "soldier")["health"] == record["changes"]["soldier"]["before"]["health"]
+
+
+def test_without_bystanders_or_a_botch_the_gm_is_not_asked(host):
+    record = resolve(host, "anoria", "soldier", {"weapon": "daiklave", "bystanders": ["monk"]}, dice=[2] * 10)
+    assert [d["key"] for d in record["decisions"]] == ["defense"] and record["ended"] == "miss"
+    record = resolve(host, "anoria", "soldier", {"weapon": "daiklave"}, dice=[1] * 10)
+    assert [d["key"] for d in record["decisions"]] == ["defense"] and record["ended"] == "botch"
+    assert "stray_blow" not in [s["step"] for s in record["steps"]]
+
+
+def test_a_bystander_must_be_another_token(host):
+    with pytest.raises(InvalidRequest) as err:
+        start(host, "anoria", "soldier", {"weapon": "daiklave", "bystanders": ["soldier"]}, dice=[]).run()
+    assert err.value.details["declaration"] == {"bystanders": {"0": ["Not a token on this table, or the attacker or target."]}}

@@ -33,7 +33,7 @@ def test_declaration_defaults(host):
         "type": None, "weapon": None, "stunt": 0, "undodgeable": False, "unblockable": False,
         "range_band": None, "distance": None, "off_hand": False, "cover": "none", "height": 0,
         "terrain": 0, "new_action": False, "unaware": False, "coordinated": None,
-        "dodge_inapplicable": False, "post_soak": 0, "charms": [],
+        "dodge_inapplicable": False, "post_soak": 0, "bystanders": [], "charms": [],
     }  # fmt: skip
 
 
