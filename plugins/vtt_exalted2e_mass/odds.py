@@ -32,6 +32,10 @@ from . import rules
 
 __all__ = ["exalted2e_mass_outcomes", "vtt_bridge_exact_odds"]
 
+#: The mass Charm pack (by module): it only offers reroll and counterattack
+#: options whose defaults ("no") change nothing; answering one is not modelled.
+MASS_CHARMS = "vtt_exalted2e_mass_charms"
+
 DECLINES = {"attack_reroll": "no", "defense_stunt": "no", "defense_reroll": "no", "counterattack": "no"}
 
 
@@ -153,4 +157,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = exalted2e_mass_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, unit="health levels")
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({MASS_CHARMS}), unit="health levels")

@@ -25,6 +25,8 @@ MONTE_CARLO = {
     "spray_two_models.json": "a spray on two models",
     "damage_transference.json": "damage transference answered",
     "shield_guard.json": "Shield Guard answered",
+    "botch_strikes_a_bystander.json": "the GM answered: a botch strikes a bystander",
+    "cinder_strikes_back.json": "a counterattack answered",
 }
 
 
