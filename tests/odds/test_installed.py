@@ -27,6 +27,9 @@ MONTE_CARLO = {
     "shield_guard.json": "Shield Guard answered",
     "botch_strikes_a_bystander.json": "the GM answered: a botch strikes a bystander",
     "cinder_strikes_back.json": "a counterattack answered",
+    "aoe_critical_knockdown.json": "an AOE with an application order answered",
+    "reroll_own_ability.json": "rerolls answered",
+    "reroll_granted.json": "a reroll answered",
 }
 
 
