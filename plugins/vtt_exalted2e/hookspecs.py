@@ -418,7 +418,8 @@ def exalted2e_apply_results(ctx: AttackContext) -> None:
 
     The ruleset's own implementation marks ``ctx.damage`` levels on the
     defender's health track and reports the conditions newly reached in
-    ``ctx.outcome["conditions"]``; the attacker's action DV penalty (−1; −2
+    ``ctx.outcome["conditions"]`` — a counterattack's too, as its damage lands
+    at the same time; the attacker's action DV penalty (−1; −2
     more on a botch) and the defender's onslaught against this attacker are
     already recorded at step 9 (an attack that ends early — a miss,
     Hardness — records them before it ends). A pack adds its own token changes

@@ -29,7 +29,6 @@ accounted for on that ground (see :data:`EXCELLENCIES`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from vtt_bridge import hookimpl
@@ -37,7 +36,7 @@ from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest,
 
 from . import rules
 from .rules import HealthTrack
-from .ruleset import ATTACK, FIST, _circumvented
+from .ruleset import ATTACK, COUNTER, _circumvented
 
 __all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
 
@@ -53,32 +52,21 @@ DECLINES = {"attack_reroll": "keep", "bystander": "no", "defense_reroll": "keep"
 EXCELLENCIES = "vtt_excellencies"
 
 
-def _weapon(system: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    for weapon in system["weapons"] or (FIST,):
-        if weapon["name"] == name:
-            return weapon
-    return FIST
+#: What an attack's levels distribution holds besides health levels: a miss,
+#: and Hardness stopping a hit (the cycle ends before step 9).
+MISSED, ABSORBED = None, -1
 
 
-def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
-    """The outcome distribution, or ``None`` if the pipeline does something the model does not know."""
-    probe = request.probe()
-    if not probe.exhausted:  # decided before any die: automatic defense, an empty pool
-        return Distribution.certain(outcome_from(probe.ctx.outcome))
-    if probe.step != "attack_roll":
-        return None
-    ctx = probe.ctx
-    me = request.tokens[request.attacker].system
-    foe_id = request.targets[0]
-    foe = request.tokens[foe_id].system
-    weapon = _weapon(me, ctx.outcome["weapon"])
+def _levels(ctx: Any, stunt_answer: str | None) -> Distribution[int | None]:
+    """Health levels dealt, ``MISSED`` or ``ABSORBED``, from a context probed at its attack roll."""
+    st = ctx.stash[ATTACK]
+    me, foe, weapon = st.me, st.foe, st.weapon
     kind = weapon["damage_type"]
 
     # Steps 3-5: net successes past the DV; the stunt only while successes remain.
     attack = dice.success_pool(ctx.attack_pool, 10, 7, 10)
-    st = ctx.stash[ATTACK]
     choice = ctx.outcome.get("defense")
-    stunt = rules.STUNT_DICE.get(request.answer("defense_stunt") or "no", 0) if choice in ("dodge", "parry") and st.aware else 0
+    stunt = rules.STUNT_DICE.get(stunt_answer or "no", 0) if choice in ("dodge", "parry") and st.aware else 0
     gain = _circumvented(st, choice)[0] if stunt else 0
     defense = dice.success_pool(ctx.defense_dice + stunt, 10, 7, 10)
     auto, external, dv = ctx.auto_successes, ctx.external_penalty, ctx.dv
@@ -112,43 +100,89 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
     minimum = rules.minimum_damage(weapon["minimum"], me["essence"])
     post_soak = ctx.post_soak + ctx.declaration.get("post_soak", 0)
 
-    def damage_pool(n: int) -> int | None:
-        """``None``: a miss; -1: Hardness stops it; else the dice rolled for damage."""
+    def rolled(n: int) -> Distribution[int | None]:
         if n <= 0:
-            return None
+            return Distribution.certain(MISSED)
         raw = base + n
         if rules.hardness_stops(raw, hardness):
-            return -1
-        return rules.damage_pool(raw, soak, minimum=minimum, post_soak=post_soak).final
-
-    pools = nets.map(damage_pool)
-
-    # Step 8's roll: health levels (None: a miss).
-    def rolled(pool: int | None) -> Distribution[int | None]:
-        if pool is None:
-            return Distribution.certain(None)
-        if pool < 0:
-            return Distribution.certain(0)
+            return Distribution.certain(ABSORBED)
+        pool = rules.damage_pool(raw, soak, minimum=minimum, post_soak=post_soak).final
         return dice.success_pool(pool, 10, 7, None)
 
-    # Step 10: levels onto the track.
-    track = HealthTrack.from_json(foe["health"])
+    return nets.bind(rolled)
+
+
+def _landing(ctx: Any) -> Any:
+    """Step 10 for a probed context: levels → the outcome it reports."""
+    st = ctx.stash[ATTACK]
+    foe_id, kind = ctx.defender.id, st.damage_type
+    track = HealthTrack.from_json(st.foe["health"])
 
     def landed(levels: int | None) -> AttackOutcome:
-        if levels is None:
+        if levels is MISSED:
             return AttackOutcome.miss()
         if levels <= 0:
             return AttackOutcome(hit=True, damage=0)
         gained = rules.new_conditions(track, rules.apply_damage(track, levels, kind))
         return AttackOutcome(hit=True, damage=levels, conditions=frozenset((foe_id, c) for c in gained))
 
-    return pools.bind(rolled).map(landed)
+    return landed
+
+
+def _counterattack(request: OddsRequest) -> Distribution[AttackOutcome] | None | bool:
+    """The counterattack's outcomes when the attack reaches step 9; ``False``: none is launched.
+
+    The counterattack's deterministic numbers do not depend on the attack's dice
+    (its blows land together with the attack's), so one probe that reaches the
+    counterattack's own attack roll gives them: every die of the attack a 10.
+    ``None``: the model cannot tell (the counterattack ended before rolling).
+    """
+    if request.answer("counterattack") in (None, "no"):
+        return False
+    if "defense_stunt" in request.answers and "counterattack/defense_stunt" not in request.answers:
+        return None  # which stunt decision that answer meets depends on the dice
+    for n in range(1, 200):
+        probe = request.probe([10] * n)
+        counter = probe.ctx.stash.get(COUNTER)
+        if counter is not None:
+            if not probe.exhausted or probe.step != "attack_roll" or ATTACK not in counter.stash:
+                return None
+            return _levels(counter, request.answer("counterattack/defense_stunt")).map(_landing(counter))
+        if not probe.exhausted:
+            return False  # the attack finished without one (not offered)
+    return None
+
+
+def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
+    """The outcome distribution, or ``None`` if the pipeline does something the model does not know."""
+    probe = request.probe()
+    if not probe.exhausted:  # decided before any die: automatic defense, an empty pool
+        return Distribution.certain(outcome_from(probe.ctx.outcome))
+    if probe.step != "attack_roll":
+        return None
+    ctx = probe.ctx
+    levels = _levels(ctx, request.answer("defense_stunt"))
+    landed = _landing(ctx)
+    counter = _counterattack(request)
+    if counter is None:
+        return None
+    if counter is False:
+        return levels.map(landed)
+
+    def with_counter(lv: int | None) -> Distribution[AttackOutcome]:
+        mine = landed(lv)
+        if lv is MISSED or lv == ABSORBED:
+            return Distribution.certain(mine)  # the cycle ended before step 9
+        return counter.map(lambda theirs: AttackOutcome(hit=True, damage=mine.damage, conditions=mine.conditions | theirs.conditions))
+
+    return levels.bind(with_counter)
 
 
 def _defaults_only(request: OddsRequest) -> bool:
     for key in request.answers:
-        if key == "defense":
-            continue  # any defense: the probe applies it exactly as the pipeline does
+        key = key.removeprefix("counterattack/")  # the counterattack's own decisions: the same
+        if key in ("defense", "counterattack"):
+            continue  # any defense or counterattack: the probes apply them as the pipeline does
         if key == "defense_stunt" and request.answer(key) in ("no", *rules.STUNT_DICE):
             continue  # stunt dice: modelled at step 5
         if DECLINES.get(key) is None or request.answer(key) != DECLINES[key]:
@@ -158,7 +192,7 @@ def _defaults_only(request: OddsRequest) -> bool:
 
 @hookimpl
 def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | None:
-    """The exact model for ``exalted2e``; ``None`` when a reroll or counterattack is answered."""
+    """The exact model for ``exalted2e``; ``None`` when a reroll or an effect is answered."""
     if ruleset != "exalted2e" or not _defaults_only(request):
         return None
     outcomes = exalted2e_outcomes(request)

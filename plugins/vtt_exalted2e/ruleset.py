@@ -69,6 +69,8 @@ class _Attack:
 
 
 ATTACK: StashKey[_Attack] = StashKey("exalted2e.attack")
+COUNTER: StashKey[Any] = StashKey("exalted2e.counterattack")
+"""On an attack's context: the context of the counterattack launched against it (step 9)."""
 
 
 def _state(ctx) -> _Attack:
@@ -119,6 +121,8 @@ def setup(ctx) -> None:
         )
     ranged = ability == "archery" or ability == "thrown"
     ctx.stash[ATTACK] = _Attack(me, foe, weapon, ranged, ctx.is_counterattack)
+    if ctx.parent is not None and ctx.kind == "counterattack":
+        ctx.parent.stash[COUNTER] = ctx
     outcome = ctx.outcome
     outcome["hit"] = False
     outcome["damage"] = 0
@@ -647,8 +651,12 @@ def exalted2e_counterattack(ctx) -> None:
 def exalted2e_apply_results(ctx) -> None:
     _record_actions(ctx)  # (already recorded at step 9 unless a pack skipped it)
     levels = ctx.damage
-    if levels <= 0:
-        return
+    if levels > 0:
+        _apply_levels(ctx, levels)
+    _counter_conditions(ctx)
+
+
+def _apply_levels(ctx, levels: int) -> None:
     defender = ctx.defender.id
     before = HealthTrack.from_json(ctx.current(defender)["health"])
     after = rules.apply_damage(before, levels, _state(ctx).damage_type)
@@ -657,6 +665,14 @@ def exalted2e_apply_results(ctx) -> None:
     if gained:
         ctx.outcome["conditions"] = {defender: gained}
     ctx.note(f"{ctx.defender.name}: [{after.notation()}], wound penalty {rules.wound_penalty(after)}")
+
+
+def _counter_conditions(ctx) -> None:
+    """The counterattack's effects land with this attack's (seed 002, step 10): its conditions join the outcome."""
+    for child in ctx.outcome.get("children", ()):
+        for token_id, gained in child.get("conditions", {}).items():
+            mine = ctx.outcome["conditions"].setdefault(token_id, [])
+            mine.extend(c for c in gained if c not in mine)
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,6 @@ EXAMPLES = sorted((ROOT / "plugins").glob("vtt_*/examples/*.json"))
 MONTE_CARLO = {
     "rerolls_and_criticals.json": "rerolls answered",
     "momentum_and_onslaught.json": "a reroll answered",
-    "solar_counterattack.json": "a counterattack answered",
     "aoe_deviation_blast.json": "an AOE: deviation and blast depend on the table",
     "spray_two_models.json": "a spray on two models",
     "damage_transference.json": "damage transference answered",
