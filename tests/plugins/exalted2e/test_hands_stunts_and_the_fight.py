@@ -154,7 +154,8 @@ class Riposte:
 
     @hookimpl
     def exalted2e_counterattack(self, ctx):
-        if ctx.answer("counterattack").option == "riposte":
+        answer = ctx.answer("counterattack")  # None inside the counterattack: not asked there
+        if answer is not None and answer.option == "riposte":
             ctx.nest(kind="counterattack", attacker=ctx.defender.id, targets=[ctx.attacker.id], declaration={"weapon": "fist"})
 
 
@@ -311,3 +312,16 @@ def test_a_bystander_must_be_another_token(host):
     with pytest.raises(InvalidRequest) as err:
         start(host, "anoria", "soldier", {"weapon": "daiklave", "bystanders": ["soldier"]}, dice=[]).run()
     assert err.value.details["declaration"] == {"bystanders": {"0": ["Not a token on this table, or the attacker or target."]}}
+
+
+def test_the_counterattacks_conditions_land_with_the_attack():
+    """Seed 002, step 10: "Any non-damage effects of the attack also occur at this stage, as does
+    the damage and effects from any counterattack launched by the defender." The monk's riposte:
+    [10 × 8] = 16 successes − Anoria's Parry DV 5 = 11; raw 3 + 11 = 14 − soak 3 = 11 dice,
+    all 7s: 11 bashing levels on her 10-level track — incapacitated and unconscious."""
+    host = make_host(block=["excellencies"], plugins=[Riposte()])
+    res = start(host, "anoria", "monk", {"weapon": "fist"}, dice=[10] * 3 + [1] * 7 + [1] * 4 + [10] * 8 + [7] * 11,
+                answers={"counterattack": "riposte", "counterattack/defense": "parry"})  # fmt: skip
+    res.run()
+    assert res.record["outcome"]["damage"] == 0  # Anoria's own blow: 4 dice, all 1s
+    assert res.record["outcome"]["conditions"] == {"anoria": ["incapacitated", "unconscious"]}
