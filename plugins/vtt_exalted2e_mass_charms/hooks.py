@@ -53,12 +53,12 @@ def _chose(ctx, decision: str, charm: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def exalted2e_mass_attack_reroll_options(ctx) -> list[Option]:
     return _REROLL_ATTACK if _motes(ctx, ctx.attacker.id) >= RESURGENT_COST else []
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def exalted2e_mass_attack_reroll(ctx) -> None:
     if not _chose(ctx, "attack_reroll", RESURGENT):
         return
@@ -72,14 +72,14 @@ def exalted2e_mass_attack_reroll(ctx) -> None:
 # ---------------------------------------------------------------------------
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def exalted2e_mass_defense_reroll_options(ctx) -> list[Option]:
     if DEFENSE_ROLL not in ctx.stash:
         return []  # no stunt or Charm dice were rolled at step 5: nothing to reroll
     return _REROLL_DEFENSE if _motes(ctx, ctx.defender.id) >= RESURGENT_COST else []
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def exalted2e_mass_defense_reroll(ctx) -> None:
     if not _chose(ctx, "defense_reroll", RESURGENT):
         return
@@ -93,7 +93,7 @@ def exalted2e_mass_defense_reroll(ctx) -> None:
 # ---------------------------------------------------------------------------
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def exalted2e_mass_counterattack_options(ctx) -> list[Option]:
     foe = ctx.current(ctx.defender.id)
     if foe["solo"] is None or ctx.declaration["attack"] != "close":
@@ -101,7 +101,7 @@ def exalted2e_mass_counterattack_options(ctx) -> list[Option]:
     return _COUNTER if _motes(ctx, ctx.defender.id) >= COUNTER_COST else []
 
 
-@hookimpl
+@hookimpl(optionalhook=True)
 def exalted2e_mass_counterattack(ctx) -> None:
     # The ruleset's own implementation then nests the counterattack (seed 000, step 9).
     if _chose(ctx, "counterattack", COUNTER):

@@ -127,3 +127,10 @@ def test_the_shipped_example_strikes_back():
     counter = next(s for s in record["steps"] if s["step"] == "counterattack")
     assert counter["children"][0]["attacker"] == "cinder"
     assert record["changes"]["cinder"]["after"]["commander"]["motes"] == 17
+
+
+def test_without_the_ruleset_the_pack_still_loads():
+    from vtt_bridge import make_host
+
+    host = make_host(plugins=["vtt_exalted2e_mass_charms"], entry_points=False, environ={})
+    assert "exalted2e_mass" not in host.rulesets
