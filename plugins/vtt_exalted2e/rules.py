@@ -554,6 +554,11 @@ def out_of_the_fight(health: Mapping[str, Any]) -> str | None:
     Seed 002, damage types: characters beaten below Incapacitated with bashing
     damage pass out; with lethal damage they begin dying.
     """
+    penalties, damage = health["penalties"], health["damage"]
+    if INCAPACITATED in penalties:
+        past = penalties.index(INCAPACITATED) + 1
+        if past >= len(damage) or damage[past] is None:
+            return None  # damage fills from the top: nothing is marked past Incapacitated
     conditions = track_conditions(HealthTrack.from_json(health))
     for condition in ("dead", "dying", "unconscious"):
         if condition in conditions:
