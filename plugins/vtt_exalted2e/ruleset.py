@@ -627,6 +627,8 @@ def exalted2e_counterattack_options(ctx) -> list[Option]:
 def exalted2e_no_counter_to_counter(ctx):
     """No counterattack against a counterattack (seed 002, step 9): withdraw every option."""
     batches = yield
+    if not any(batches):
+        return batches  # nothing offered: nothing to withdraw
     if ctx.is_counterattack or rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]):
         return []
     return batches
