@@ -21,11 +21,15 @@ not offered.
   it; no counterattack against a counterattack).
 
 Each Charm is used at most once per attack and per token.
+
+What is listed — ``vtt_bridge_declarables`` gives ``rulesets.list`` both
+Charms as ``kind: "option"`` (chosen at a decision, never declared). What a
+token knows — ``flags.mass_charms.charms`` (``vtt_bridge_token_flags``) lists
+the Charms the commander knows; without it, both. A Charm the commander does
+not know is not offered.
 """
 
 from .hooks import (
-    COUNTER,
-    RESURGENT,
     exalted2e_mass_attack_reroll,
     exalted2e_mass_attack_reroll_options,
     exalted2e_mass_counterattack,
@@ -34,4 +38,6 @@ from .hooks import (
     exalted2e_mass_defense_reroll_options,
 )
 
-__all__ = ["COUNTER", "RESURGENT"]
+from .listing import COUNTER, RESURGENT, vtt_bridge_declarables, vtt_bridge_token_flags
+
+__all__ = ["COUNTER", "RESURGENT", "vtt_bridge_declarables", "vtt_bridge_token_flags"]

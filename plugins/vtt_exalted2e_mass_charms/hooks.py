@@ -10,10 +10,10 @@ from vtt_bridge import InvalidRequest, Option, hookimpl
 from vtt_exalted2e.rules import roll_pool
 from vtt_exalted2e_mass import DEFENSE_ROLL
 
+from .listing import COUNTER, RESURGENT, knows
+
 __all__ = ["COUNTER", "COUNTER_COST", "RESURGENT", "RESURGENT_COST"]
 
-RESURGENT = "war-resurgent"
-COUNTER = "solar-counterattack"
 RESURGENT_COST = 4
 COUNTER_COST = 3
 NAMES = {RESURGENT: "Essence Resurgent", COUNTER: "Solar Counterattack"}
@@ -27,6 +27,11 @@ _COUNTER = [Option(id=COUNTER, label=f"Solar Counterattack: {COUNTER_COST} motes
 
 def _motes(ctx, token_id: str) -> int:
     return ctx.current(token_id)["commander"].get("motes", 0)
+
+
+def _can(ctx, token_id: str, charm: str, cost: int) -> bool:
+    """The commander knows ``charm`` and has the motes for it."""
+    return knows(ctx.token(token_id), charm) and _motes(ctx, token_id) >= cost
 
 
 def _spend(ctx, token_id: str, charm: str, cost: int) -> None:
@@ -55,7 +60,7 @@ def _chose(ctx, decision: str, charm: str) -> bool:
 
 @hookimpl(optionalhook=True)
 def exalted2e_mass_attack_reroll_options(ctx) -> list[Option]:
-    return _REROLL_ATTACK if _motes(ctx, ctx.attacker.id) >= RESURGENT_COST else []
+    return _REROLL_ATTACK if _can(ctx, ctx.attacker.id, RESURGENT, RESURGENT_COST) else []
 
 
 @hookimpl(optionalhook=True)
@@ -76,7 +81,7 @@ def exalted2e_mass_attack_reroll(ctx) -> None:
 def exalted2e_mass_defense_reroll_options(ctx) -> list[Option]:
     if DEFENSE_ROLL not in ctx.stash:
         return []  # no stunt or Charm dice were rolled at step 5: nothing to reroll
-    return _REROLL_DEFENSE if _motes(ctx, ctx.defender.id) >= RESURGENT_COST else []
+    return _REROLL_DEFENSE if _can(ctx, ctx.defender.id, RESURGENT, RESURGENT_COST) else []
 
 
 @hookimpl(optionalhook=True)
@@ -98,7 +103,7 @@ def exalted2e_mass_counterattack_options(ctx) -> list[Option]:
     foe = ctx.current(ctx.defender.id)
     if foe["solo"] is None or ctx.declaration["attack"] != "close":
         return []  # a character's close-combat answer to a close-combat blow
-    return _COUNTER if _motes(ctx, ctx.defender.id) >= COUNTER_COST else []
+    return _COUNTER if _can(ctx, ctx.defender.id, COUNTER, COUNTER_COST) else []
 
 
 @hookimpl(optionalhook=True)

@@ -134,3 +134,33 @@ def test_without_the_ruleset_the_pack_still_loads():
 
     host = make_host(plugins=["vtt_exalted2e_mass_charms"], entry_points=False, environ={})
     assert "exalted2e_mass" not in host.rulesets
+
+
+def test_the_pack_lists_its_charms_and_the_flags_it_keeps():
+    """``rulesets.list`` shows both Charms as options of a decision; ``flags.mass_charms.charms``
+    says which the commander knows, and a typo is refused naming the field."""
+    from vtt_bridge import make_host
+
+    host = make_host(environ={})  # installed: the pack's entry point is ``mass_charms``
+    listed = {d.id: d for d in host.declarables("exalted2e_mass") if d.plugin == "mass_charms"}
+    assert set(listed) == {"war-resurgent", "solar-counterattack"}
+    assert all(d.kind == "option" and d.inert for d in listed.values())
+    assert host.load_flags("exalted2e_mass", {"mass_charms": {"charms": ["war-resurgent"]}}) == {
+        "mass_charms": {"charms": ["war-resurgent"]}
+    }
+    with pytest.raises(InvalidRequest) as err:
+        host.load_flags("exalted2e_mass", {"mass_charms": {"charms": ["war-resurgant"]}})
+    assert list(err.value.details["flags"]["mass_charms"]) == ["charms"]
+
+
+def test_a_commander_is_offered_only_the_charms_it_knows():
+    """With ``flags.mass_charms.charms`` listing only Solar Counterattack, the rich commander's
+    failed attack is not offered Essence Resurgent: the roll stands (as in the first test's
+    opening roll: 2 successes, all stopped by DV 5)."""
+    from vtt_bridge import Token
+
+    rich = vt.make_token("exalted2e_mass", "a", merged(A, commander=RICH), host=HOST).to_dict()
+    a = Token.from_dict({**rich, "flags": {"mass_charms": {"charms": ["solar-counterattack"]}}})
+    res = vt.resolve("exalted2e_mass", {"a": a, "b": B}, attacker="a", targets=["b"], host=HOST,
+                     dice=[1, 2, 3, 4, 5, 6, 6], answers={"defense": "war"})  # fmt: skip
+    assert [d.key for d in res.decisions] == ["defense"] and res.ended == "miss"

@@ -164,7 +164,7 @@ def test_a_character_uses_only_the_excellencies_its_token_knows(host):
     # Defending, she is offered only the Second Excellency's points of DV, and no Essence Resurgent.
     res = host.start("exalted2e", toks, attacker="monk", targets=["anoria"], declaration={}, dice=[2] * 20)
     decision = res.advance()
-    assert list(decision.option("parry").params) == ["stunt", "second_excellency"]
+    assert list(decision.option("parry").params) == ["second_excellency"]  # the stunt is its own decision, after the roll
 
 # -- step 4: Essence Resurgent on the attack ---------------------------------------------
 
@@ -245,7 +245,7 @@ def test_second_excellency_on_a_dv_adds_points(host):
     record = resolve(
         host, "anoria", "monk", {"weapon": "fist"},
         dice=[10, 10, 10, 10, 1, 1, 1, 1, 1, 1] + [1] * 4,
-        answers={"defense": {"option": "parry", "params": {"second_excellency": 2, "stunt": 0}}},
+        answers={"defense": {"option": "parry", "params": {"second_excellency": 2}}},
     )  # fmt: skip
     assert by_pack(record) == {"declare_defense": {"dv": (5, 7)}}
     assert after(record, "monk")["motes"] == 11

@@ -50,10 +50,18 @@ def test_the_pack_imports_only_the_public_api():
 def test_the_pack_lists_its_abilities_and_the_flags_it_keeps():
     host = make_host(plugins=["vtt_warmachine_mk3", "vtt_warmachine_abilities"], entry_points=False, environ={})
     listed = {d.id: d for d in host.declarables("warmachine_mk3")}
-    assert set(listed) == {"shield_guard", "transference"}
+    assert set(listed) == {"reroll", "grants_reroll", "shield_guard", "transference"}
     assert all(d.kind == "option" and d.inert for d in listed.values())
     flags = host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"shield_guard": True}})
-    assert flags == {"vtt_warmachine_abilities": {"shield_guard": True, "transference": True}}
+    assert flags == {
+        "vtt_warmachine_abilities": {
+            "reroll_attack": False, "reroll_damage": False, "grants_reroll": None,
+            "shield_guard": True, "transference": True,
+        }
+    }  # fmt: skip
+    with pytest.raises(InvalidRequest) as err:
+        host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"grants_reroll": 30}})
+    assert list(err.value.details["flags"]["vtt_warmachine_abilities"]) == ["grants_reroll"]
     with pytest.raises(InvalidRequest) as err:
         host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"sheild_guard": True}})
     assert err.value.details == {"flags": {"vtt_warmachine_abilities": {"sheild_guard": ["Unknown field."]}}}

@@ -74,3 +74,21 @@ def test_the_models_own_damage_reroll():
     assert keys(record) == [("reroll_damage[a]", ["reroll:self", "decline"], "reroll:self")]
     assert record["outcome"]["models"]["a"]["damage_roll"] == 24
     assert record["outcome"]["conditions"] == {"a": ["disabled", "boxed", "destroyed"]}
+
+
+def test_the_reroll_abilities_may_come_from_the_packs_token_flags():
+    """``flags.warmachine_abilities``: ``reroll_attack`` on the jack and ``grants_reroll`` on the
+    sergeant, read by the pack as the ruleset's own fields are: [3 3] + 5 = 11 misses DEF 12;
+    both sources are offered, the jack's own first. Rerolled [2 1] + 5 = 8 misses again: the
+    grant is still there (declined by default), the jack's own ability is spent."""
+    from vtt_bridge import Token
+
+    t = table(sarge={})
+    for token_id, mine in (("jack", {"reroll_attack": True}), ("sarge", {"grants_reroll": 5.0})):
+        t[token_id] = Token.from_dict({**t[token_id].to_dict(), "flags": {"warmachine_abilities": mine}})
+    record = run(t, dice=[3, 3, 2, 1], answers={"reroll_attack": "reroll:self"}, pack=True)
+    assert keys(record) == [
+        ("reroll_attack[a]", ["reroll:self", "reroll:sarge", "decline"], "reroll:self"),
+        ("reroll_attack[a]", ["reroll:sarge", "decline"], "decline"),
+    ]
+    assert record["outcome"]["hit"] is False
