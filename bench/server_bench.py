@@ -434,7 +434,9 @@ def load_average() -> str:
 
 async def single_process(args, tmp: Path, rulesets: list[Ruleset]) -> None:
     db = tmp / "bench.sqlite"
-    seats = await prepare(SQLiteStore(db), args.tables, rulesets)
+    # Each run gets tables of its own: the real rulesets' tokens wear out (a wrecked
+    # warjack is no longer a valid target), so a second run must not inherit the first's.
+    seats = await prepare(SQLiteStore(db), 2 * args.tables, rulesets)
     memory = await prepare(SQLiteStore(db), args.memory_tables, [rulesets[0]]) if args.memory_tables else {}
     proc, url = start_server("--db", str(db), "--resolvers", str(args.resolvers))
     duel = rulesets[0]
@@ -460,8 +462,10 @@ async def single_process(args, tmp: Path, rulesets: list[Ruleset]) -> None:
             runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
             print(f"\n2. throughput, one server process (SQLite): {runs}")
             for ruleset in rulesets:
-                for label, events in (("every broadcast", None), ("results only", RESULTS_ONLY)):
-                    r = await throughput(http, url, proc.pid, seats[ruleset.name], ruleset, args, events)
+                runs = (("every broadcast", None), ("results only", RESULTS_ONLY))
+                for n, (label, events) in enumerate(runs):
+                    tables = seats[ruleset.name][n * args.tables : (n + 1) * args.tables]
+                    r = await throughput(http, url, proc.pid, tables, ruleset, args, events)
                     light = ruleset.name == "duel" and events is None
                     print(line(f"{ruleset.name}, {label}", r, rate_target=T_RATE_1 if light else None))
 

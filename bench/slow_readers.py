@@ -18,6 +18,7 @@ the ping timeout). Bounded: the attack count, and 120 s per run.
 from __future__ import annotations
 
 import argparse
+import os
 import asyncio
 import gc
 import json
@@ -78,6 +79,8 @@ def main(args: argparse.Namespace) -> None:
         print(json.dumps(asyncio.run(run(args.limit, args.stalled, args.attacks))))
         return
     print(f"{args.stalled} stalled clients, {args.attacks} attacks broadcast to everyone; each run in its own process")
+    print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print("target: with the limit, every stalled client dropped and nothing left queued for it (issue 14, item 13)")
     for label, limit in (("limit 1 MB", 1_000_000), ("no limit (before)", 0)):
         argv = [sys.executable, __file__, "--limit", str(limit), "--stalled", str(args.stalled)]
         out = subprocess.run([*argv, "--attacks", str(args.attacks)], capture_output=True, text=True, timeout=300)

@@ -21,6 +21,7 @@ QUICK = {
     "engine_instructions.py": ["--quick"],
     "odds_bench.py": ["--quick"],
     "server_bench.py": ["--quick"],
+    "slow_readers.py": ["--quick"],
 }
 
 

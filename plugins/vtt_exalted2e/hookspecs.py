@@ -26,26 +26,35 @@ with the plugin that changed them:
 ``dv_bonus``
     points added to the chosen DV at step 2 (defensive Charms);
 ``defense_dice``
-    dice rolled for the defender at step 5, successes adding to DV (stunt
-    dice, Essence Overwhelming);
+    dice rolled for the defender at step 5, successes adding to DV (the
+    stunt's dice join at step 5, Essence Overwhelming's at step 2);
 ``defense_ability``
     the Ability rating in the pool the DV came from (Dodge, or the parry
     weapon's Ability);
 ``net_successes``
     successes left after step 5 (and 6);
 ``raw_damage``, ``hardness``, ``soak``, ``damage_pool``, ``damage``
-    step 7 and 8's numbers; ``damage`` is health levels.
+    step 7 and 8's numbers; ``damage`` is health levels;
+``post_soak``
+    effects that increase or decrease post-soak damage (step 8: added to the
+    final damage pool, after the minimum; the declaration's ``post_soak``
+    joins it there).
 
 Facts about the attack the ruleset settles before step 1 are in
 ``ctx.outcome``: ``weapon``, ``ability`` (the attack's Ability), ``attack_type``,
 ``damage_type``; from step 2 on also ``defense`` (``"dodge"``, ``"parry"``,
 ``"nothing"``).
 
-Decisions (answer keys): ``defense`` (defender, step 2), ``attack_reroll``
-(attacker, step 4), ``defense_reroll`` (defender, step 6), ``counterattack``
-(defender, step 9); in a counterattack they are prefixed
-``counterattack/``. The reroll and counterattack decisions are asked only
-when a pack offers an option for them.
+Decisions (answer keys): ``defense`` (defender, step 2; not asked of a
+target unaware of the attack or out of the fight), ``attack_reroll``
+(attacker, step 4), ``bystander`` (the GM, after a botch when the
+declaration names ``bystanders``), ``defense_stunt`` (defender, step 5: ``1``, ``2``, ``3``
+stunt dice or ``decline``, asked after the attack roll and only while successes
+remain), ``defense_reroll`` (defender, step 6), ``damage_effect``
+(attacker, step 7), ``counterattack`` (defender, step 9); in a
+counterattack they are prefixed ``counterattack/``. The reroll, raw-damage
+and counterattack decisions are asked only when a pack offers an option
+for them.
 """
 
 from __future__ import annotations
@@ -91,8 +100,12 @@ def exalted2e_defense_options(ctx: AttackContext) -> list[Option]:
     """Before step 2. The options the defender is offered: dodge, parry or nothing.
 
     The ruleset's own implementation offers ``dodge``, ``parry`` and
-    ``nothing``; ``dodge`` and ``parry`` take the answer param ``stunt``
-    (0–3 defensive stunt dice, rolled at step 5). A pack adds answer params to
+    ``nothing`` — none of them to a target unaware of the attack (declaration
+    ``unaware``) or out of the fight (unconscious, dying, dead), who cannot
+    defend without magic: only a pack's own options are then offered, and
+    unanswered the target does nothing. Defensive stunts are not part of
+    this answer: they come after the attack roll (``defense_stunt``, step
+    5). A pack adds answer params to
     those two by returning an :class:`~vtt_bridge.Option` with the same id
     (its ``params`` are merged into the ruleset's option, the option is not
     offered twice), or offers an option of its own. The answer arrives as
@@ -110,10 +123,14 @@ def exalted2e_declare_defense(ctx: AttackContext) -> None:
     and any defensive Charms not based on a reroll.
 
     The ruleset's own implementation sets ``ctx.dodge_dv`` and
-    ``ctx.parry_dv``: base DVs (Exalted round up, mortals down), 0 when
-    inapplicable (undodgeable, unblockable, unarmed parry against lethal,
-    aggravated or ranged attacks, no defense), then shield or cover and
-    height, less action DV penalty, wound penalty, onslaught and (Dodge only)
+    ``ctx.parry_dv``: base DVs (Exalted round up, mortals down; Parry DV
+    from the held weapon with the highest Defense, or a natural weapon with
+    a free hand — a two-handed weapon or weapon and shield leave none), 0
+    when inapplicable (undodgeable, unblockable, ``dodge_inapplicable``,
+    unarmed parry against lethal, aggravated or ranged attacks, no defense,
+    unaware or out of the fight), then shield or cover and
+    height, less action DV penalty, wound penalty, onslaught (the
+    coordinated group's, for a ``coordinated`` attack) and (Dodge only)
     armor mobility and terrain. Then ``ctx.dv`` = the chosen DV +
     ``ctx.dv_bonus``, ``ctx.defense_ability`` and ``ctx.outcome["defense"]``.
     A pack reads ``ctx.answer("defense").params``, spends motes, and adds to
@@ -181,8 +198,62 @@ def exalted2e_attack_reroll(ctx: AttackContext) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Step 4, on a botch: a bystander in the path (seed 002, "Botched Attacks")
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_bystander_options(ctx: AttackContext) -> list[Option]:
+    """After step 4, on a botch. Asked only when the declaration names
+    ``bystanders``: "If any bystanders stand in the general path of the
+    attack, the Storyteller may also rule that the attack hits one of them".
+
+    The ruleset's own implementation offers one option per bystander (its
+    token id; the ruleset adds ``decline``, the default). The GM decides. The
+    answer is ``ctx.answer("bystander")``.
+
+    :param ctx: the attack context.
+    :return: a list of options.
+    """
+
+
+@hookspec
+def exalted2e_stray_blow(ctx: AttackContext) -> None:
+    """After step 4, on a botch. With ``bystanders`` declared, the blow strikes
+    the bystander the GM chose "with a number of 'successes' equal to the 1s
+    rolled", then the attack ends as a botch.
+
+    The ruleset's own implementation resolves steps 7–8 against that
+    bystander (raw damage = base damage + those successes, Hardness, soak,
+    minimum damage, the damage roll), marks its health track, reports
+    ``ctx.outcome["bystander"]`` (``token``, ``successes``, ``raw_damage``,
+    ``damage``) and ends the cycle (``"botch"``; the botch's DV penalty
+    applies as usual).
+
+    :param ctx: the attack context.
+    :return: ``None``.
+    """
+
+
+# ---------------------------------------------------------------------------
 # Step 5. Subtract external penalties, apply special defenses
 # ---------------------------------------------------------------------------
+
+
+@hookspec
+def exalted2e_defense_stunt_options(ctx: AttackContext) -> list[Option]:
+    """Before step 5. The defensive stunts the defender may describe, once the
+    attack roll is known: "Stunts to aid defense occur immediately after the
+    attack roll, but before determining whether the attack actually hit."
+
+    The ruleset's own implementation offers ``1``, ``2`` and ``3`` (stunt
+    dice; the ruleset adds ``decline``) to a defender who dodges or parries while
+    successes remain past the DV, and nothing otherwise (then it is not
+    asked). The answer is ``ctx.answer("defense_stunt")``.
+
+    :param ctx: the attack context.
+    :return: a list of options (``[]`` adds none).
+    """
 
 
 @hookspec
@@ -191,8 +262,11 @@ def exalted2e_apply_defense(ctx: AttackContext) -> None:
     dice from defensive stunts and Charms are rolled now and their successes
     add to DV. No successes left: the attack misses.
 
-    The ruleset's own implementation rolls ``ctx.defense_dice`` (+ the
-    defensive stunt) as one pool, adds its successes to ``ctx.dv``, and sets
+    The ruleset's own implementation adds the ``defense_stunt`` dice to
+    ``ctx.defense_dice`` (a stunt circumventing a mundane inapplicability —
+    an unarmed parry against a blade, ``dodge_inapplicable`` — first raises
+    the DV to the value it would have had), rolls them as one pool, adds
+    the successes to ``ctx.dv``, and sets
     ``ctx.net_successes`` = ``ctx.attack_successes`` − ``ctx.external_penalty``
     − DV (a negative DV blocks as 0), ending the cycle on a miss. A pack adds
     defense dice or an external penalty before it.
@@ -240,6 +314,21 @@ def exalted2e_defense_reroll(ctx: AttackContext) -> None:
 
 
 @hookspec
+def exalted2e_damage_effect_options(ctx: AttackContext) -> list[Option]:
+    """Before step 7. Effects the attacker may use once the attack is known to
+    hit — a Charm that waits until after the defense to modify raw damage.
+
+    The ruleset's own implementation offers none, so the decision is asked
+    only when a pack offers an effect (the ruleset then adds ``decline``). The
+    answer is ``ctx.answer("damage_effect")``; the pack applies it in its
+    ``exalted2e_raw_damage`` wrapper.
+
+    :param ctx: the attack context.
+    :return: a list of options (``[]`` when the pack has nothing to offer).
+    """
+
+
+@hookspec
 def exalted2e_raw_damage(ctx: AttackContext) -> None:
     """Step 7. Raw damage = the weapon's base damage (usually Strength + its
     damage) + the successes remaining after step 5; the weapon gives the
@@ -271,7 +360,8 @@ def exalted2e_damage(ctx: AttackContext) -> None:
     when it stops the attack), ``ctx.soak``, ``ctx.damage_pool`` and
     ``ctx.damage``. A pack granting soak adds to ``ctx.soak`` before it (the
     ruleset adds natural and armored soak to it); a pack granting Hardness
-    sets ``ctx.hardness`` before it (only the highest rating applies).
+    sets ``ctx.hardness`` before it (only the highest rating applies); a
+    pack changing post-soak damage adds to ``ctx.post_soak`` before it.
 
     :param ctx: the attack context.
     :return: ``None``.
@@ -289,8 +379,8 @@ def exalted2e_counterattack_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers none, so the decision is asked
     only when a pack offers a counterattack (the ruleset then adds ``decline``);
-    within a counterattack every option is withdrawn — no counterattack
-    against a counterattack. The answer is ``ctx.answer("counterattack")``.
+    within a counterattack, or when the defender is out of the fight, every
+    option is withdrawn — no counterattack against a counterattack. The answer is ``ctx.answer("counterattack")``.
 
     :param ctx: the attack context.
     :return: a list of options (``[]`` when the pack has nothing to offer).
@@ -301,6 +391,9 @@ def exalted2e_counterattack_options(ctx: AttackContext) -> list[Option]:
 def exalted2e_counterattack(ctx: AttackContext) -> None:
     """Step 9. A defender who retaliates resolves steps 1–8 as a new attack
     against the attacker, simultaneous with the attack that triggered it.
+    The attacker's own action DV penalty (and the defender's onslaught) is
+    recorded by the ruleset's implementation at this step, so the
+    counterattack meets the attacker's already reduced DV.
 
     A pack whose option was chosen calls ``ctx.nest(kind="counterattack",
     attacker=ctx.defender.id, targets=[ctx.attacker.id], declaration={...})``;
@@ -324,11 +417,12 @@ def exalted2e_apply_results(ctx: AttackContext) -> None:
     DV penalties, onslaught.
 
     The ruleset's own implementation marks ``ctx.damage`` levels on the
-    defender's health track, reports the conditions newly reached in
-    ``ctx.outcome["conditions"]``, adds the attacker's action DV penalty (−1;
-    −2 more on a botch) and the defender's onslaught against this attacker.
-    (An attack that ends early — a miss, Hardness — still records the DV
-    penalty and onslaught before it ends.) A pack adds its own token changes
+    defender's health track and reports the conditions newly reached in
+    ``ctx.outcome["conditions"]`` — a counterattack's too, as its damage lands
+    at the same time; the attacker's action DV penalty (−1; −2
+    more on a botch) and the defender's onslaught against this attacker are
+    already recorded at step 9 (an attack that ends early — a miss,
+    Hardness — records them before it ends). A pack adds its own token changes
     with ``ctx.update``.
 
     :param ctx: the attack context.

@@ -1,9 +1,10 @@
 """Exalted 2e individual combat: exact odds by convolving the attack's d10 pools.
 
 What is random in an attack with the rules' defaults is three pools of d10:
-the attack roll (7+, a 10 counts twice), the defender's stunt dice if any
-(the same, their successes add to DV) and the damage roll (7+, a 10 counts
-once). Everything else is bookkeeping the ruleset does before the first roll —
+the attack roll (7+, a 10 counts twice), the defender's step-5 dice if any
+(Charm dice, and the ``defense_stunt`` answer's dice, asked only while
+successes remain; the same, their successes add to DV) and the damage roll
+(7+, a 10 counts once). Everything else is bookkeeping the ruleset does before the first roll —
 weapon, pool, wound penalties, Dodge or Parry DV and the default choice
 between them, cover, height, onslaught, range — so the model **probes** the
 real pipeline up to the attack roll and reads those working numbers rather
@@ -11,8 +12,10 @@ than repeating them. From there, with ``rules.py``'s own functions:
 
 - steps 3–4: successes (plus automatic successes); none → miss (no reroll
   effect is offered by the ruleset itself, so the default is "decline", keep the roll);
-- step 5: net = successes − external penalties − max(DV + stunt dice successes, 0);
-  0 or less → miss;
+- step 5: net = successes − external penalties − max(DV, 0); 0 or less → miss
+  (no stunt is asked); otherwise the step-5 dice roll (with the stunt's, and
+  the DV a stunt gains by circumventing a mundane inapplicability) and
+  net = successes − external penalties − max(DV + their successes, 0);
 - step 7: raw damage = weapon damage (+ Strength) + net;
 - step 8: Hardness ≥ raw → a hit for no damage; otherwise the damage pool
   after soak, raised to the minimum but never above raw, rolled;
@@ -26,7 +29,6 @@ accounted for on that ground (see :data:`EXCELLENCIES`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from vtt_bridge import hookimpl
@@ -34,12 +36,12 @@ from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest,
 
 from . import rules
 from .rules import HealthTrack
-from .ruleset import FIST
+from .ruleset import ATTACK, COUNTER, _circumvented
 
 __all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
 
 #: Decisions whose default the model assumes, and the answers that mean "the default".
-DECLINES = {"attack_reroll": "decline", "defense_reroll": "decline", "counterattack": "decline"}
+DECLINES = {"attack_reroll": "decline", "bystander": "decline", "defense_reroll": "decline", "damage_effect": "decline", "counterattack": "decline"}
 
 #: The Excellencies pack (by module, however it is loaded). Everything it does
 #: before the attack roll — First and Second Excellency dice, automatic
@@ -50,40 +52,38 @@ DECLINES = {"attack_reroll": "decline", "defense_reroll": "decline", "counteratt
 EXCELLENCIES = "vtt_excellencies"
 
 
-def _weapon(system: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    for weapon in system["weapons"] or (FIST,):
-        if weapon["name"] == name:
-            return weapon
-    return FIST
+#: What an attack's levels distribution holds besides health levels: a miss,
+#: and Hardness stopping a hit (the cycle ends before step 9).
+MISSED, ABSORBED = None, -1
 
 
-def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
-    """The outcome distribution, or ``None`` if the pipeline does something the model does not know."""
-    probe = request.probe()
-    if not probe.exhausted:  # decided before any die: automatic defense, an empty pool
-        return Distribution.certain(outcome_from(probe.ctx.outcome))
-    if probe.step != "attack_roll":
-        return None
-    ctx = probe.ctx
-    me = request.tokens[request.attacker].system
-    foe_id = request.targets[0]
-    foe = request.tokens[foe_id].system
-    weapon = _weapon(me, ctx.outcome["weapon"])
+def _levels(ctx: Any, stunt_answer: str | None) -> Distribution[int | None]:
+    """Health levels dealt, ``MISSED`` or ``ABSORBED``, from a context probed at its attack roll."""
+    st = ctx.stash[ATTACK]
+    me, foe, weapon = st.me, st.foe, st.weapon
     kind = weapon["damage_type"]
 
-    # Steps 3-5: net successes past the DV.
+    # Steps 3-5: net successes past the DV; the stunt only while successes remain.
     attack = dice.success_pool(ctx.attack_pool, 10, 7, 10)
-    defense = dice.success_pool(ctx.defense_dice, 10, 7, 10)
+    choice = ctx.outcome.get("defense")
+    stunt = rules.STUNT_DICE.get(stunt_answer or "decline", 0) if choice in ("dodge", "parry") and st.aware else 0
+    gain = _circumvented(st, choice)[0] if stunt else 0
+    defense = dice.success_pool(ctx.defense_dice + stunt, 10, 7, 10)
     auto, external, dv = ctx.auto_successes, ctx.external_penalty, ctx.dv
+    blocked = dv if dv > 0 else 0
 
-    def net(pair: tuple[int, int]) -> int:
-        successes = pair[0] + auto
-        if successes <= 0:
-            return 0
-        final_dv = dv + pair[1]
-        return successes - external - (final_dv if final_dv > 0 else 0)
+    def net(rolled: int) -> Distribution[int]:
+        successes = rolled + auto
+        if successes <= 0 or successes - external - blocked <= 0:
+            return Distribution.certain(0)  # a miss, whatever DV dice would add
 
-    nets = attack.joint(defense).map(net)
+        def past(extra: int) -> int:
+            final_dv = dv + gain + extra
+            return successes - external - (final_dv if final_dv > 0 else 0)
+
+        return defense.map(past)
+
+    nets = attack.bind(net)
 
     # Steps 7-8: raw damage, Hardness, soak, minimum: a damage pool per net.
     base = weapon["damage"] + (me["attributes"]["strength"] if weapon["strength"] else 0)
@@ -98,44 +98,93 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
         piercing=weapon["piercing"],
     )
     minimum = rules.minimum_damage(weapon["minimum"], me["essence"])
+    post_soak = ctx.post_soak + ctx.declaration.get("post_soak", 0)
 
-    def damage_pool(n: int) -> int | None:
-        """``None``: a miss; -1: Hardness stops it; else the dice rolled for damage."""
+    def rolled(n: int) -> Distribution[int | None]:
         if n <= 0:
-            return None
+            return Distribution.certain(MISSED)
         raw = base + n
         if rules.hardness_stops(raw, hardness):
-            return -1
-        return rules.damage_pool(raw, soak, minimum=minimum).final
-
-    pools = nets.map(damage_pool)
-
-    # Step 8's roll: health levels (None: a miss).
-    def rolled(pool: int | None) -> Distribution[int | None]:
-        if pool is None:
-            return Distribution.certain(None)
-        if pool < 0:
-            return Distribution.certain(0)
+            return Distribution.certain(ABSORBED)
+        pool = rules.damage_pool(raw, soak, minimum=minimum, post_soak=post_soak).final
         return dice.success_pool(pool, 10, 7, None)
 
-    # Step 10: levels onto the track.
-    track = HealthTrack.from_json(foe["health"])
+    return nets.bind(rolled)
+
+
+def _landing(ctx: Any) -> Any:
+    """Step 10 for a probed context: levels → the outcome it reports."""
+    st = ctx.stash[ATTACK]
+    foe_id, kind = ctx.defender.id, st.damage_type
+    track = HealthTrack.from_json(st.foe["health"])
 
     def landed(levels: int | None) -> AttackOutcome:
-        if levels is None:
+        if levels is MISSED:
             return AttackOutcome.miss()
         if levels <= 0:
             return AttackOutcome(hit=True, damage=0)
         gained = rules.new_conditions(track, rules.apply_damage(track, levels, kind))
         return AttackOutcome(hit=True, damage=levels, conditions=frozenset((foe_id, c) for c in gained))
 
-    return pools.bind(rolled).map(landed)
+    return landed
+
+
+def _counterattack(request: OddsRequest) -> Distribution[AttackOutcome] | None | bool:
+    """The counterattack's outcomes when the attack reaches step 9; ``False``: none is launched.
+
+    The counterattack's deterministic numbers do not depend on the attack's dice
+    (its blows land together with the attack's), so one probe that reaches the
+    counterattack's own attack roll gives them: every die of the attack a 10.
+    ``None``: the model cannot tell (the counterattack ended before rolling).
+    """
+    if request.answer("counterattack") in (None, "decline"):
+        return False
+    if "defense_stunt" in request.answers and "counterattack/defense_stunt" not in request.answers:
+        return None  # which stunt decision that answer meets depends on the dice
+    for n in range(1, 200):
+        probe = request.probe([10] * n)
+        counter = probe.ctx.stash.get(COUNTER)
+        if counter is not None:
+            if not probe.exhausted or probe.step != "attack_roll" or ATTACK not in counter.stash:
+                return None
+            return _levels(counter, request.answer("counterattack/defense_stunt")).map(_landing(counter))
+        if not probe.exhausted:
+            return False  # the attack finished without one (not offered)
+    return None
+
+
+def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
+    """The outcome distribution, or ``None`` if the pipeline does something the model does not know."""
+    probe = request.probe()
+    if not probe.exhausted:  # decided before any die: automatic defense, an empty pool
+        return Distribution.certain(outcome_from(probe.ctx.outcome))
+    if probe.step != "attack_roll":
+        return None
+    ctx = probe.ctx
+    levels = _levels(ctx, request.answer("defense_stunt"))
+    landed = _landing(ctx)
+    counter = _counterattack(request)
+    if counter is None:
+        return None
+    if counter is False:
+        return levels.map(landed)
+
+    def with_counter(lv: int | None) -> Distribution[AttackOutcome]:
+        mine = landed(lv)
+        if lv is MISSED or lv == ABSORBED:
+            return Distribution.certain(mine)  # the cycle ended before step 9
+        return counter.map(lambda theirs: AttackOutcome(hit=True, damage=mine.damage, conditions=mine.conditions | theirs.conditions))
+
+    return levels.bind(with_counter)
 
 
 def _defaults_only(request: OddsRequest) -> bool:
     for key in request.answers:
-        if key == "defense":
-            continue  # any defense: the probe applies it exactly as the pipeline does
+        key = key.removeprefix("counterattack/")  # the counterattack's own decisions: the same
+        if key in ("defense", "counterattack"):
+            continue  # any defense or counterattack: the probes apply them as the pipeline does
+        if key == "defense_stunt" and request.answer(key) in ("decline", *rules.STUNT_DICE):
+            continue  # stunt dice: modelled at step 5
         if DECLINES.get(key) is None or request.answer(key) != DECLINES[key]:
             return False
     return True
@@ -143,7 +192,7 @@ def _defaults_only(request: OddsRequest) -> bool:
 
 @hookimpl
 def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | None:
-    """The exact model for ``exalted2e``; ``None`` when a reroll or counterattack is answered."""
+    """The exact model for ``exalted2e``; ``None`` when a reroll or an effect is answered."""
     if ruleset != "exalted2e" or not _defaults_only(request):
         return None
     outcomes = exalted2e_outcomes(request)

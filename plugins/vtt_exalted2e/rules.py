@@ -18,18 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vtt_bridge import InvalidRequest, Param
-
-#: The defensive stunt an answer to the ``defense`` decision may carry (both Exalted rulesets).
-DEFENSIVE_STUNT = Param(
-    "integer",
-    label="Stunt dice",
-    minimum=0,
-    maximum=3,
-    default=0,
-    description="defensive stunt dice (0-3), rolled at step 5",
-)
-
 __all__ = [
     "BASHING",
     "LETHAL",
@@ -59,7 +47,13 @@ __all__ = [
     "minimum_damage",
     "natural_soak",
     "new_conditions",
+    "out_of_the_fight",
     "parry_dv",
+    "parrying_weapons",
+    "best_parry",
+    "weapon_hands",
+    "free_hands",
+    "onslaught_key",
     "range_penalty",
     "roll_pool",
     "soak",
@@ -130,17 +124,20 @@ def keep_better(rolls: Sequence[Any]) -> Any:
     return best
 
 
-def defensive_stunt(answer: Any) -> int:
-    """The stunt dice a defense answer carries (``params.stunt``, 0–3; none when not asked).
+STUNT_DICE: Mapping[str, int] = {"1": 1, "2": 2, "3": 3}
+"""The step-5 ``defense_stunt`` options: a stunt is worth one to three dice."""
 
-    Refused with ``invalid_request`` outside 0–3: a stunt is worth one to three dice.
+
+def defensive_stunt(answer: Any) -> int:
+    """The stunt dice a ``defense_stunt`` answer awards: 1–3, or 0 (``decline``, not asked).
+
+    Stunts to aid defense occur immediately after the attack roll (seed 002,
+    "Defense Value"), so the stunt is its own decision at step 5, asked only
+    when successes remain, not a value of the step-2 defense.
     """
-    stunt = answer.params.get("stunt", 0) if answer is not None else 0
-    if type(stunt) is not int or not 0 <= stunt <= 3:
-        raise InvalidRequest(
-            "a defensive stunt is worth 0 to 3 dice", details={"answer": {"stunt": ["Must be an integer 0-3."]}}
-        )
-    return stunt
+    if answer is None:
+        return 0
+    return STUNT_DICE.get(answer.option, 0)
 
 
 def halve(value: int, *, divine: bool) -> int:
@@ -164,6 +161,83 @@ def parry_dv(dexterity: int, ability: int, weapon_defense: int, *, divine: bool)
     and still 5 with a seven-section staff (+3), because he rounds up.
     """
     return halve(dexterity + ability + weapon_defense, divine=divine)
+
+
+def weapon_hands(weapon: Mapping[str, Any]) -> int:
+    """Hands a weapon needs: its ``hands`` if given, else 2 for a two-handed weapon and 1 otherwise.
+
+    A natural weapon that needs no hand (a kick) lists ``hands: 0``.
+    """
+    hands = weapon.get("hands")
+    if hands is not None:
+        return hands
+    return 2 if weapon.get("two_handed") else 1
+
+
+def free_hands(weapons: Sequence[Mapping[str, Any]], *, equipped: Sequence[str] | None, hands: int, shield: str | None) -> int:
+    """Hands left over by the weapons held (``equipped``) and a shield (which takes one hand).
+
+    ``equipped`` ``None`` (a token that does not say) means every weapon it lists
+    that is not a natural weapon is held.
+    """
+    used = 1 if shield else 0
+    for w in weapons:
+        if w.get("unarmed"):
+            continue
+        if equipped is None or w["name"] in equipped:
+            used += weapon_hands(w)
+    return hands - used
+
+
+def parrying_weapons(
+    weapons: Sequence[Mapping[str, Any]], *, equipped: Sequence[str] | None, hands: int, shield: str | None
+) -> tuple[Mapping[str, Any], ...]:
+    """The weapons that can parry: those held, and natural weapons with a free hand to use.
+
+    "Characters cannot use a hand for parrying if they are holding a weapon in
+    it" (seed 002, Parry DV): a fist parries only when a hand is free of
+    weapons and shield; a two-handed weapon leaves none. A weapon with no
+    Defense (``None``: a bow) cannot parry.
+    """
+    free = free_hands(weapons, equipped=equipped, hands=hands, shield=shield)
+    out = []
+    for w in weapons:
+        if w.get("defense") is None:
+            continue
+        if w.get("unarmed"):
+            if weapon_hands(w) <= free:
+                out.append(w)
+        elif equipped is None or w["name"] in equipped:
+            out.append(w)
+    return tuple(out)
+
+
+def best_parry(
+    weapons: Sequence[Mapping[str, Any]], dexterity: int, abilities: Mapping[str, int], *, divine: bool
+) -> tuple[int, int] | None:
+    """(Parry DV, the Ability rating) from "the currently equipped weapon with the highest Defense".
+
+    Between weapons of equal Defense the one giving the higher DV counts.
+    ``None`` when no weapon can parry.
+    """
+    best: tuple[int, int, int] | None = None
+    for w in weapons:
+        rating = abilities[w["ability"]]
+        value = parry_dv(dexterity, rating, w["defense"], divine=divine)
+        rank = (w["defense"], value, rating)
+        if best is None or rank > best:
+            best = rank
+    return None if best is None else (best[1], best[2])
+
+
+def onslaught_key(attacker: str, coordinated: str | None) -> str:
+    """Whose onslaught an attack adds to: the attacker's own, or its coordinated group's.
+
+    The onslaught penalty "applies only against a single attacker, unless a
+    group makes a coordinated attack" (seed 002, DV modifiers): attacks
+    declared with the same ``coordinated`` group count as one attacker's.
+    """
+    return f"group:{coordinated}" if coordinated else attacker
 
 
 SHIELDS: Mapping[str, tuple[int, int]] = {
@@ -310,14 +384,20 @@ class DamagePool:
     final: int
 
 
-def damage_pool(raw: int, soak: int, *, minimum: int) -> DamagePool:
-    """The damage dice rolled after soak: Essence can overcome soak, not create damage."""
+def damage_pool(raw: int, soak: int, *, minimum: int, post_soak: int = 0) -> DamagePool:
+    """The damage dice rolled after soak: Essence can overcome soak, not create damage.
+
+    ``post_soak``: effects that increase or decrease post-soak damage apply to
+    the final value, after the minimum (seed 002, step 8); never below 0.
+    """
     post = raw - soak
     if post < 0:
         post = 0
     final = post if post >= minimum else minimum
     if final > raw:
         final = raw
+    if post_soak:
+        final = final + post_soak if final + post_soak > 0 else 0
     return DamagePool(raw=raw, soak=soak, post_soak=post, minimum=minimum, final=final)
 
 
@@ -466,6 +546,24 @@ def track_conditions(track: HealthTrack) -> frozenset[str]:
     if damage and BASHING not in damage and None not in damage:
         out.add("dead")
     return frozenset(out)
+
+
+def out_of_the_fight(health: Mapping[str, Any]) -> str | None:
+    """Why a character past Incapacitated cannot act: ``dead``, ``dying``, ``unconscious`` or ``None``.
+
+    Seed 002, damage types: characters beaten below Incapacitated with bashing
+    damage pass out; with lethal damage they begin dying.
+    """
+    penalties, damage = health["penalties"], health["damage"]
+    if INCAPACITATED in penalties:
+        past = penalties.index(INCAPACITATED) + 1
+        if past >= len(damage) or damage[past] is None:
+            return None  # damage fills from the top: nothing is marked past Incapacitated
+    conditions = track_conditions(HealthTrack.from_json(health))
+    for condition in ("dead", "dying", "unconscious"):
+        if condition in conditions:
+            return condition
+    return None
 
 
 def new_conditions(before: HealthTrack, after: HealthTrack) -> list[str]:

@@ -28,11 +28,19 @@ FIST: dict[str, Any] = {
 _TYPE_OF_ABILITY = {ability: kind for kind, ability in ATTACK_TYPES.items()}
 _BANDS = {"within": 0, "double": 1, "triple": 2}
 
-DODGE = Option(id="dodge", label="Dodge", params={"stunt": rules.DEFENSIVE_STUNT})
-PARRY = Option(id="parry", label="Parry", params={"stunt": rules.DEFENSIVE_STUNT})
-NOTHING = Option(id="nothing", label="Do nothing and accept the attack")  # no params: no stunt without a defense
+DODGE = Option(id="dodge", label="Dodge")
+PARRY = Option(id="parry", label="Parry")
+NOTHING = Option(id="nothing", label="Do nothing and accept the attack")
 KEEP = Option(id="decline", label="Keep the roll")
 NO_COUNTER = Option(id="decline", label="No counterattack")
+NO_STUNT = Option(id="decline", label="No stunt")
+STUNTS = [
+    Option(id="1", label="One-die stunt: roll 1 die, successes add to DV"),
+    Option(id="2", label="Two-die stunt: roll 2 dice, successes add to DV"),
+    Option(id="3", label="Three-die stunt: roll 3 dice, successes add to DV"),
+]
+NO_EFFECT = Option(id="decline", label="No effect")
+NO_BYSTANDER = Option(id="decline", label="No: it strikes no one")
 
 
 class _Attack:
@@ -40,8 +48,9 @@ class _Attack:
 
     __slots__ = (
         "me", "foe", "weapon", "ranged", "damage_type", "roll", "mark",
-        "dodge_base", "parry_base", "parry_stunted", "dodge_ability", "parry_ability", "stunted_ability",
-        "bonus", "penalty", "dodge_penalty", "counter", "defended",
+        "dodge_base", "dodge_stunted", "parry_base", "parry_stunted", "dodge_ability", "parry_ability",
+        "stunted_ability", "bonus", "penalty", "dodge_penalty", "counter", "defended", "aware", "acted",
+        "stray",
     )  # fmt: skip
 
     def __init__(self, me, foe, weapon, ranged: bool, counter: bool) -> None:
@@ -54,9 +63,14 @@ class _Attack:
         self.mark = 0
         self.counter = counter
         self.defended = False  # the defender's DVs are worked out (once, on first need)
+        self.aware = True  # the defender sees the attack coming and is in the fight
+        self.acted = False  # the attacker's DV penalty and the onslaught are recorded
+        self.stray = 0  # a botch with bystanders about: the 1s rolled, the GM to rule
 
 
 ATTACK: StashKey[_Attack] = StashKey("exalted2e.attack")
+COUNTER: StashKey[Any] = StashKey("exalted2e.counterattack")
+"""On an attack's context: the context of the counterattack launched against it (step 9)."""
 
 
 def _state(ctx) -> _Attack:
@@ -72,16 +86,31 @@ def setup(ctx) -> None:
     decl = ctx.declaration
     me = ctx.current(ctx.attacker.id)
     foe = ctx.current(ctx.defender.id)
+    out = rules.out_of_the_fight(me["health"])
+    if out is not None:
+        # Past Incapacitated a character passes out (bashing) or is dying (lethal): no attacks.
+        raise InvalidRequest(
+            f"{ctx.attacker.name} is {out} and cannot attack",
+            details={"attacker": [f"{ctx.attacker.name} is {out} (past Incapacitated)."]},
+        )
     name = decl.get("weapon")
     weapons = me["weapons"]
+    equipped = me.get("equipped")
     if name is None:
-        weapon = weapons[0] if weapons else FIST
+        weapon = _default_weapon(weapons, equipped)
     else:
         weapon = next((w for w in weapons or (FIST,) if w["name"] == name), None)
         if weapon is None:
             raise InvalidRequest(
                 f"{ctx.attacker.name} has no weapon {name!r}",
                 details={"declaration": {"weapon": [f"Must be one of: {', '.join(w['name'] for w in weapons or (FIST,))}."]}},
+            )
+    _check_in_hand(ctx, me, weapon)
+    for i, bystander in enumerate(decl.get("bystanders", ())):
+        if bystander not in ctx.tokens or bystander in (ctx.attacker.id, ctx.defender.id):
+            raise InvalidRequest(
+                f"bystander {bystander!r} is not another token on this table",
+                details={"declaration": {"bystanders": {str(i): ["Not a token on this table, or the attacker or target."]}}},
             )
     ability = weapon["ability"]
     kind = decl.get("type")
@@ -92,6 +121,8 @@ def setup(ctx) -> None:
         )
     ranged = ability == "archery" or ability == "thrown"
     ctx.stash[ATTACK] = _Attack(me, foe, weapon, ranged, ctx.is_counterattack)
+    if ctx.parent is not None and ctx.kind == "counterattack":
+        ctx.parent.stash[COUNTER] = ctx
     outcome = ctx.outcome
     outcome["hit"] = False
     outcome["damage"] = 0
@@ -100,6 +131,34 @@ def setup(ctx) -> None:
     outcome["ability"] = ability
     outcome["attack_type"] = kind or _TYPE_OF_ABILITY[ability]
     outcome["damage_type"] = weapon["damage_type"]
+
+
+def _default_weapon(weapons, equipped):
+    """The first weapon held, else the first listed (a bare fist if none is)."""
+    if equipped is not None:
+        for w in weapons:
+            if w["name"] in equipped:
+                return w
+    return weapons[0] if weapons else FIST
+
+
+def _check_in_hand(ctx, me, weapon) -> None:
+    """A weapon attacks only from a hand: held (``equipped``), or a natural weapon with a hand free for it."""
+    equipped = me.get("equipped")
+    name = weapon["name"]
+    if not weapon["unarmed"]:
+        if equipped is not None and name not in equipped:
+            raise InvalidRequest(
+                f"{ctx.attacker.name} is not holding the {name}",
+                details={"declaration": {"weapon": [f"Not equipped; held: {', '.join(equipped) or 'nothing'}."]}},
+            )
+        return
+    free = rules.free_hands(me["weapons"], equipped=equipped, hands=me.get("hands", 2), shield=me["shield"])
+    if rules.weapon_hands(weapon) > free:
+        raise InvalidRequest(
+            f"{ctx.attacker.name} has no hand free to strike with the {name}",
+            details={"declaration": {"weapon": [f"The {name} needs a free hand."]}},
+        )
 
 
 def _miss(ctx, reason: str) -> None:
@@ -120,6 +179,9 @@ def _record_actions(ctx) -> None:
     against this defender restarts (seed 002, "DV Penalties").
     """
     st = _state(ctx)
+    if st.acted:
+        return
+    st.acted = True
     attacker, defender = ctx.attacker.id, ctx.defender.id
     new_action = ctx.declaration.get("new_action", False)
     added = (0 if st.counter else 1) + (2 if ctx.outcome.get("botch") else 0)
@@ -130,8 +192,9 @@ def _record_actions(ctx) -> None:
         else:
             ctx.update(attacker, dv_penalty=before + added)
     if not st.counter:
+        key = rules.onslaught_key(attacker, ctx.declaration.get("coordinated"))
         onslaught = dict(ctx.current(defender).get("onslaught", {}))
-        onslaught[attacker] = (0 if new_action else onslaught.get(attacker, 0)) + 1
+        onslaught[key] = (0 if new_action else onslaught.get(key, 0)) + 1
         ctx.update(defender, onslaught=onslaught)
 
 
@@ -160,8 +223,14 @@ def exalted2e_declare_attack(ctx) -> None:
         ctx.external_penalty += _range_penalty(ctx, decl, weapon)
     if decl.get("undodgeable"):
         ctx.note("undodgeable: Dodge DV is 0")
+    elif decl.get("dodge_inapplicable"):
+        ctx.note("Dodge is inapplicable (no ground to give): Dodge DV is 0 unless a stunt circumvents it")
     if decl.get("unblockable"):
         ctx.note("unblockable: Parry DV is 0")
+    if decl.get("unaware"):
+        ctx.note(f"{ctx.defender.name} is unaware of the attack and cannot defend")
+    if decl.get("coordinated"):
+        ctx.note(f"a coordinated attack ({decl['coordinated']}): the group's onslaught penalty applies")
 
 
 def _range_penalty(ctx, decl, weapon) -> int:
@@ -191,51 +260,70 @@ def _defense_values(ctx, st: _Attack) -> None:
     foe, decl = st.foe, ctx.declaration
     attrs, abilities = foe["attributes"], foe["abilities"]
     dex, divine = attrs["dexterity"], foe["divine"]
+    out = rules.out_of_the_fight(foe["health"])
+    if out is not None:
+        ctx.note(f"{ctx.defender.name} is {out} and cannot defend")
+    st.aware = out is None and not decl.get("unaware")
     st.dodge_ability = abilities["dodge"]
     dodge = rules.dodge_dv(dex, st.dodge_ability, foe["essence"], divine=divine)
-    # Even the Exalted cannot parry lethal, aggravated or ranged attacks unarmed;
-    # natural armor is exempt (seed 002, "Inapplicable Defense").
+    # Parry DV: the held weapon with the highest Defense, or a hand free of
+    # weapons and shield (seed 002, "Parry DV"). Even the Exalted cannot parry
+    # lethal, aggravated or ranged attacks unarmed; natural armor is exempt
+    # (seed 002, "Inapplicable Defense").
+    able = rules.parrying_weapons(
+        foe["weapons"] or (FIST,), equipped=foe.get("equipped"), hands=foe.get("hands", 2), shield=foe["shield"]
+    )
     limited = (st.damage_type != "B" or st.ranged) and not foe["natural_armor"]
-    parry = stunted = None
-    parry_ability = stunted_ability = 0
-    for w in foe["weapons"] or (FIST,):
-        defense = w["defense"]
-        if defense is None:
-            continue
-        rating = abilities[w["ability"]]
-        value = rules.parry_dv(dex, rating, defense, divine=divine)
-        if stunted is None or value > stunted:
-            stunted, stunted_ability = value, rating
-        if not (limited and w["unarmed"]) and (parry is None or value > parry):
-            parry, parry_ability = value, rating
-    if decl.get("undodgeable"):
+    armed = [w for w in able if not w["unarmed"]] if limited else able
+    parry = rules.best_parry(armed, dex, abilities, divine=divine)
+    # A stunt may circumvent a mundane inapplicability (seed 002, "DV Penalties"):
+    # with one the best hand parries, a bare one against a blade included.
+    stunted = rules.best_parry(able, dex, abilities, divine=divine)
+    dodge_stunted = dodge
+    if decl.get("undodgeable"):  # magic: not even a stunt
+        dodge = dodge_stunted = None
+    elif decl.get("dodge_inapplicable"):
         dodge = None
     if decl.get("unblockable"):
         parry = stunted = None
-    st.dodge_base = dodge
-    st.parry_base, st.parry_ability = parry, parry_ability
-    # With a stunt the best weapon parries, a bare hand against a blade included.
-    st.parry_stunted, st.stunted_ability = stunted, stunted_ability
+    st.dodge_base, st.dodge_stunted = dodge, dodge_stunted
+    st.parry_base, st.parry_ability = (parry if parry is not None else (None, 0))
+    st.parry_stunted, st.stunted_ability = (stunted if stunted is not None else (None, 0))
     ranged = st.ranged
     st.bonus = rules.cover_bonus(foe["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
         decl.get("height", 0), close=not ranged, reach=st.weapon["reach"]
     )
-    onslaught = 0 if decl.get("new_action") else foe["onslaught"].get(ctx.attacker.id, 0)
+    key = rules.onslaught_key(ctx.attacker.id, decl.get("coordinated"))
+    onslaught = 0 if decl.get("new_action") else foe["onslaught"].get(key, 0)
     st.penalty = foe["dv_penalty"] - _wound(foe) + onslaught
     armor = foe["armor"]
     st.dodge_penalty = (armor["mobility"] if armor else 0) + decl.get("terrain", 0)
 
 
-def _dvs(st: _Attack, choice: str, stunt: int) -> tuple[int, int]:
-    """(Dodge DV, Parry DV): inapplicable ones are 0 *before* bonuses and penalties."""
-    if choice == "nothing":
+def _dvs(st: _Attack, choice: str) -> tuple[int, int]:
+    """(Dodge DV, Parry DV): inapplicable ones are 0 *before* bonuses and penalties.
+
+    Not defending, or unable to (unaware, out of the fight), leaves both at 0;
+    cover and the other bonuses still apply after the reduction to zero.
+    """
+    if choice == "nothing" or not st.aware:
         dodge = parry = 0
     else:
         dodge = st.dodge_base or 0
-        # A stunt may circumvent a mundane inapplicability (seed 002, "DV Penalties").
-        parry = (st.parry_stunted if stunt and choice == "parry" else st.parry_base) or 0
+        parry = st.parry_base or 0
     common = st.bonus - st.penalty
     return dodge + common - st.dodge_penalty, parry + common
+
+
+def _circumvented(st: _Attack, choice: str) -> tuple[int, int | None]:
+    """What a stunt adds to the chosen DV by circumventing a mundane inapplicability, and the Ability then used."""
+    if choice == "parry":
+        gain = (st.parry_stunted or 0) - (st.parry_base or 0)
+        return (gain, st.stunted_ability) if gain > 0 else (0, None)
+    if choice == "dodge":
+        gain = (st.dodge_stunted or 0) - (st.dodge_base or 0)
+        return (gain, None) if gain > 0 else (0, None)
+    return 0, None
 
 
 def _default_defense(ctx, options) -> str:
@@ -243,19 +331,31 @@ def _default_defense(ctx, options) -> str:
     st = _state(ctx)
     if not st.defended:
         _defense_values(ctx, st)
-    dodge, parry = _dvs(st, "dodge", 0)
+    if not st.aware:
+        return "nothing"
+    dodge, parry = _dvs(st, "dodge")
     return rules.better_defense(dodge, parry)
+
+
+def _aware(ctx) -> bool:
+    st = _state(ctx)
+    if not st.defended:
+        _defense_values(ctx, st)
+    return st.aware
 
 
 @hookimpl(trylast=True)
 def exalted2e_defense_options(ctx) -> list[Option]:
-    return [DODGE, PARRY, NOTHING]
+    # A target unaware of the attack, or out of the fight, cannot defend without magic.
+    return [DODGE, PARRY, NOTHING] if _aware(ctx) else []
 
 
 @hookimpl(wrapper=True, specname="exalted2e_defense_options")
 def exalted2e_merge_defense_options(ctx):
     """A pack's option with a ruleset option's id adds its params to it."""
     batches = yield
+    if not _aware(ctx):  # only a pack's own magic may still defend
+        return [[o for batch in batches for o in batch if o.id not in (DODGE.id, PARRY.id, NOTHING.id)]]
     if len(batches) < 2:
         return batches
     own: dict[str, Option] = {o.id: o for o in (DODGE, PARRY, NOTHING)}
@@ -277,18 +377,15 @@ def exalted2e_declare_defense(ctx) -> None:
         _defense_values(ctx, st)
     answer = ctx.answer("defense")
     choice = answer.option if answer is not None else _default_defense(ctx, ())
-    stunt = rules.defensive_stunt(answer)
-    dodge, parry = _dvs(st, choice, stunt)
+    dodge, parry = _dvs(st, choice)
     ctx.dodge_dv, ctx.parry_dv = dodge, parry
     if choice == "dodge":
         dv, ctx.defense_ability = dodge, st.dodge_ability
     elif choice == "parry":
-        dv, ctx.defense_ability = parry, st.stunted_ability if stunt else st.parry_ability
+        dv, ctx.defense_ability = parry, st.parry_ability
     else:  # "nothing", or a pack's own option: the better of the two
         dv = dodge if dodge > parry else parry
     ctx.dv = dv + ctx.dv_bonus
-    if stunt:
-        ctx.defense_dice += stunt
     ctx.outcome["defense"] = choice
 
 
@@ -332,8 +429,67 @@ def exalted2e_attack_reroll(ctx) -> None:
     outcome = ctx.outcome
     outcome["successes"] = successes
     botch = outcome["botch"] = rules.is_botch(best.active, successes)
+    if botch and ctx.declaration.get("bystanders"):
+        _state(ctx).stray = best.active.count(1)  # the GM rules on it next (seed 002, "Botched Attacks")
+        return
     if successes <= 0:
         _miss(ctx, "botch" if botch else "miss")
+
+
+def _botched(ctx) -> list[None]:
+    return [None] if _state(ctx).stray else []
+
+
+@hookimpl(trylast=True)
+def exalted2e_bystander_options(ctx) -> list[Option]:
+    n = _state(ctx).stray
+    return [
+        Option(id=b, label=f"{ctx.token(b).name} is struck instead, with {n} successes (the 1s rolled)")
+        for b in ctx.declaration["bystanders"]
+    ]
+
+
+@hookimpl(trylast=True)
+def exalted2e_stray_blow(ctx) -> None:
+    st = _state(ctx)
+    answer = ctx.answer("bystander")
+    if answer is not None and answer.option != NO_BYSTANDER.id:
+        _strike_bystander(ctx, st, answer.option, st.stray)
+    _miss(ctx, "botch")
+
+
+def _strike_bystander(ctx, st: _Attack, token_id: str, successes: int) -> None:
+    """The botched blow lands on a bystander with ``successes`` successes: steps 7-8 and its damage."""
+    victim = ctx.current(token_id)
+    weapon, kind = st.weapon, st.damage_type
+    raw = weapon["damage"] + (st.me["attributes"]["strength"] if weapon["strength"] else 0) + successes
+    armor = victim["armor"]
+    hardness = max(victim["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
+    name = ctx.token(token_id).name
+    levels = 0
+    if rules.hardness_stops(raw, hardness):
+        ctx.note(f"the botched blow strikes {name}: Hardness {hardness}{kind} absorbs {raw} raw damage")
+    else:
+        soak = rules.total_soak(
+            victim["attributes"]["stamina"],
+            kind,
+            divine=victim["divine"],
+            armor_bashing=armor["bashing"] if armor else 0,
+            armor_lethal=armor["lethal"] if armor else 0,
+            piercing=weapon["piercing"],
+        )
+        minimum = rules.minimum_damage(weapon["minimum"], st.me["essence"])
+        pool = rules.damage_pool(raw, soak, minimum=minimum).final
+        levels = rules.roll_pool(ctx.dice, pool, label=f"damage to {name}", damage=True).successes
+        before = HealthTrack.from_json(victim["health"])
+        after = rules.apply_damage(before, levels, kind)
+        if levels:
+            ctx.update(token_id, health=after.to_json())
+            gained = rules.new_conditions(before, after)
+            if gained:
+                ctx.outcome["conditions"] = {token_id: gained}
+        ctx.note(f"the botched blow strikes {name}: raw {raw}, soak {soak}, {levels} levels of {kind}")
+    ctx.outcome["bystander"] = {"token": token_id, "successes": successes, "raw_damage": raw, "damage": levels}
 
 
 # ---------------------------------------------------------------------------
@@ -347,7 +503,32 @@ def _net(ctx) -> int:
 
 
 @hookimpl(trylast=True)
+def exalted2e_defense_stunt_options(ctx) -> list[Option]:
+    # Stunts to aid defense come after the attack roll, and only matter while successes remain;
+    # a magically undodgeable (unblockable) attack "cannot be dodged, even with the aid of a stunt".
+    choice, decl = ctx.outcome.get("defense"), ctx.declaration
+    if choice == "dodge":
+        barred = decl.get("undodgeable")
+    elif choice == "parry":
+        barred = decl.get("unblockable")
+    else:
+        return []
+    if barred or not _state(ctx).aware:
+        return []
+    return STUNTS if _net(ctx) > 0 else []
+
+
+@hookimpl(trylast=True)
 def exalted2e_apply_defense(ctx) -> None:
+    stunt = rules.defensive_stunt(ctx.answer("defense_stunt"))
+    if stunt:
+        gain, ability = _circumvented(_state(ctx), ctx.outcome["defense"])
+        if gain:
+            ctx.note(f"the stunt circumvents the inapplicable {ctx.outcome['defense']}: DV +{gain}")
+            ctx.dv += gain
+            if ability is not None:
+                ctx.defense_ability = ability
+        ctx.defense_dice += stunt
     n = ctx.defense_dice
     if n > 0:
         ctx.dv += rules.roll_pool(ctx.dice, n, label="defense dice").successes
@@ -381,6 +562,11 @@ def exalted2e_defense_reroll(ctx) -> None:
 # ---------------------------------------------------------------------------
 # 7. Calculate raw damage
 # ---------------------------------------------------------------------------
+
+
+@hookimpl(trylast=True)
+def exalted2e_damage_effect_options(ctx) -> list[Option]:
+    return []
 
 
 @hookimpl(trylast=True)
@@ -420,7 +606,10 @@ def exalted2e_damage(ctx) -> None:
     )
     ctx.soak = outcome["soak"] = soak
     minimum = rules.minimum_damage(st.weapon["minimum"], st.me["essence"])
-    pool = rules.damage_pool(raw, soak, minimum=minimum).final
+    post = ctx.declaration.get("post_soak", 0)
+    if post:
+        ctx.post_soak += post
+    pool = rules.damage_pool(raw, soak, minimum=minimum, post_soak=ctx.post_soak).final
     ctx.damage_pool = pool
     ctx.damage = outcome["damage"] = rules.roll_pool(ctx.dice, pool, label="damage", damage=True).successes
 
@@ -439,11 +628,18 @@ def exalted2e_counterattack_options(ctx) -> list[Option]:
 def exalted2e_no_counter_to_counter(ctx):
     """No counterattack against a counterattack (seed 002, step 9): withdraw every option."""
     batches = yield
-    return [] if ctx.is_counterattack else batches
+    if not any(batches):
+        return batches  # nothing offered: nothing to withdraw
+    if ctx.is_counterattack or rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]):
+        return []
+    return batches
 
 
 @hookimpl(trylast=True)
 def exalted2e_counterattack(ctx) -> None:
+    # "Each attack the character makes reduces both DVs by one" from the moment
+    # it is made: a counterattack meets the attacker's already reduced DV.
+    _record_actions(ctx)
     answer = ctx.answer("counterattack")
     if answer is not None and answer.option == NO_COUNTER.id:
         ctx.note(f"{ctx.defender.name} does not counterattack")
@@ -456,19 +652,30 @@ def exalted2e_counterattack(ctx) -> None:
 
 @hookimpl(trylast=True)
 def exalted2e_apply_results(ctx) -> None:
+    _record_actions(ctx)  # (already recorded at step 9 unless a pack skipped it)
     levels = ctx.damage
-    if levels <= 0:
-        _record_actions(ctx)
-        return
+    if levels > 0:
+        _apply_levels(ctx, levels)
+    _counter_conditions(ctx)
+
+
+def _apply_levels(ctx, levels: int) -> None:
     defender = ctx.defender.id
     before = HealthTrack.from_json(ctx.current(defender)["health"])
     after = rules.apply_damage(before, levels, _state(ctx).damage_type)
-    _record_actions(ctx)
     ctx.update(defender, health=after.to_json())
     gained = rules.new_conditions(before, after)
     if gained:
         ctx.outcome["conditions"] = {defender: gained}
     ctx.note(f"{ctx.defender.name}: [{after.notation()}], wound penalty {rules.wound_penalty(after)}")
+
+
+def _counter_conditions(ctx) -> None:
+    """The counterattack's effects land with this attack's (seed 002, step 10): its conditions join the outcome."""
+    for child in ctx.outcome.get("children", ()):
+        for token_id, gained in child.get("conditions", {}).items():
+            mine = ctx.outcome["conditions"].setdefault(token_id, [])
+            mine.extend(c for c in gained if c not in mine)
 
 
 # ---------------------------------------------------------------------------
@@ -487,14 +694,35 @@ STEPS = (
         name="attack_reroll",
         title="4. Attack reroll",
         ask=Ask(name="attack_reroll", prompt="Use a reroll effect?", who="attacker", decline=KEEP),
+        each=_botched,
+        steps=(
+            Step(
+                name="stray_blow",
+                title="4. Botch: a bystander in the path",
+                ask=Ask(
+                    name="bystander",
+                    prompt="The attack botched: does it strike a bystander instead?",
+                    who="gm",
+                    decline=NO_BYSTANDER,
+                ),
+            ),
+        ),
     ),
-    Step(name="apply_defense", title="5. External penalties and special defenses"),
+    Step(
+        name="apply_defense",
+        title="5. External penalties and special defenses",
+        ask=Ask(name="defense_stunt", prompt="Successes remain: describe your defense for a stunt?", who="defender", decline=NO_STUNT),
+    ),
     Step(
         name="defense_reroll",
         title="6. Defense reroll",
         ask=Ask(name="defense_reroll", prompt="Your DV did not stop the attack: use a reroll effect?", who="defender", decline=KEEP),
     ),
-    Step(name="raw_damage", title="7. Raw damage"),
+    Step(
+        name="raw_damage",
+        title="7. Raw damage",
+        ask=Ask(name="damage_effect", prompt="Use an effect on the attack's raw damage?", who="attacker", decline=NO_EFFECT),
+    ),
     Step(name="damage", title="8. Hardness, soak and damage roll"),
     Step(
         name="counterattack",
@@ -519,6 +747,7 @@ NUMBERS = (
     "raw_damage",
     "hardness",
     "soak",
+    "post_soak",
     "damage_pool",
     "damage",
 )
@@ -527,7 +756,7 @@ NUMBERS = (
 def sample_tokens() -> list[dict[str, Any]]:
     """Ready tokens from seed 002's examples: Anoria, a mortal soldier, an Immaculate monk, a brigand, a sorcerer."""
     fist = {"name": "fist", "ability": "martial_arts", "accuracy": 1, "damage": 0, "damage_type": "B", "defense": 2, "unarmed": True}
-    kick = {"name": "kick", "ability": "martial_arts", "accuracy": 0, "damage": 3, "damage_type": "B", "defense": -2, "unarmed": True}
+    kick = {"name": "kick", "ability": "martial_arts", "accuracy": 0, "damage": 3, "damage_type": "B", "defense": -2, "unarmed": True, "hands": 0}
     return [
         {
             "id": "anoria",

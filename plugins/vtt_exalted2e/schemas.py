@@ -15,15 +15,24 @@ A token's ``system`` (what :class:`TokenSystem` loads)::
                 "hardness": {"B": 0, "L": 0, "A": 0}} | null,
       "hardness": {"B": 12, "L": 6, "A": 0},   # from magic (Invulnerable Skin of Bronze)
       "natural_armor": false,  # exempt from "the unarmed cannot parry lethal or ranged"
-      "shield": "buckler" | "target" | "tower" | null,
+      "shield": "buckler" | "target" | "tower" | null,   # a shield takes a hand
+      "hands": 2,              # hands to hold weapons and shield with
+      "equipped": ["daiklave"] | null,  # weapons held (null: every weapon listed that is
+                               # not a natural one); natural weapons need a free hand
+
       "health": {"penalties": [0, -1, -1, -2, -2, -4, "I", "D", "D", "D"],
                  "damage": ["L", "B", null, ...]},     # default: an empty track from Stamina
       "dv_penalty": 0,         # −N to both DVs from actions taken since the token last acted
-      "onslaught": {"attacker-id": 2}   # −N to both DVs against that attacker's flurry
+      "onslaught": {"attacker-id": 2,   # −N to both DVs against that attacker's flurry
+                    "group:wolves": 1}  # ... and against a coordinated attack's group
     }
 
 A weapon's ``defense`` of ``null`` (the default) means it cannot parry (a bow);
-``strength: false`` means Strength does not add to its damage (a crossbow).
+``strength: false`` means Strength does not add to its damage (a crossbow);
+``hands`` is how many hands it takes (default 1, 2 when ``two_handed``; a
+kick takes 0). Parry DV comes from the held weapon with the highest Defense,
+or a natural weapon (``unarmed``) when a hand is free for it: "Characters
+cannot use a hand for parrying if they are holding a weapon in it" (seed 002).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from marshmallow import ValidationError, post_load, pre_load, validates_schema
 from vtt_bridge import CharmUse, StrictSchema
 from vtt_bridge.schemas import fields, validate
 
-from .rules import COVER, DAMAGE_TYPES, DYING, INCAPACITATED, SHIELDS, default_track
+from .rules import COVER, DAMAGE_TYPES, DYING, INCAPACITATED, SHIELDS, default_track, free_hands
 
 __all__ = ["ABILITIES", "ATTACK_TYPES", "Declaration", "HealthTrackSchema", "TokenSystem", "Weapon"]
 
@@ -96,6 +105,7 @@ class Weapon(StrictSchema):
     reach = fields.Boolean(load_default=False)
     range = _int(load_default=None, allow_none=True, validate=validate.Range(min=1))
     two_handed = fields.Boolean(load_default=False)
+    hands = _int(load_default=None, allow_none=True, validate=validate.Range(min=0, max=4))
     unarmed = fields.Boolean(load_default=False)
 
 
@@ -160,6 +170,8 @@ class TokenSystem(StrictSchema):
     hardness = _hardness()
     natural_armor = fields.Boolean(load_default=False)
     shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
+    hands = _int(load_default=2, validate=validate.Range(min=0, max=8))
+    equipped = fields.List(fields.String(), load_default=None, allow_none=True)
     health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True)
     dv_penalty = _int(load_default=0, validate=validate.Range(min=0, max=50))
     onslaught = fields.Dict(keys=fields.String(), values=_int(validate=validate.Range(min=0, max=50)), load_default=dict)
@@ -169,6 +181,27 @@ class TokenSystem(StrictSchema):
         names = [w["name"] for w in data.get("weapons", ())]
         if len(names) != len(set(names)):
             raise ValidationError("Weapon names must be unique.", field_name="weapons")
+
+    @validates_schema
+    def _equipped_fits_the_hands(self, data, **kwargs):
+        held = data.get("equipped")
+        if held is None:
+            return
+        weapons = {w["name"]: w for w in data.get("weapons", ())}
+        for name in held:
+            weapon = weapons.get(name)
+            if weapon is None:
+                raise ValidationError(f"{name!r} is not one of the token's weapons.", field_name="equipped")
+            if weapon["unarmed"]:
+                raise ValidationError(f"{name!r} is a natural weapon: it is not held.", field_name="equipped")
+        if len(held) != len(set(held)):
+            raise ValidationError("Each weapon is held once.", field_name="equipped")
+        hands = data.get("hands", 2)
+        if free_hands(tuple(weapons.values()), equipped=held, hands=hands, shield=data.get("shield")) < 0:
+            raise ValidationError(
+                f"These weapons{' and the shield' if data.get('shield') else ''} need more than {hands} hands.",
+                field_name="equipped",
+            )
 
     @post_load
     def _default_health(self, data, **kwargs):
@@ -192,6 +225,17 @@ class Declaration(StrictSchema):
     own DV penalties and the onslaught against it lapse, and its onslaught on
     this defender restarts. ``charms``: ``[{"id": ..., ...params}]`` for the
     installed Charm packs (not reroll effects: those are decisions).
+
+    What else the rules let a GM say: ``unaware`` (the target does not see the
+    attack coming and cannot defend: both DVs 0 before bonuses);
+    ``coordinated`` (a group name: attacks of one coordinated attack share one
+    onslaught penalty); ``dodge_inapplicable`` (closed ranks, a narrow
+    crevasse, terrain worse than −3: Dodge DV 0 unless a stunt circumvents
+    it — unlike the magical ``undodgeable``); ``post_soak`` (effects that
+    increase or decrease post-soak damage, −20…+20, applied to the final
+    damage pool at step 8); ``bystanders`` (token ids in the general path of
+    the attack: on a botch the GM rules whether it strikes one of them, with
+    as many successes as 1s were rolled).
     """
 
     type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)))
@@ -206,4 +250,9 @@ class Declaration(StrictSchema):
     height = _int(load_default=0, validate=validate.Range(min=-3, max=3))
     terrain = _int(load_default=0, validate=validate.Range(min=0, max=3))
     new_action = fields.Boolean(load_default=False)
+    unaware = fields.Boolean(load_default=False)
+    coordinated = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100))
+    dodge_inapplicable = fields.Boolean(load_default=False)
+    post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20))
+    bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20))
     charms = fields.List(fields.Nested(CharmUse), load_default=list)

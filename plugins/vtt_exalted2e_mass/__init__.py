@@ -28,6 +28,7 @@ from .ruleset import (
     exalted2e_mass_defense_options,
     exalted2e_mass_defense_reroll,
     exalted2e_mass_defense_reroll_options,
+    exalted2e_mass_defense_stunt_options,
     exalted2e_mass_hardness,
     exalted2e_mass_might,
     exalted2e_mass_no_counter_to_counter,

@@ -51,11 +51,13 @@ def exalted2e_mass_declare_attack(ctx: AttackContext) -> None:
 def exalted2e_mass_defense_options(ctx: AttackContext) -> list[Option]:
     """Step 2, before the defender answers. Offer the defender's responses.
 
-    The ruleset's own implementation offers ``war`` (War DV) and ``none`` (no
-    defense; DV 0), and to a solo unit also ``dodge`` and ``parry`` (its
-    individual DVs); unanswered, the best DV is taken. Each of its options takes
-    a ``stunt`` parameter: the defender's stunt dice (0–3), rolled at step 5. A
-    pack adds options for its defensive Charms.
+    The ruleset's own implementation offers ``war`` (War DV) and ``nothing``
+    (no defense: DV 0, formation, shield or fortifications and height still
+    count — the same id as ``exalted2e``'s), and to a solo unit also
+    ``dodge`` and ``parry`` (its individual DVs); unanswered, the best DV is
+    taken. Stunts are not part of this answer: they are asked at step 5,
+    after the attack roll (``defense_stunt``). A pack adds options for its
+    defensive Charms.
 
     :param ctx: the attack context.
     :return: options to add to the decision; ``[]`` or ``None`` for none.
@@ -69,10 +71,12 @@ def exalted2e_mass_declare_defense(ctx: AttackContext) -> None:
     (Intelligence + War + Unit Defense) ÷ 2, rounded as the commander's own DVs
     are, then modified by formation and by shield or cover.
 
-    The ruleset's own implementation adds War DV to ``ctx.war_dv``, the DV of
-    the response chosen (``ctx.answer("defense")``) to ``ctx.dv`` and the stunt
-    dice to ``ctx.defense_dice``. For a pack's own option it adds no DV: the
-    pack adds to ``ctx.dv`` itself.
+    The ruleset's own implementation adds War DV to ``ctx.war_dv`` and the DV
+    of the response chosen (``ctx.answer("defense")``) to ``ctx.dv`` — for
+    ``nothing`` only the formation, shield or fortification and height
+    modifiers (a solo unit's wound penalty too), which apply after the
+    reduction to zero. For a pack's own option it adds no DV: the pack adds
+    to ``ctx.dv`` itself.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.
@@ -141,15 +145,32 @@ def exalted2e_mass_attack_reroll(ctx: AttackContext) -> None:
 
 
 @hookspec
+def exalted2e_mass_defense_stunt_options(ctx: AttackContext) -> list[Option]:
+    """Step 5, before the defender answers. Offer the defensive stunts: "If
+    successes remain, defender rolls extra dice derived from stunts".
+
+    The ruleset's own implementation offers ``1``, ``2`` and ``3`` (stunt
+    dice, the same ids as ``exalted2e``'s; ``decline`` is added as the default)
+    when successes remain past the external penalties and the DV and the
+    defender defends; otherwise nothing, and it is not asked.
+
+    :param ctx: the attack context.
+    :return: options to add; ``[]`` or ``None`` for none.
+    """
+
+
+@hookspec
 def exalted2e_mass_apply_defense(ctx: AttackContext) -> None:
     """Step 5. Subtract external penalties from the successes, the DV last. If any
     remain, the defender rolls its stunt and Charm dice (the stunt awards no
     Essence); their successes add to the DV. No successes left: a miss, the
     cycle ends.
 
-    The ruleset's own implementation subtracts ``ctx.penalty`` and ``ctx.dv``,
-    rolls the stunt dice plus ``ctx.defense_dice`` (a pack adds dice to it
-    before), and ends the cycle on a miss.
+    The ruleset's own implementation subtracts ``ctx.penalty`` and ``ctx.dv``
+    (a negative DV blocks as 0), rolls the ``defense_stunt`` dice plus
+    ``ctx.defense_dice`` (a pack adds dice to it before), adds their successes
+    to ``ctx.dv`` — a negative DV stays negative, so they fill it first — and
+    ends the cycle on a miss.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.

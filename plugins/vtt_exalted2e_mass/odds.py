@@ -1,15 +1,17 @@
 """Exalted 2e mass combat (WoA, seed 000): exact odds by convolving the d10 pools.
 
 As for individual combat, the random part is the attack roll (7+, a 10 counts
-twice), the defender's stunt dice (same; their successes add to DV) and the
+twice), the defender's step-5 dice (Charm dice, and the ``defense_stunt``
+answer's, asked only while successes remain; their successes add to DV) and the
 damage roll (7+, a 10 once). The model **probes** the real pipeline up to the
 attack roll — the commander's or solo unit's pool, War DV or a solo DV and the
-default choice between them, formation, external penalties, stunt dice are all
+default choice between them, formation, external penalties, Charm dice are all
 settled there — and follows the steps after it with ``rules.py``'s functions:
 
 - step 3: rolled successes (+ any a pack added) + the Magnitude difference, at least 0;
-- step 5: minus the external penalties, minus DV, minus the stunt dice's
-  successes; nothing left → miss;
+- step 5: minus the external penalties, minus DV (a negative DV blocks as 0);
+  nothing left → miss; else the step-5 dice's successes add to the DV (filling
+  a negative DV first) and what is past it remains;
 - step 7: raw damage = (commander Charisma + Unit Damage) or the solo unit's
   (Strength +) weapon damage, + the successes left;
 - step 8: A Hardness ≥ raw → struck, no damage; B soak; C ping up to the floor
@@ -30,7 +32,11 @@ from . import rules
 
 __all__ = ["exalted2e_mass_outcomes", "vtt_bridge_exact_odds"]
 
-DECLINES = {"attack_reroll": "decline", "defense_reroll": "decline", "counterattack": "decline"}
+#: The mass Charm pack (by module): it only offers reroll and counterattack
+#: options whose defaults ("decline") change nothing; answering one is not modelled.
+MASS_CHARMS = "vtt_exalted2e_mass_charms"
+
+DECLINES = {"attack_reroll": "decline", "defense_stunt": "decline", "defense_reroll": "decline", "counterattack": "decline"}
 
 
 def exalted2e_mass_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
@@ -48,15 +54,18 @@ def exalted2e_mass_outcomes(request: OddsRequest) -> Distribution[AttackOutcome]
     # Steps 3-5.
     extra = ctx.successes
     bonus = ctx.magnitude_bonus + rules.magnitude_bonus(me["magnitude"], foe["magnitude"])
-    blocked = max(ctx.penalty, 0) + max(ctx.dv, 0)
+    penalty, dv = ctx.penalty, ctx.dv
+    stunt = exalted.STUNT_DICE.get(request.answer("defense_stunt") or "decline", 0) if ctx.outcome.get("defense") != "nothing" else 0
+    defense = dice.success_pool(ctx.defense_dice + stunt, 10, 7, 10)
 
-    def left(pair: tuple[int, int]) -> int:
-        rolled, stunt = pair
-        return rules.attack_successes(rolled + extra, bonus) - blocked - stunt
+    def left(rolled: int) -> Distribution[int]:
+        past = rules.past_dv(rules.attack_successes(rolled + extra, bonus), penalty)
+        if rules.past_dv(past, dv) <= 0:
+            return Distribution.certain(0)  # a miss: no step-5 dice are rolled
+        return defense.map(lambda successes: rules.past_dv(past, dv + successes))
 
     attack = dice.success_pool(ctx.attack_pool, 10, 7, 10)
-    stunt = dice.success_pool(ctx.defense_dice, 10, 7, 10)
-    nets = attack.joint(stunt).map(left)
+    nets = attack.bind(left)
 
     # Steps 7-8.
     hardness = ctx.hardness + foe["hardness"].get(kind, 0)
@@ -133,6 +142,8 @@ def _defaults_only(request: OddsRequest) -> bool:
     for key in request.answers:
         if key == "defense":
             continue  # applied by the probe exactly as the pipeline applies it
+        if key == "defense_stunt" and request.answer(key) in exalted.STUNT_DICE:
+            continue  # stunt dice: modelled at step 5
         if DECLINES.get(key) is None or request.answer(key) != DECLINES[key]:
             return False
     return True
@@ -146,4 +157,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = exalted2e_mass_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, unit="health levels")
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({MASS_CHARMS}), unit="health levels")

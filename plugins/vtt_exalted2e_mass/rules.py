@@ -82,6 +82,16 @@ class WarDV:
     height: int
     total: int
 
+    @property
+    def modifiers(self) -> int:
+        """Formation, shield or fortification, and height: what still counts when DV is 0.
+
+        "Shields, terrain and fortifications can modify this DV, as per the
+        normal DV rules" (seed 000, step 2), and by those rules bonuses and
+        penalties apply "after the reduction to zero" (seed 002).
+        """
+        return self.formation + self.cover + self.height
+
 
 def war_dv(
     *,
@@ -156,6 +166,17 @@ def solo_pool(
     )
     total = sum(value for _, value in parts)
     return AttackPool(dice=max(total, 0), parts=parts)
+
+
+def past_dv(successes: int, dv: int) -> int:
+    """Successes left past the DV (at least 0); a negative DV blocks as 0.
+
+    The DV itself stays negative — "track the character's negative DV ... as
+    the true DV is still negative" (seed 002) — so stunt and Charm successes
+    added to it first fill the negative part.
+    """
+    left = successes - (dv if dv > 0 else 0)
+    return left if left > 0 else 0
 
 
 def magnitude_bonus(attacker_magnitude: int, target_magnitude: int) -> int:

@@ -25,22 +25,19 @@ from .schemas import Declaration, TokenSystem
 
 __all__ = ["ATTACK_ROLL", "DEFENSE_ROLL", "RULESET", "STEPS", "sample_tokens"]
 
-STUNT = {
-    "stunt": Param(
-        "integer",
-        label="Stunt dice",
-        minimum=0,
-        maximum=3,
-        default=0,
-        description="defensive stunt dice (0-3), rolled at step 5; they award no Essence",
-    )
-}
 WAR = "war"
 DODGE = "dodge"
 PARRY = "parry"
-NOTHING = Option(id="none", label="No defense (DV does not apply)")
+# The same id as exalted2e's "Do nothing and accept the attack".
+NOTHING = Option(id="nothing", label="Do nothing (DV 0; shields, fortifications and terrain still count)")
 NO_REROLL = Option(id="decline", label="Keep the roll")
 NO_COUNTER = Option(id="decline", label="No counterattack")
+NO_STUNT = Option(id="decline", label="No stunt")
+# Same ids as exalted2e's step-5 stunts: "1", "2", "3" dice.
+STUNTS = [
+    Option(id=str(n), label=f"{word} stunt: roll {n} {'die' if n == 1 else 'dice'}, successes add to DV (no Essence)")
+    for n, word in ((1, "One-die"), (2, "Two-die"), (3, "Three-die"))
+]
 # A unit (or solo unit) in one of these states no longer fights.
 BROKEN = ("routed", "destroyed", "incapacitated", "unconscious", "dying", "dead")
 
@@ -53,7 +50,7 @@ DEFENSE_ROLL: StashKey[Roll] = StashKey("exalted2e_mass.defense_roll")
 class _Attack:
     """What the steps of one attack share (kept under :data:`_ATTACK` in ``ctx.stash``)."""
 
-    __slots__ = ("me", "foe", "solo", "foe_solo", "ranged", "damage_type", "war", "dvs", "extra", "mark")
+    __slots__ = ("me", "foe", "solo", "foe_solo", "ranged", "damage_type", "war", "dvs", "extra", "mark", "past_penalty")
 
     def __init__(self, me, foe, ranged: bool) -> None:
         self.me = me  # attacker's system data as the attack began
@@ -66,6 +63,7 @@ class _Attack:
         self.dvs: dict[str, int] = {}  # the defender's own responses: option id → DV
         self.extra = 0  # successes packs added at step 3, before the Magnitude difference
         self.mark = 0  # rolls recorded up to the attack (or defense) roll
+        self.past_penalty = 0  # successes left after the external penalties, before DV (step 5)
 
 
 _ATTACK: StashKey[_Attack] = StashKey("exalted2e_mass.attack")
@@ -189,7 +187,7 @@ def _default_defense(ctx, options) -> str:
 def exalted2e_mass_defense_options(ctx) -> list[Option]:
     labels = {WAR: "War DV", DODGE: "Dodge DV", PARRY: "Parry DV"}
     dvs = _defenses(ctx, _state(ctx))
-    return [Option(id=key, label=f"{labels[key]} {dv}", params=STUNT) for key, dv in dvs.items()] + [NOTHING]
+    return [Option(id=key, label=f"{labels[key]} {dv}") for key, dv in dvs.items()] + [NOTHING]
 
 
 @hookimpl(trylast=True)
@@ -207,8 +205,10 @@ def exalted2e_mass_declare_defense(ctx) -> None:
     if choice in dvs:
         ctx.dv += dvs[choice]
     elif choice == NOTHING.id:
-        ctx.note("no defense: DV does not apply")
-    ctx.defense_dice += exalted.defensive_stunt(answer)
+        # DV 0, then what the normal DV rules still apply after the reduction to zero.
+        kept = war.modifiers + (exalted.wound_penalty_json(st.foe["health"]) if st.foe_solo is not None else 0)
+        ctx.dv += kept
+        ctx.note(f"no defense: DV 0, {kept:+d} from formation, shield or fortifications and height")
     ctx.outcome["defense"] = choice
     ctx.outcome["war_dv"] = ctx.war_dv
 
@@ -267,24 +267,29 @@ def exalted2e_mass_attack_reroll(ctx) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _subtract(ctx, amount: int) -> None:
-    left = ctx.successes - (amount if amount > 0 else 0)
-    ctx.successes = left if left > 0 else 0
+@hookimpl(trylast=True)
+def exalted2e_mass_defense_stunt_options(ctx) -> list[Option]:
+    # "If successes remain, defender rolls extra dice derived from stunts" (seed 000, step 5).
+    if ctx.outcome.get("defense") == NOTHING.id:
+        return []
+    return STUNTS if rules.past_dv(rules.past_dv(ctx.successes, ctx.penalty), ctx.dv) > 0 else []
 
 
 @hookimpl(trylast=True)
 def exalted2e_mass_apply_defense(ctx) -> None:
     st = _state(ctx)
-    _subtract(ctx, ctx.penalty)
-    _subtract(ctx, ctx.dv)  # DV last; a negative DV blocks as 0
+    st.past_penalty = ctx.successes = rules.past_dv(ctx.successes, ctx.penalty)
+    ctx.successes = rules.past_dv(st.past_penalty, ctx.dv)  # DV last; a negative DV blocks as 0
     if ctx.successes <= 0:
         _miss(ctx, "botch" if ctx.outcome["botch"] else "miss")
+    ctx.defense_dice += exalted.defensive_stunt(ctx.answer("defense_stunt"))
     if ctx.defense_dice > 0:
         roll = exalted.roll_pool(ctx.dice, ctx.defense_dice, label="defense stunt and Charm dice")
         st.mark = len(ctx.dice.rolls)
         ctx.stash[DEFENSE_ROLL] = roll
+        # A negative DV stays negative: these successes fill it first.
         ctx.dv += roll.successes
-        _subtract(ctx, roll.successes)
+        ctx.successes = rules.past_dv(st.past_penalty, ctx.dv)
         if ctx.successes <= 0:
             _miss(ctx, "miss")
 
@@ -307,10 +312,9 @@ def exalted2e_mass_defense_reroll(ctx) -> None:
     if rerolls:
         before = first.successes
         best = exalted.keep_better([first, *rerolls])
-        gained = best.successes - before
         ctx.stash[DEFENSE_ROLL] = best
-        ctx.dv += gained
-        _subtract(ctx, gained)
+        ctx.dv += best.successes - before
+    ctx.successes = rules.past_dv(st.past_penalty, ctx.dv)  # a pack may have raised DV too
     if ctx.successes <= 0:
         _miss(ctx, "miss")
 
@@ -503,7 +507,11 @@ STEPS = (
         title="4. Attack reroll",
         ask=Ask(name="attack_reroll", prompt="Use a reroll effect?", who="attacker", decline=NO_REROLL),
     ),
-    Step(name="apply_defense", title="5. External penalties and special defenses"),
+    Step(
+        name="apply_defense",
+        title="5. External penalties and special defenses",
+        ask=Ask(name="defense_stunt", prompt="Successes remain: describe your defense for a stunt?", who="defender", decline=NO_STUNT),
+    ),
     Step(
         name="defense_reroll",
         title="6. Defender reroll",

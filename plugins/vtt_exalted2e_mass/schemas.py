@@ -15,7 +15,8 @@ A token's ``system`` is one unit (what :class:`TokenSystem` loads)::
       "health": {"levels": [{"penalty": 0, "damage": null}, ...]},   # default from elite/solo
       "conditions": [],          # "routed", "destroyed", a solo's "incapacitated"...
       "commander": {"wits": 3, "intelligence": 3, "charisma": 3, "war": 3,
-                    "essence": 1, "exalted": false},    # a solo unit: the character itself
+                    "essence": 1, "exalted": false,
+                    "motes": 0},        # a solo unit: the character itself
       "solo": null | {           # a solo unit's individual-combat stats
         "dexterity": 5, "strength": 3, "stamina": 3,
         "ability": 5,            # dots of the Ability the weapon is used with
@@ -66,6 +67,7 @@ class Commander(StrictSchema):
     war = _int(required=True, validate=_rating)
     essence = _int(load_default=1, validate=validate.Range(min=1, max=10))
     exalted = fields.Boolean(load_default=False)
+    motes = _int(load_default=0, validate=validate.Range(min=0, max=500))  # Essence for Charm packs
 
 
 class SoloWeapon(StrictSchema):

@@ -22,9 +22,10 @@ Attacking — declared in the declaration's ``charms`` (step 1, paid then):
 Defending — carried by the defender's answer to the ``defense`` decision
 (step 2), whose ``dodge`` and ``parry`` options list these params::
 
-    {"option": "parry", "params": {"first_excellency": 2, "second_excellency": 1, "stunt": 1}}
+    {"option": "parry", "params": {"first_excellency": 2, "second_excellency": 1}}
 
-- ``first_excellency``: dice rolled at step 5 with any stunt dice, successes
+- ``first_excellency``: dice rolled at step 5 with any stunt dice (the
+  ``defense_stunt`` answer, asked after the attack roll), successes
   adding to DV (1 mote each);
 - ``second_excellency``: points of DV (2 motes each);
 - together at most Dexterity + the DV's Ability (Dodge, or the parry weapon's);

@@ -57,8 +57,9 @@ def godsgloom_reroll(ctx: AttackContext) -> None:
 def godsgloom_active_pool_reroll_options(ctx: AttackContext) -> list[Option]:
     """Step RDP.10. The options of the active player's Pool Reroll decision.
 
-    The ruleset's own implementation offers ``pool:attack`` / ``pool:defence`` for
-    each pool the attacker rolled while ``ctx.attacker_pool_rerolls`` is above 0.
+    The ruleset's own implementation offers ``pool`` — reroll every die the
+    attacker rolled, 🟥 and 🟦 alike, successes too — while
+    ``ctx.attacker_pool_rerolls`` is above 0.
     The engine adds "decline"; with no options at all the decision is not asked.
 
     :param ctx: the attack context.
@@ -69,11 +70,12 @@ def godsgloom_active_pool_reroll_options(ctx: AttackContext) -> list[Option]:
 
 @hookspec
 def godsgloom_active_pool_reroll(ctx: AttackContext) -> None:
-    """Step RDP.10. The active player may reroll every die of a pool, successes too;
-    the new results replace the old. Asked again until it answers "decline".
+    """Step RDP.10. The active player may reroll every die of its pool — 🟥 and 🟦,
+    successes too; the new results replace the old. Asked again until it answers "decline".
 
-    The ruleset's own implementation rerolls the chosen pool (``ctx.dice.reroll`` per
-    die) and spends one of ``ctx.attacker_pool_rerolls``; answer None or "decline" does
+    The ruleset's own implementation rerolls every die the attacker rolled, both
+    colours (``ctx.dice.reroll`` per die), and spends one of
+    ``ctx.attacker_pool_rerolls``; answer None or "decline" does
     nothing. Ids it does not know (a pack's own options) are left to that pack.
 
     :param ctx: the attack context; ``ctx.answer("active_pool_reroll")`` holds the choice.
@@ -112,8 +114,8 @@ def godsgloom_active_single_reroll(ctx: AttackContext) -> None:
 def godsgloom_inactive_pool_reroll_options(ctx: AttackContext) -> list[Option]:
     """Step RDP.20. The options of the inactive player's Pool Reroll decision.
 
-    As RDP.10 for the defender: ``pool:<colour>`` per pool it rolled while
-    ``ctx.defender_pool_rerolls`` is above 0.
+    As RDP.10 for the defender: ``pool`` (every die it rolled, both colours)
+    while ``ctx.defender_pool_rerolls`` is above 0.
 
     :param ctx: the attack context.
     :return: a list of :class:`~vtt_bridge.Option`; ``[]`` or None offers nothing.
@@ -122,7 +124,7 @@ def godsgloom_inactive_pool_reroll_options(ctx: AttackContext) -> list[Option]:
 
 @hookspec
 def godsgloom_inactive_pool_reroll(ctx: AttackContext) -> None:
-    """Step RDP.20. The inactive player may reroll every die of one of its pools.
+    """Step RDP.20. The inactive player may reroll every die of its pool, both colours.
 
     As RDP.10 for the defender, spending ``ctx.defender_pool_rerolls``.
 

@@ -27,7 +27,7 @@ __all__ = [
 #: "A 3+ is always a success" — a ⚔️ Hit on an Attack die, a 🛡️ Block on a Defence die.
 SUCCESS = 3
 
-#: The two colours rolled in an attack test, as used in option ids ("pool:attack").
+#: The two colours rolled in an attack test, as used in option ids ("die:attack:2").
 COLOURS = ("attack", "defence")
 
 
@@ -50,21 +50,25 @@ def adjusted_pool(dice: int, *, modifier: int = 0, boost: int = 0, weak: int = 0
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RerollChoice:
-    """A reroll answer taken apart: ``pool:<colour>`` or ``die:<colour>:<position>``.
+    """A reroll answer taken apart: ``pool`` or ``die:<colour>:<position>``.
 
+    A Pool Reroll rerolls every die of the player's pool, both colours,
+    successes too (RDP.10), so it names no colour.
+
+    :ivar colour: the die's colour; ``None`` for a Pool Reroll.
     :ivar position: the die's place in its pool, 1-based; ``None`` for a Pool Reroll.
     """
 
     kind: str
-    colour: str
+    colour: str | None = None
     position: int | None = None
 
 
 def parse_reroll(option: str) -> RerollChoice | None:
     """Read a reroll option id; ``None`` for ids that are not the ruleset's (a pack's own)."""
+    if option == "pool":
+        return RerollChoice(kind="pool")
     parts = option.split(":")
-    if len(parts) == 2 and parts[0] == "pool" and parts[1] in COLOURS:
-        return RerollChoice(kind="pool", colour=parts[1])
     if len(parts) == 3 and parts[0] == "die" and parts[1] in COLOURS and parts[2].isdigit():
         position = int(parts[2])
         if position >= 1:

@@ -141,11 +141,10 @@ def _pool_options(ctx: AttackContext, side: str) -> list[Option]:
     if getattr(ctx, f"{side}_pool_rerolls") <= 0:
         return []
     pools = ctx.stash[POOLS]
-    return [
-        Option(id=f"pool:{colour}", label=f"Pool Reroll: reroll every {ICON[colour]} die {pools[(side, colour)].standing()}")
-        for colour in COLOURS
-        if (side, colour) in pools
-    ]
+    rolled = [f"{ICON[colour]} {pools[(side, colour)].standing()}" for colour in COLOURS if (side, colour) in pools]
+    if not rolled:
+        return []
+    return [Option(id="pool", label=f"Pool Reroll: reroll every die, both colours, successes too ({', '.join(rolled)})")]
 
 
 def _single_options(ctx: AttackContext, side: str) -> list[Option]:
@@ -176,13 +175,16 @@ def _pool_reroll(ctx: AttackContext, side: str, decision: str) -> None:
     choice = parse_reroll(answer.option) if answer is not None else None
     if choice is None or choice.kind != "pool":
         return  # "decline", not asked, or a pack's own option
-    pool = ctx.stash[POOLS].get((side, choice.colour))
-    if pool is None:
-        raise InvalidRequest(f"the {side} rolled no {choice.colour} dice", details={"reroll": [answer.option]})
+    pools = ctx.stash[POOLS]
+    rolled = [(colour, pools[(side, colour)]) for colour in COLOURS if (side, colour) in pools]
+    if not rolled:
+        raise InvalidRequest(f"the {side} rolled no dice to reroll", details={"reroll": [answer.option]})
     _spend(ctx, side, "pool")
-    before = pool.standing()
-    pool.positions = [ctx.dice.reroll(pool.roll, index) for index in pool.positions]
-    ctx.note(f"{side} Pool Reroll on {ICON[choice.colour]}: {before} → {pool.standing()}")
+    # RDP.10: every die of the pool, both colours, successes too; new results replace old.
+    for colour, pool in rolled:
+        before = pool.standing()
+        pool.positions = [ctx.dice.reroll(pool.roll, index) for index in pool.positions]
+        ctx.note(f"{side} Pool Reroll on {ICON[colour]}: {before} → {pool.standing()}")
     _tally(ctx)
 
 

@@ -1,11 +1,19 @@
 """What the pack tells the host: the abilities it offers and the flags it keeps on tokens.
 
-Neither ability is declared with an attack: each is offered as an option of a
-decision (Shield Guard at ``redirect``, damage transference at
-``transfer_damage``), so both are listed as ``kind: "option"`` for players to
-see. Both are ``inert``: at the rules' default answers ("decline") they change nothing.
+No ability is declared with an attack: each is offered as an option of a
+decision (rerolls at ``reroll_attack`` / ``reroll_damage``, Shield Guard at
+``redirect``, damage transference at ``transfer_damage``), so all are listed
+as ``kind: "option"`` for players to see. At the rules' default answers
+("decline") they change nothing.
 
-The flags (``flags.warmachine_abilities``) say which models have which ability:
+The flags (``flags.warmachine_abilities``) say which models have which ability
+(the ruleset's own ``system`` fields of the same names still count, for tokens
+made before flags existed):
+
+- ``reroll_attack``: the model may reroll its missed attack rolls (each once);
+- ``reroll_damage``: the model may reroll its damage rolls (each once);
+- ``grants_reroll``: friendly models within this many inches may reroll one
+  attack or damage roll per attack;
 
 - ``shield_guard``: the model has Shield Guard (the ruleset's own
   ``system.shield_guard`` still counts, for tokens made before flags existed);
@@ -17,8 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from marshmallow import fields, validate
+
 from vtt_bridge import Declarable, hookimpl
-from marshmallow import fields
 
 from vtt_bridge import StrictSchema
 
@@ -28,6 +37,21 @@ PLUGIN = "warmachine_abilities"  # the entry point's name: the key of this pack'
 RULESET = "warmachine_mk3"
 
 DECLARABLES = [
+    Declarable(
+        id="reroll",
+        label="Reroll (own ability)",
+        plugin=PLUGIN,
+        kind="option",
+        description="the model may reroll its missed attack rolls or its damage rolls, each roll once (reroll:self)",
+    ),
+    Declarable(
+        id="grants_reroll",
+        label="Reroll granted by a friendly model",
+        plugin=PLUGIN,
+        kind="option",
+        description="a model within the granting model's range may reroll one attack or damage roll per attack "
+        "(reroll:<granting token id>)",
+    ),
     Declarable(
         id="shield_guard",
         label="Shield Guard",
@@ -48,16 +72,31 @@ DECLARABLES = [
 class Flags(StrictSchema):
     """``flags.warmachine_abilities`` on a warmachine_mk3 token."""
 
+    reroll_attack = fields.Boolean(
+        load_default=False, metadata={"description": "the model may reroll its missed attack rolls (each once)"}
+    )
+    reroll_damage = fields.Boolean(
+        load_default=False, metadata={"description": "the model may reroll its damage rolls (each once)"}
+    )
+    grants_reroll = fields.Float(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(min=0, max=24),
+        metadata={"description": "friendly models within this many inches may reroll one roll per attack"},
+    )
     shield_guard = fields.Boolean(load_default=False, metadata={"description": "the model has Shield Guard"})
     transference = fields.Boolean(
         load_default=True, metadata={"description": "a warlock may transfer damage to its warbeasts"}
     )
 
 
+DEFAULTS = {"reroll_attack": False, "reroll_damage": False, "grants_reroll": None, "shield_guard": False, "transference": True}
+
+
 def flags_of(token: Any) -> dict[str, Any]:
     """The pack's flags on ``token``, the defaults when it has none."""
     mine = token.flags.get(PLUGIN)
-    return {"shield_guard": False, "transference": True, **(mine or {})}
+    return {**DEFAULTS, **(mine or {})}
 
 
 @hookimpl

@@ -284,8 +284,9 @@ def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
     """Step 8. Resolve all other effects triggered by hitting or missing.
 
     The ruleset's own implementation settles ``outcome["hit"]`` and applies the
-    weapon's critical effect to each model hit critically (``knockdown``: it is
-    knocked down; other effects are listed for the GM).
+    weapon's critical effect to each model hit critically — with an AOE
+    weapon, to every model the AOE hit (``knockdown``: it is knocked down;
+    other effects are listed for the GM).
 
     :param ctx: the attack context.
     :return: None; the result is ignored.
@@ -467,13 +468,32 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
 
 
 @hookspec
+def warmachine_mk3_apply_next_options(ctx: AttackContext) -> list[Option]:
+    """Step 10, before each pass. The damaged models the active player may choose
+    to apply damage to next: "choose one model, follow the damage application
+    sequence below, then repeat for each other damaged model".
+
+    The ruleset's own implementation offers every damaged model not yet applied
+    (its token id) while two or more remain; with one left it offers nothing and
+    the decision is not asked. Unanswered, the first in the declaration's
+    ``application_order`` (then the order they were damaged) is taken. The
+    answer is ``ctx.answer("apply_next")``, asked of the attacker again after
+    each model's sequence.
+
+    :param ctx: the attack context.
+    :return: a list of :class:`~vtt_bridge.Option`; ``[]`` or None offers nothing.
+    """
+
+
+@hookspec
 def warmachine_mk3_damage_application(ctx: AttackContext) -> None:
     """Step 10. Apply all damage: one damaged model at a time, in the order the active
     player chooses, each through the sequence 10a–e.
 
-    The ruleset's own implementation orders the models by the declaration's
-    ``application_order``, the rest in the order they were damaged, and lists them on
-    the card; the engine then runs the sub-steps once per model.
+    Run once per model. The ruleset's own implementation takes the model chosen at
+    the ``apply_next`` decision (the last one left when it is not asked), lists it
+    on the card, and the engine runs the sub-steps for it; then the decision is
+    asked again for the models still to apply.
 
     :param ctx: the attack context.
     :return: None; the result is ignored.

@@ -76,6 +76,7 @@ class AttackState:
     hits: dict[str, Hit] = field(default_factory=dict)
     booked: list[Booked] = field(default_factory=list)
     order: list[str] = field(default_factory=list)
+    pending: list[str] | None = None
     marked_boxes: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     crippled_before: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -178,6 +179,20 @@ def _application_items(ctx: AttackContext) -> list[str]:
     return list(_state(ctx).order)
 
 
+def _pending(ctx: AttackContext) -> list[str]:
+    """Damaged models still to apply, in the declaration's order, then the order they were hit."""
+    state = _state(ctx)
+    if state.pending is None:
+        damaged = list(dict.fromkeys(b.model for b in state.booked if b.points > 0))
+        chosen = [m for m in ctx.declaration.get("application_order", ()) if m in damaged]
+        state.pending = list(dict.fromkeys([*chosen, *damaged]))
+    return state.pending
+
+
+def _next_by_declaration(ctx: AttackContext, options: tuple[Option, ...]) -> str:
+    return _pending(ctx)[0]
+
+
 STEPS = (
     Step(name="declare_attack", title="1. Declare the attack"),
     Step(name="targeted", title="2. Targeted"),
@@ -243,6 +258,13 @@ STEPS = (
     Step(
         name="damage_application",
         title="10. Damage application",
+        ask=Ask(
+            name="apply_next",
+            prompt="Which damaged model has its damage applied next?",
+            who="attacker",
+            default=_next_by_declaration,
+            repeat=True,
+        ),
         each=_application_items,
         steps=(
             Step(name="apply_damage", title="10. Apply damage"),
@@ -564,6 +586,9 @@ def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
     ctx.outcome["hit"] = bool(state.hits)
     critical = [m for m, hit in state.hits.items() if hit.critical]
     ctx.outcome["critical"] = bool(critical)
+    if critical and state.weapon.aoe:
+        # A critical hit with an AOE attack: its critical effect applies to every model hit by the AOE.
+        critical = list(state.hits)
     effect = _critical_effect(state.weapon)
     for model in critical:
         if effect == "knockdown":
@@ -730,12 +755,30 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
 
 
 @hookimpl(trylast=True)
+def warmachine_mk3_apply_next_options(ctx: AttackContext) -> list[Option]:
+    pending = _pending(ctx)
+    if len(pending) < 2:
+        return []  # one damaged model (or none): nothing to choose
+    points = {}
+    for booked in _state(ctx).booked:
+        if booked.model in pending:
+            points[booked.model] = points.get(booked.model, 0) + booked.points
+    return [Option(id=m, label=f"{_name(ctx, m)} ({points[m]} damage)") for m in pending]
+
+
+@hookimpl(trylast=True)
 def warmachine_mk3_damage_application(ctx: AttackContext) -> None:
+    # seed 001, step 10: "choose one model, follow the damage application sequence below,
+    # then repeat for each other damaged model" — the active player chooses each time.
     state = _state(ctx)
-    damaged = list(dict.fromkeys(b.model for b in state.booked if b.points > 0))
-    # seed 001, step 10: the active player chooses the order; the declaration carries the choice.
-    chosen = [m for m in ctx.declaration.get("application_order", ()) if m in damaged]
-    state.order = list(dict.fromkeys([*chosen, *damaged]))
+    pending = _pending(ctx)
+    answer = ctx.answer("apply_next")
+    if answer is not None and answer.option in pending:
+        state.order = [answer.option]
+    else:  # not asked: the last model (or none) is left
+        state.order = list(pending)
+    for model in state.order:
+        pending.remove(model)
     ctx.note("damage applied to: " + (", ".join(_name(ctx, m) for m in state.order) or "nobody"))
 
 

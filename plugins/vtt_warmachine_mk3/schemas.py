@@ -97,6 +97,10 @@ class System(StrictSchema):
     shield_guard = fields.Boolean(load_default=False)
     shield_guard_used = fields.Boolean(load_default=False)
     battlegroup = fields.List(fields.String(), load_default=list)
+    reroll_attack = fields.Boolean(load_default=False)  # may reroll its missed attack rolls (each once)
+    reroll_damage = fields.Boolean(load_default=False)  # may reroll its damage rolls (each once)
+    grants_reroll = fields.Float(load_default=None, allow_none=True, validate=validate.Range(min=0, max=24))
+    # ^ friendly models within this many inches may reroll one attack or damage roll per attack
     weapons = fields.List(fields.Nested(WeaponSchema), load_default=list)
 
     @validates_schema

@@ -36,6 +36,10 @@ def tokens(host):
             },
         }
     )
+    monk = next(t for t in raw if t["id"] == "monk")
+    raw.append({**monk, "id": "unarmed monk", "system": {**monk["system"], "weapons": [monk["system"]["weapons"][0]]}})
+    track = {"penalties": [0, -1, -1, -2, -2, -4, "I", "D", "D", "D"], "damage": ["B"] * 6 + [None] * 4}
+    raw.append({**monk, "id": "battered monk", "system": {**monk["system"], "health": track}})
     return tokens_of(host, "exalted2e", raw)
 
 
@@ -47,7 +51,15 @@ CASES = {
     "Anoria's daiklave against the soldier": (request("anoria", "soldier", weapon="daiklave"), None),
     "Anoria kicks the monk, who parries with a stunt": (
         request("anoria", "monk", weapon="kick", stunt=2),
-        {"defense": {"option": "parry", "params": {"stunt": 2}}},
+        {"defense": "parry", "defense_stunt": "2"},
+    ),
+    "the unarmed monk parries Anoria's daiklave with a stunt (circumventing, after the roll)": (
+        request("anoria", "unarmed monk", weapon="daiklave"),
+        {"defense": "parry", "defense_stunt": "3"},
+    ),
+    "an unaware soldier, a coordinated attack, post-soak damage": (
+        request("anoria", "soldier", weapon="daiklave", unaware=True, coordinated="pack", post_soak=-2),
+        None,
     ),
     "soldier shoots the frail mortal at double range": (request("soldier", "frail", weapon="short bow", range_band="double"), None),
     "brigand (an extra) clubs the frail mortal, who does nothing": (request("brigand", "frail"), {"defense": "nothing"}),
@@ -86,8 +98,23 @@ def test_the_excellencies_pack_is_accounted_for(host, tokens):
     assert result.method == "exact" and "excellencies" in result.reason
 
 
-def test_an_answered_reroll_or_counterattack_is_not_modelled(host, tokens):
+def test_an_answered_reroll_is_not_modelled(host, tokens):
     reroll = compute_odds(host, request("anoria", "soldier"), tokens, answers={"attack_reroll": "third-excellency"}, mc_samples=100)
     assert reroll.method == "monte_carlo"
-    counter = compute_odds(host, request("monk", "anoria"), tokens, answers={"counterattack": "solar-counterattack"}, mc_samples=100)
-    assert counter.method == "monte_carlo"
+
+
+@pytest.mark.parametrize(
+    "attacker, target, answers",
+    [
+        ("monk", "anoria", {"counterattack": "solar-counterattack"}),
+        # the battered monk's staff meets Anoria's counter: its conditions join the outcome
+        ("battered monk", "anoria", {"counterattack": "solar-counterattack", "counterattack/defense": "nothing"}),
+    ],
+)
+def test_an_answered_counterattack_is_modelled_exactly(host, tokens, attacker, target, answers):
+    """Seed 002, step 9: "If the victim retaliates using a counterattack ..., apply steps 1-8
+    to that attack"; step 10: "... as does the damage and effects from any counterattack"."""
+    result = assert_agree(host, request(attacker, target), tokens, answers=answers)
+    assert result.method == "exact"
+    if attacker == "battered monk":
+        assert result.condition_probability("battered monk", "incapacitated") > 0  # rare: it must hit first

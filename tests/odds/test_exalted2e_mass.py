@@ -37,7 +37,15 @@ def test_exact_agrees_on_the_shipped_examples(host, example):
 def test_a_solo_defender_answering_with_a_stunt_agrees(host):
     data = load("talon_vs_cinder.json")
     tokens = tokens_of(host, "exalted2e_mass", data["tokens"])
-    assert_agree(host, data, tokens, answers={"defense": {"option": "dodge", "params": {"stunt": 2}}})
+    assert_agree(host, data, tokens, answers={"defense": "dodge", "defense_stunt": "2"})
+
+
+def test_a_negative_dv_filled_by_a_stunt_agrees(host):
+    data = load("talon_vs_cinder.json")
+    tokens = tokens_of(host, "exalted2e_mass", data["tokens"])
+    low = {**data, "declaration": {**data.get("declaration", {}), "height": -3}}
+    assert_agree(host, low, tokens, answers={"defense": "nothing", "defense_stunt": "3"})
+    assert_agree(host, low, tokens, answers={"defense": "war", "defense_stunt": "3"})
 
 
 def test_rout_or_destruction_is_reported(host):

@@ -88,7 +88,7 @@ def test_momentum_pack_is_accounted_for_unless_onslaught(host):
 
 def test_a_reroll_answered_goes_to_monte_carlo(host):
     raw = [unit("a", statline=(4, 2), rerolls=(1, 0)), unit("d")]
-    result = compute_odds(host, request(), tokens_of(host, "godsgloom", raw), answers={"active_pool_reroll": "pool:attack"}, mc_samples=200)
+    result = compute_odds(host, request(), tokens_of(host, "godsgloom", raw), answers={"active_pool_reroll": "pool"}, mc_samples=200)
     assert result.method == "monte_carlo"
     done = compute_odds(host, request(), tokens_of(host, "godsgloom", raw), answers={"active_pool_reroll": "decline"})
     assert done.method == "exact"

@@ -16,7 +16,7 @@ from vtt_bridge.server import BridgeServer
 
 from . import duel_plugin
 from .conftest import config
-from .kit import DUEL_TOKENS, answer, seat_table
+from .kit import DUEL_TOKENS, seat_table
 
 HANG = "tests.server.hang_plugin"
 TOKENS = [

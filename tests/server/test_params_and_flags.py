@@ -16,14 +16,14 @@ REQUEST = {"ruleset": "exalted2e", "attacker": "anoria", "targets": ["monk"], "d
 
 
 async def test_an_out_of_range_answer_is_the_default_recorded_invalid_and_the_attack_resolves(exalted):
-    """Issue 14, item 6: a defender answering ``stunt: 99`` (or a parameter never offered)
+    """Issue 14, item 6: a defender answering ``second_excellency: 99`` (or a parameter never offered)
     cannot veto the attack: the rules' default stands, ``how: invalid``, nothing unchecked kept."""
     seat = exalted
     junk = "x" * 10_000
 
     async def cheat(decision):
         if decision["key"] == "defense":
-            return {"option": "parry", "params": {"stunt": 99, "junk": junk}}
+            return {"option": "parry", "params": {"second_excellency": 99, "junk": junk}}
         return decision["default"]
 
     bob = await seat.join("bob", cheat)
@@ -37,10 +37,11 @@ async def test_an_out_of_range_answer_is_the_default_recorded_invalid_and_the_at
     assert junk not in str(attack)
     # the option a defender is offered says what it takes, as JSON Schema
     parry = next(o for o in bob.decisions[0]["options"] if o["id"] == "parry")
-    assert parry["params"]["properties"]["stunt"] == {
-        "type": "integer", "title": "Stunt dice", "minimum": 0, "maximum": 3, "default": 0,
-        "description": "defensive stunt dice (0-3), rolled at step 5",
+    assert parry["params"]["properties"]["second_excellency"] == {
+        "type": "integer", "title": "Essence Triumphant DV", "minimum": 0, "maximum": 10, "default": 0,
+        "description": "points of DV (2 motes each)",
     }  # fmt: skip
+    assert "stunt" not in parry["params"]["properties"]  # the stunt is its own decision, after the roll
     assert parry["params"]["additionalProperties"] is False
     nothing = next(o for o in bob.decisions[0]["options"] if o["id"] == "nothing")
     assert "params" not in nothing

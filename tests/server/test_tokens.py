@@ -112,4 +112,11 @@ async def test_events_in_auth_choose_the_broadcasts(seat):
     await everything.wait_for("token.updated")
     await tokens_only.wait_for("token.updated")
     assert {n for n, _ in tokens_only.events} == {"token.updated"}
-    assert {n for n, _ in everything.events} == {"attack.step", "attack.resolved", "token.updated"}
+    # bob is asked (and ignores it): the table hears the question go out and settle.
+    assert {n for n, _ in everything.events} == {
+        "attack.step",
+        "attack.resolved",
+        "token.updated",
+        "decision.asked",
+        "decision.settled",
+    }

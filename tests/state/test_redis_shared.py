@@ -90,3 +90,14 @@ async def test_a_token_deleted_and_created_again_elsewhere_is_not_read_from_a_st
     again = Token("x", "x", "duel", {"hp": 7}, version=1)
     await one.commit("t1", AuditDraft(kind="token.create", user="gm", at=0.0, changes={"x": TokenChange(before=None, after=again)}))
     assert (await other.tokens("t1"))["x"].system["hp"] == 7
+
+
+async def test_a_commit_made_under_the_lease_gives_it_back_in_the_same_round_trip(two):
+    one, other = two
+    async with one.lease("t1") as lease:
+        await one.commit("t1", _create("y"), lease=lease)
+        assert lease.released
+        # Already free for the other process, before this block even ends.
+        async with asyncio.timeout(1):
+            async with other.lease("t1") as theirs:
+                assert theirs.revision == await one.revision("t1")

@@ -51,7 +51,7 @@ def _is(kind: str, value: Any) -> bool:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Param:
-    """A typed value an option or a declarable carries (``{"stunt": Param("integer", ...)}``).
+    """A typed value an option or a declarable carries (``{"dice": Param("integer", ...)}``).
 
     On the wire it is a JSON Schema property (:meth:`to_schema`); every value a
     client sends for it passes :meth:`validate` before any hook sees it.
@@ -222,7 +222,7 @@ class Option:
     :ivar token: the token whose owner picks this option, when not the decision's
         usual decider (Shield Guard's guarding model).
     :ivar params: the values an answer choosing this option may carry, each a
-        typed :class:`Param` (``{"stunt": Param("integer", minimum=0, maximum=3)}``);
+        typed :class:`Param` (``{"dice": Param("integer", minimum=0, maximum=20)}``);
         an answer carrying any other value, or one of the wrong type or out of
         range, is refused before a hook sees it. (A plain string instead of a
         ``Param`` still works and means a free text value; deprecated.)

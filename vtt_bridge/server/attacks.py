@@ -294,7 +294,7 @@ class Attacks:
                         # The fingerprint lets a retry of this request_id be told from a reuse.
                         data={"attack": payload, "request": request, "fingerprint": mark},
                     )
-                    entry = await bridge.commit(runtime, draft)
+                    entry = await bridge.commit(runtime, draft, lease=lease)
             except BaseException as exc:
                 resolvers.drop(job)
                 if job.sent or job.settled:

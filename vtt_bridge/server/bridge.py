@@ -268,10 +268,10 @@ class Bridge:
                 details={"token": token_id, "attack": attack},
             )
 
-    async def commit(self, runtime: TableRuntime, draft: AuditDraft) -> AuditEntry:
-        """Commit ``draft`` and bring the table's token mirror up to date."""
+    async def commit(self, runtime: TableRuntime, draft: AuditDraft, *, lease: Any = None) -> AuditEntry:
+        """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``)."""
         try:
-            entry = await self.store.commit(runtime.id, draft)
+            entry = await self.store.commit(runtime.id, draft, lease=lease)
         except Conflict:
             # Another process (a second server, or a CLI import) wrote first:
             # re-read, so the next try sees its change.

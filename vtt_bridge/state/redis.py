@@ -40,7 +40,8 @@ from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["RedisStore"]
 
-# KEYS: tokens, audit, requests, refs, rev
+# KEYS: tokens, audit, requests, refs, rev, lease
+# (after the entry JSON: the lease holder or "", and the channel its release is published on)
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "", entry JSON
 _COMMIT = """
 local n = tonumber(ARGV[1])
@@ -67,6 +68,11 @@ if ref ~= '' then
     local list = seqs and cjson.decode(seqs) or {}
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
+end
+local holder = ARGV[5 + n * 3]
+if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
+    redis.call('DEL', KEYS[6])
+    redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6])
 end
 return {'ok', tostring(seq), tostring(rev)}
 """
@@ -230,7 +236,7 @@ class RedisStore(Store):
             out[token_id] = cached[1]
         return out
 
-    async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
+    async def commit(self, table_id: str, draft: AuditDraft, *, lease: _Lease | None = None) -> AuditEntry:
         changes = {token_id: change.to_dict() for token_id, change in draft.changes.items()}
         entry = {
             "kind": draft.kind,
@@ -249,7 +255,9 @@ class RedisStore(Store):
             rows[token_id] = dumps(changes[token_id]["after"]) if change.after is not None else ""
             args.append(rows[token_id])
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
-        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev")]
+        # A successful commit gives the table's attack lease back in the same round trip.
+        args += [lease.holder if lease is not None else "", self._channel]
+        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease")]
         status, first, second = await self._commit(keys=keys, args=args)
         if status == "conflict":
             expected = draft.changes[first].before
@@ -260,6 +268,8 @@ class RedisStore(Store):
                 details={"request_id": draft.request_id},
             )
         self._revs[table_id] = int(second)
+        if lease is not None:
+            lease.released = True
         for token_id, change in draft.changes.items():
             if change.after is None:
                 self._snapshots.pop((table_id, token_id), None)
@@ -426,6 +436,7 @@ class _Lease:
         self.rev_key = rev_key
         self.holder = secrets.token_hex(12)
         self.revision: int | None = None
+        self.released = False
         self._keeper: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> _Lease:
@@ -455,5 +466,7 @@ class _Lease:
         if self._keeper is not None:
             self._keeper.cancel()
             await asyncio.gather(self._keeper, return_exceptions=True)
+        if self.released:  # given back by the commit
+            return
         with contextlib.suppress(Exception):
             await self.store._release(keys=[self.key], args=[self.holder, self.store._channel])

@@ -94,8 +94,11 @@ class Store(ABC):
     async def tokens(self, table_id: str) -> dict[str, Token]: ...
 
     @abstractmethod
-    async def commit(self, table_id: str, draft: AuditDraft) -> AuditEntry:
+    async def commit(self, table_id: str, draft: AuditDraft, *, lease: Any = None) -> AuditEntry:
         """Apply ``draft.changes`` and append ``draft`` — all of it, or nothing.
+
+        ``lease``: the table's attack lease held by the caller; a shared store may
+        release it in the same round trip as a successful commit.
 
         :raises Conflict: a token is not at the version a change expects, or
             ``draft.request_id`` was already used on this table.

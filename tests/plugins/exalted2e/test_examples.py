@@ -30,6 +30,13 @@ def test_there_are_examples():
         "brigand_automatic_defense.json",
         "bow_at_range.json",
         "skin_of_bronze_hardness.json",
+        "sledge_leaves_no_hand_to_parry.json",
+        "stunted_parry_after_the_roll.json",
+        "unaware_sentry.json",
+        "coordinated_wolves.json",
+        "closed_ranks_cannot_dodge.json",
+        "venom_after_soak.json",
+        "botch_strikes_a_bystander.json",
     }
 
 
@@ -53,6 +60,15 @@ def test_every_example_resolves_the_same_way_twice_and_renders(host, path):
         ("brigand_automatic_defense.json", lambda r: r["ended"] == "automatic defense" and r["dice_used"] == 0),
         ("bow_at_range.json", lambda r: r["steps"][0]["changes"][1] == {"number": "external_penalty", "from": 0, "to": 1, "plugin": "exalted2e"}),
         ("skin_of_bronze_hardness.json", lambda r: r["ended"] == "hardness" and r["outcome"]["raw_damage"] == 6),
+        # the sledge takes both hands: Parry DV (2 + Melee 3 - 3) / 2 = 1, not the fist's 3
+        ("sledge_leaves_no_hand_to_parry.json", lambda r: r["steps"][1]["changes"][1] == {"number": "parry_dv", "from": 0, "to": 1, "plugin": "exalted2e"}),
+        # asked after the attack roll: 6 successes past Parry DV 5, the stunt's dice add 1
+        ("stunted_parry_after_the_roll.json", lambda r: r["decisions"][-1]["key"] == "defense_stunt" and r["outcome"]["dv"] == 6),
+        ("unaware_sentry.json", lambda r: r["decisions"][0]["key"] != "defense" and r["outcome"]["defense"] == "nothing"),
+        ("coordinated_wolves.json", lambda r: r["changes"]["soldier"]["after"]["onslaught"] == {"group:wolves": 3}),
+        ("closed_ranks_cannot_dodge.json", lambda r: r["outcome"]["defense"] == "dodge" and r["outcome"]["dv"] == 0),
+        ("botch_strikes_a_bystander.json", lambda r: r["ended"] == "botch" and r["outcome"]["bystander"]["token"] == "monk"),
+        ("venom_after_soak.json", lambda r: any(c["number"] == "post_soak" and c["to"] == 2 for c in r["steps"][7]["changes"])),
     ],
 )
 def test_each_example_shows_its_point(host, name, check):

@@ -19,7 +19,7 @@ def test_one_spec_per_step_and_decision_in_rulebook_order():
     in_source = [f.__name__ for f in sorted(SPECS, key=lambda f: f.__code__.co_firstlineno)]
     # each options hook comes right before the step that asks it
     expected = []
-    for step in RULESET.steps:
+    for step in RULESET.all_steps():
         if step.ask is not None:
             expected.append(f"exalted2e_{step.ask.name}_options")
         expected.append(f"exalted2e_{step.name}")
@@ -30,14 +30,16 @@ def test_one_spec_per_step_and_decision_in_rulebook_order():
 @pytest.mark.parametrize("spec", SPECS, ids=lambda f: f.__name__)
 def test_every_spec_is_typed_and_documented_in_one_layout(spec):
     doc = inspect.getdoc(spec)
-    steps = [s.name for s in RULESET.steps]
+    # a step's number is its top-level step's; a child step (the botch's bystander) runs after it
+    number = {s.name: (i, s is not top) for i, top in enumerate(RULESET.steps, 1) for s in top.walk()}
     if spec.__name__.endswith("_options"):
-        asked_at = next(i for i, s in enumerate(RULESET.steps, 1) if s.ask and spec.__name__ == f"exalted2e_{s.ask.name}_options")
-        assert doc.startswith(f"Before step {asked_at}. ")
+        step = next(s for s in RULESET.all_steps() if s.ask and spec.__name__ == f"exalted2e_{s.ask.name}_options")
+        at, child = number[step.name]
+        assert doc.startswith(f"After step {at}, " if child else f"Before step {at}. ")
         assert spec.__annotations__["return"] == "list[Option]"
     else:
-        number = steps.index(spec.__name__.removeprefix("exalted2e_")) + 1
-        assert re.match(rf"Step {number}\. ", doc)
+        at, child = number[spec.__name__.removeprefix("exalted2e_")]
+        assert doc.startswith(f"After step {at}, ") if child else re.match(rf"Step {at}\. ", doc)
         assert spec.__annotations__["return"] == "None"
     assert spec.__annotations__["ctx"] == "AttackContext"
     assert "the ruleset's own implementation" in " ".join(doc.split()).lower()

@@ -259,18 +259,9 @@ def test_keep_better_keeps_the_better_roll_and_sets_the_others_aside(faces, kept
     assert all(r.active == [] for r in rolls if r is not best)
 
 
-@pytest.mark.parametrize("params, dice", [({}, 0), ({"stunt": 0}, 0), ({"stunt": 3}, 3)])
-def test_defensive_stunt_dice_come_with_the_answer(params, dice):
+@pytest.mark.parametrize("option, dice", [("decline", 0), ("1", 1), ("2", 2), ("3", 3)])
+def test_defensive_stunt_dice_come_with_the_step_5_answer(option, dice):
     from vtt_bridge import Answer
 
-    assert rules.defensive_stunt(Answer(option="dodge", params=params)) == dice
-    assert rules.defensive_stunt(None) == 0  # the defense was not asked
-
-
-@pytest.mark.parametrize("stunt", [4, -1, "2", 1.5])
-def test_a_defensive_stunt_outside_one_to_three_dice_is_refused(stunt):
-    from vtt_bridge import Answer, InvalidRequest
-
-    with pytest.raises(InvalidRequest) as err:
-        rules.defensive_stunt(Answer(option="parry", params={"stunt": stunt}))
-    assert err.value.details == {"answer": {"stunt": ["Must be an integer 0-3."]}}
+    assert rules.defensive_stunt(Answer(option=option)) == dice
+    assert rules.defensive_stunt(None) == 0  # no successes remained: not asked

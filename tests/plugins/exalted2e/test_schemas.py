@@ -32,7 +32,8 @@ def test_declaration_defaults(host):
     assert host.load_declaration("exalted2e", {}) == {
         "type": None, "weapon": None, "stunt": 0, "undodgeable": False, "unblockable": False,
         "range_band": None, "distance": None, "off_hand": False, "cover": "none", "height": 0,
-        "terrain": 0, "new_action": False, "charms": [],
+        "terrain": 0, "new_action": False, "unaware": False, "coordinated": None,
+        "dodge_inapplicable": False, "post_soak": 0, "bystanders": [], "charms": [],
     }  # fmt: skip
 
 

@@ -51,6 +51,10 @@ def test_the_examples_show_the_rules_they_are_named_for():
     assert outcome("talon_vs_cinder")["defense"] == "dodge"
     assert outcome("talon_routs_spears")["conditions"] == {"spears": ["destroyed"]}
     assert outcome("cinder_vs_spears")["magnitude_bonus"] == -5
+    # doing nothing, the spears keep close formation (+2) and 75% cover against arrows (+3)
+    assert outcome("spears_do_nothing_behind_walls")["hit"] is False
+    # the stunt, asked after the talon's roll, turns its hit into a miss
+    assert outcome("spears_stunt_after_the_roll")["hit"] is False
 
 
 def test_sample_tokens_load():

@@ -58,7 +58,8 @@ def test_the_standard_attack_step_by_step():
     assert res.rolls("damage_roll") == [DAMAGE]
     assert res.step("damage_roll").value("levels") == 3
     assert res.step("might").value("damage") == 4
-    assert [d.key for d in res.decisions] == ["defense"]  # no reroll or counterattack on offer
+    # no reroll or counterattack on offer; 2 successes remain past DV, so a stunt is
+    assert [d.key for d in res.decisions] == ["defense", "defense_stunt"]
     after = res.token_after("b")["health"]
     assert after["damage"] == ["L", "L", "L", "L", None, None, None]
     assert list(res.token_changes) == ["b"]
@@ -94,7 +95,7 @@ def test_the_defender_is_asked_war_dv_or_nothing():
     res = resolve(dice=HITS + DAMAGE, answers={"defense": "war"})
     asked = res.decision("defense")
     assert asked.decision.token == "b"
-    assert asked.options == ["war", "none"]
+    assert asked.options == ["war", "nothing"]
     assert asked.decision.options[0].label == "War DV 5"
     assert asked.how == "given"
 
@@ -108,7 +109,7 @@ def test_unanswered_the_defender_takes_war_dv():
 
 def test_no_defense_means_no_dv():
     # 7 successes stand: raw 2 + 2 + 7 = 11, − soak 1 = 10 dice
-    res = resolve(dice=HITS + [7] * 10, answers={"defense": "none"})
+    res = resolve(dice=HITS + [7] * 10, answers={"defense": "nothing"})
     assert res.numbers["dv"] == 0
     assert res.outcome["raw_damage"] == 11
     assert res.outcome["war_dv"] == 5  # still reported
@@ -132,7 +133,7 @@ def test_a_mortal_commander_rounds_war_dv_down():
 def test_a_solo_defender_may_use_its_own_dvs_and_takes_the_best_by_default():
     res = resolve(b=SOLO, seed=1)
     asked = res.decision("defense")
-    assert asked.options == ["war", "dodge", "parry", "none"]
+    assert asked.options == ["war", "dodge", "parry", "nothing"]
     assert [o.label for o in asked.decision.options[:3]] == ["War DV 3", "Dodge DV 5", "Parry DV 6"]
     assert (asked.chosen, asked.how) == ("parry", "default")
     assert res.numbers["dv"] == 6
@@ -152,24 +153,60 @@ def test_a_solo_defenders_wounds_lower_its_own_dvs():
     assert [o.label for o in res.decision("defense").decision.options[:3]] == ["War DV 3", "Dodge DV 4", "Parry DV 5"]
 
 
-def test_a_defensive_stunt_is_rolled_at_step_5_and_adds_to_dv():
-    # 7 successes − DV 5 = 2; the stunt's 2 dice [7 10] = 3 successes: DV 8, a miss
-    res = resolve(dice=HITS + [7, 10], answers={"defense": {"option": "war", "params": {"stunt": 2}}})
+def test_a_defensive_stunt_is_asked_at_step_5_and_adds_to_dv():
+    """Seed 000, step 5: "Apply any external penalties to attack roll, ending with DV. If
+    successes remain, defender rolls extra dice derived from stunts (which do not award
+    Essence)". 7 successes − DV 5 = 2; the stunt's 2 dice [7 10] = 3 successes: DV 8, a miss."""
+    res = resolve(dice=HITS + [7, 10], answers={"defense": "war", "defense_stunt": "2"})
+    asked = res.decision("defense_stunt")
+    assert asked.decision.token == "b" and asked.decision.step == "apply_defense"
+    assert asked.options == ["1", "2", "3", "decline"] and asked.decision.default == "decline"
     assert res.rolls("apply_defense") == [[7, 10]]
     assert res.step("apply_defense").value("dv") == 8
     assert res.ended == "miss" and res.hit is False and res.damage == 0
 
 
+def test_no_stunt_is_asked_when_no_successes_remain():
+    # 7 successes, but an external penalty of 3 and War DV 5: none remain, nothing to stunt for
+    res = resolve(declaration={"penalty": 3}, dice=HITS, answers={"defense": "war"})
+    assert [d.key for d in res.decisions] == ["defense"] and res.ended == "miss"
+
+
 def test_a_defensive_stunt_of_four_dice_is_refused():
-    with pytest.raises(InvalidRequest) as err:
-        resolve(dice=HITS, answers={"defense": {"option": "war", "params": {"stunt": 4}}})
-    assert err.value.details == {"answers": {"defense": {"params": {"stunt": ["Must be between 0 and 3."]}}}}
+    with pytest.raises(InvalidRequest):
+        resolve(dice=HITS, answers={"defense": "war", "defense_stunt": "4"})
+
+
+def test_doing_nothing_keeps_fortifications_formation_and_height():
+    """Seed 000, step 2: "Shields, terrain and fortifications can modify this DV, as per the
+    normal DV rules"; seed 002: "bonuses and penalties apply to inapplicable DVs after the
+    reduction to zero". b in close formation (+2) behind 50% cover (+1), on a slope (+1):
+    DV 0 + 4; 7 − 4 = 3 successes: raw 2 + 2 + 3 = 7, − soak 1 = 6 dice."""
+    res = resolve(b=merged(B, formation="close"), declaration={"cover": "50", "height": 1},
+                  dice=HITS + [7] * 6, answers={"defense": "nothing", "defense_stunt": "decline"})  # fmt: skip
+    assert res.numbers["dv"] == 4
+    assert res.outcome["raw_damage"] == 7
+
+
+def test_a_negative_war_dv_is_filled_first_by_the_stunts_successes():
+    """Seed 002, "Putting it all together": "track the character's negative DV if there is any
+    possibility that DV-enhancing effects might be applied, as the true DV is still negative."
+    b's commander has no Intelligence or War and the unit no Defense (War DV 0), unordered
+    (−1) on lower ground (−2): DV −3 blocks as 0; 7 successes remain.
+    A stunt's 3 successes [10 7] bring DV to 0, so all 7 remain: raw 2 + 2 + 7 = 11."""
+    res = resolve(b=merged(B, formation="unordered", commander={"intelligence": 0, "war": 0}, defense=0),
+                  declaration={"height": -2}, dice=HITS + [10, 7] + [1] * 10,
+                  answers={"defense": "war", "defense_stunt": "2"})  # fmt: skip
+    assert res.step("declare_defense").value("dv") == -3
+    assert res.step("apply_defense").value("dv") == 0
+    assert res.numbers["successes"] == 7  # unchanged at step 5: DV 0 blocks none
+    assert res.outcome["raw_damage"] == 11
 
 
 def test_no_defense_takes_no_stunt():
     """Issue 13 "Parameters belong to their option": no defense, no stunt dice."""
     with pytest.raises(InvalidRequest) as err:
-        resolve(dice=HITS, answers={"defense": {"option": "none", "params": {"stunt": 2}}})
+        resolve(dice=HITS, answers={"defense": {"option": "nothing", "params": {"stunt": 2}}})
     assert "stunt" in err.value.details["answers"]["defense"]["params"]
 
 
@@ -178,7 +215,7 @@ def test_no_defense_takes_no_stunt():
 
 def test_magnitude_9_against_a_solo_unit_adds_9_successes():
     # no success rolled, yet 9 stand; raw 2 + 2 + 9 = 13, − soak 3 = 10 dice
-    res = resolve(merged(A, magnitude=9), SOLO, dice=FAILS + [1] * 10, answers={"defense": "none"})
+    res = resolve(merged(A, magnitude=9), SOLO, dice=FAILS + [1] * 10, answers={"defense": "nothing"})
     assert res.outcome["magnitude_bonus"] == 9
     assert res.outcome["successes"] == 9
     assert res.outcome["botch"] is False
@@ -187,7 +224,7 @@ def test_magnitude_9_against_a_solo_unit_adds_9_successes():
 
 
 def test_a_smaller_unit_loses_successes_and_may_miss():
-    res = resolve(merged(A, magnitude=1), merged(B, magnitude=9), dice=HITS, answers={"defense": "none"})
+    res = resolve(merged(A, magnitude=1), merged(B, magnitude=9), dice=HITS, answers={"defense": "nothing"})
     assert res.outcome["magnitude_bonus"] == -8
     assert res.outcome["successes"] == 0
     assert res.ended == "miss"
@@ -203,7 +240,7 @@ def test_a_botch_needs_failed_dice_a_one_and_no_magnitude_rescue():
 def test_a_solo_attacker_counts_no_more_ability_than_its_war():
     # Dexterity 4 + Ability 5 capped at War 3 + Accuracy 1 = 8 dice; Magnitude 0 − 3 = −3
     dice = [10, 9, 8, 7, 7, 1, 1, 1]
-    res = resolve(SOLO, B, dice=dice + [1] * 7, answers={"defense": "none"})
+    res = resolve(SOLO, B, dice=dice + [1] * 7, answers={"defense": "nothing"})
     assert res.rolls("attack_roll") == [dice]
     assert res.outcome["successes"] == 6 - 3
     # normal damage: Strength 3 + weapon 2 + 3 = 8; − soak 1 = 7 dice
@@ -294,9 +331,9 @@ class SteadyWall:
 
 def test_a_defense_reroll_can_turn_a_hit_into_a_miss():
     # 7 − DV 5 = 2; stunt [7 1] = 1: DV 6, 1 left; rerolled [8 9] = 2: DV 7, none left
-    stunt = {"option": "war", "params": {"stunt": 2}}
     res = resolve(
-        dice=HITS + [7, 1, 8, 9], packs=[SteadyWall()], answers={"defense": stunt, "defense_reroll": "steady-wall"}
+        dice=HITS + [7, 1, 8, 9], packs=[SteadyWall()],
+        answers={"defense": "war", "defense_stunt": "2", "defense_reroll": "steady-wall"},
     )
     asked = res.decision("defense_reroll")
     assert asked.decision.token == "b" and asked.options == ["steady-wall", "decline"]
@@ -305,15 +342,14 @@ def test_a_defense_reroll_can_turn_a_hit_into_a_miss():
 
 
 def test_the_defense_reroll_defaults_to_keeping_the_dice():
-    stunt = {"option": "war", "params": {"stunt": 2}}
-    res = resolve(dice=HITS + [7, 1] + [7] * 5, packs=[SteadyWall()], answers={"defense": stunt})
+    res = resolve(dice=HITS + [7, 1] + [7] * 5, packs=[SteadyWall()], answers={"defense": "war", "defense_stunt": "2"})
     assert res.decision("defense_reroll").how == "default"
     assert res.outcome["raw_damage"] == 5  # 1 success left
 
 
 def test_without_defense_dice_no_defense_reroll_is_offered():
     res = resolve(dice=HITS + DAMAGE, packs=[SteadyWall()], answers={"defense": "war"})
-    assert [d.key for d in res.decisions] == ["defense"]
+    assert [d.key for d in res.decisions] == ["defense", "defense_stunt"]
 
 
 # -- 8. Hardness, soak, ping, damage roll, Might -----------------------------------------------
@@ -352,7 +388,7 @@ def test_ping_raises_the_pool_above_the_raw_damage():
 def test_a_solo_attacker_pings_with_the_greater_of_overwhelming_and_essence():
     # raw 8 against soak 10: nothing left; Overwhelming 4 beats Essence 3
     dice = [10, 9, 8, 7, 7, 1, 1, 1]
-    res = resolve(SOLO, merged(B, soak={"L": 10}), dice=dice + [1] * 4, answers={"defense": "none"})
+    res = resolve(SOLO, merged(B, soak={"L": 10}), dice=dice + [1] * 4, answers={"defense": "nothing"})
     assert res.step("ping").value("ping_floor") == 4
     assert res.rolls("damage_roll") == [[1] * 4]
 
@@ -360,7 +396,7 @@ def test_a_solo_attacker_pings_with_the_greater_of_overwhelming_and_essence():
 def test_a_solo_defender_soaks_with_stamina_and_armor():
     # 5 rolled + Magnitude 5 = 10; raw 2 + 2 + 10 = 14; lethal soak: Stamina 3 halved
     # (Exalted) + armor 2 = 3; 11 dice
-    res = resolve(b=SOLO, dice=HITS + [1] * 11, answers={"defense": "none"})
+    res = resolve(b=SOLO, dice=HITS + [1] * 11, answers={"defense": "nothing"})
     assert res.step("damage").value("soak") == 3
 
 
@@ -397,7 +433,7 @@ def test_a_counterattack_is_nested_with_roles_swapped_and_lands_with_the_attack(
     res = resolve(
         dice=HITS + DAMAGE + COUNTER,
         packs=[Riposte()],
-        answers={"defense": "war", "counterattack": "riposte", "counterattack/defense": "none"},
+        answers={"defense": "war", "counterattack": "riposte", "counterattack/defense": "nothing"},
     )
     counter = res.step("counterattack").children[0]
     assert counter.kind == "counterattack"
@@ -407,7 +443,7 @@ def test_a_counterattack_is_nested_with_roles_swapped_and_lands_with_the_attack(
     assert counter.outcome["damage"] == 5
     assert res.decision("counterattack/defense").decision.token == "a"
     # no counter to a counter: the nested attack puts no counterattack decision
-    assert [d.key for d in res.decisions] == ["defense", "counterattack", "counterattack/defense"]
+    assert [d.key for d in res.decisions] == ["defense", "defense_stunt", "counterattack", "counterattack/defense"]
     assert not counter.step("counterattack").children
     # both sides' damage is applied together
     assert res.token_after("a")["health"]["damage"] == ["L", "L", "L"]
@@ -451,7 +487,7 @@ def test_a_solo_unit_gains_individual_conditions():
     # 5 rolled + 9 = 14; raw 18 − soak 3 = 15 dice, one success + Might 1: two levels
     full = {"penalties": [0, -1, -1, -2, -2, -4, "I", "D", "D", "D"], "damage": ["L"] * 6 + [None] * 4}
     wounded = merged(SOLO, health=full)
-    res = resolve(merged(A, magnitude=9), wounded, dice=HITS + [7] + [1] * 14, answers={"defense": "none"})
+    res = resolve(merged(A, magnitude=9), wounded, dice=HITS + [7] + [1] * 14, answers={"defense": "nothing"})
     assert res.token_after("b")["health"]["damage"] == ["L"] * 8 + [None] * 2
     assert res.outcome["conditions"] == {"b": ["incapacitated", "dying"]}
     assert res.token_after("b")["conditions"] == ["incapacitated", "dying"]

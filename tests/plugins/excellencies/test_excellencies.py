@@ -164,7 +164,7 @@ def test_a_character_uses_only_the_excellencies_its_token_knows(host):
     # Defending, she is offered only the Second Excellency's points of DV, and no Essence Resurgent.
     res = host.start("exalted2e", toks, attacker="monk", targets=["anoria"], declaration={}, dice=[2] * 20)
     decision = res.advance()
-    assert list(decision.option("parry").params) == ["stunt", "second_excellency"]
+    assert list(decision.option("parry").params) == ["second_excellency"]  # the stunt is its own decision, after the roll
 
 # -- step 4: Essence Resurgent on the attack ---------------------------------------------
 
@@ -216,15 +216,15 @@ def test_defense_options_carry_the_excellency_params_once(host):
     res = start(host, "anoria", "monk", {"weapon": "fist"}, dice=[2] * 10)
     decision = res.advance()
     assert [o.id for o in decision.options] == ["dodge", "parry", "nothing"]
-    assert set(decision.option("parry").params) == {"stunt", "first_excellency", "second_excellency"}
-    assert set(decision.option("dodge").params) == {"stunt", "first_excellency", "second_excellency"}
+    assert set(decision.option("parry").params) == {"first_excellency", "second_excellency"}
+    assert set(decision.option("dodge").params) == {"first_excellency", "second_excellency"}
     assert decision.option("parry").label == "Parry"
 
 
 def test_without_motes_the_defense_options_are_the_rulesets(host):
     res = start(host, "anoria", "soldier", {"weapon": "fist"}, dice=[2] * 10)
     decision = res.advance()
-    assert set(decision.option("parry").params) == {"stunt"}
+    assert not decision.option("parry").params
 
 
 def test_first_excellency_on_a_dv_rolls_at_step_5(host):
@@ -245,7 +245,7 @@ def test_second_excellency_on_a_dv_adds_points(host):
     record = resolve(
         host, "anoria", "monk", {"weapon": "fist"},
         dice=[10, 10, 10, 10, 1, 1, 1, 1, 1, 1] + [1] * 4,
-        answers={"defense": {"option": "parry", "params": {"second_excellency": 2, "stunt": 0}}},
+        answers={"defense": {"option": "parry", "params": {"second_excellency": 2}}},
     )  # fmt: skip
     assert by_pack(record) == {"declare_defense": {"dv": (5, 7)}}
     assert after(record, "monk")["motes"] == 11
@@ -293,7 +293,7 @@ def test_defense_excellency_without_motes_is_refused(host):
 def test_essence_resurgent_on_a_dv_adds_half_the_ability_at_step_6(host):
     # 6 successes against Parry 5 get through; +MA 4 // 2 = 2 DV stops them
     res = start(host, "anoria", "monk", {"weapon": "fist"}, dice=[10, 10, 10, 1, 1, 1, 1, 1, 1, 1],
-                answers={"defense": "parry", "attack_reroll": "decline"})  # fmt: skip
+                answers={"defense": "parry", "attack_reroll": "decline", "defense_stunt": "decline"})  # fmt: skip
     decision = res.advance()
     assert decision.key == "defense_reroll" and decision.token == "monk"
     assert [o.id for o in decision.options] == ["third-excellency", "decline"]
@@ -314,8 +314,8 @@ def test_solar_counterattack_strikes_back_as_a_nested_attack(host):
         dice=[10, 10, 10, 10, 10, 7, 1, 1, 1, 1, 1, 1, 1]  # 13 dice, 11 successes
         + [7, 1]  # the monk's Essence Overwhelming: DV 5 + 1
         + [7, 7, 1, 1, 1]  # raw 3 + 5 = 8 - soak 3 = 5 dice: 2 levels
-        + [10, 10, 10, 10, 1, 1, 1, 1]  # the monk's fist: 8 dice, 8 successes vs Anoria's Dodge 7
-        + [7, 7],  # raw 3 + 1 = 4 - soak 3 = 1, raised to the monk's Essence 2
+        + [10, 10, 10, 10, 1, 1, 1, 1]  # the monk's fist: 8 dice, 8 successes vs Anoria's Dodge 7 - 1 (her attack)
+        + [7, 7],  # raw 3 + 2 = 5 - soak 3 = 2 dice
         answers={
             "defense": {"option": "parry", "params": {"first_excellency": 2}},
             "counterattack": "solar-counterattack",
@@ -326,8 +326,12 @@ def test_solar_counterattack_strikes_back_as_a_nested_attack(host):
         decisions.append(decision.key)
         res.default()
     record = res.record
-    # the counterattack's own reroll decisions are asked (both have motes); no counter to it
-    assert decisions == ["counterattack/defense", "counterattack/attack_reroll", "counterattack/defense_reroll"]
+    # the counterattack's own reroll decisions are asked (both have motes); no counter to it;
+    # successes remain past each DV, so each defender is asked for a stunt
+    assert decisions == [
+        "defense_stunt", "counterattack/defense", "counterattack/attack_reroll",
+        "counterattack/defense_stunt", "counterattack/defense_reroll",
+    ]  # fmt: skip
     child = step(record, "counterattack")["children"][0]
     assert child["kind"] == "counterattack" and child["attacker"] == "monk" and child["declaration"]["weapon"] == "fist"
     assert "counterattack/counterattack" not in [d["key"] for d in record["decisions"]]
@@ -366,5 +370,5 @@ def test_blocking_the_pack_leaves_the_core():
     core = make_host(block=["excellencies"])
     assert "excellencies" not in core.call_order("exalted2e_attack_roll")
     record = resolve(core, "anoria", "monk", {"weapon": "fist"}, dice=[10, 10, 10] + [1] * 7 + [1] * 5)
-    assert [d["key"] for d in record["decisions"]] == ["defense"]
+    assert [d["key"] for d in record["decisions"]] == ["defense", "defense_stunt"]
     assert by_pack(record) == {}

@@ -94,8 +94,9 @@ def test_status_check(current, wounds, health, decimated, destroyed):
 @pytest.mark.parametrize(
     ("option", "expected"),
     [
-        ("pool:attack", RerollChoice(kind="pool", colour="attack")),
-        ("pool:defence", RerollChoice(kind="pool", colour="defence")),
+        ("pool", RerollChoice(kind="pool")),
+        ("pool:attack", None),  # a Pool Reroll takes every die, both colours (RDP.10)
+        ("pool:defence", None),
         ("die:attack:3", RerollChoice(kind="die", colour="attack", position=3)),
         ("die:defence:1", RerollChoice(kind="die", colour="defence", position=1)),
         ("die:attack:0", None),

@@ -99,19 +99,25 @@ def test_no_reroll_decision_when_nobody_holds_rerolls():
     ]
 
 
-def test_pool_reroll_rerolls_every_die_successes_too_and_the_new_results_replace_the_old():
-    res = start(unit(rerolls={"pool": 1}), dice=[6, 5, 1, 2, 2, 2, 2, 2, 2, 1, 2, 2])
+def test_pool_reroll_rerolls_every_die_both_colours_successes_too_and_the_new_results_replace_the_old():
+    """Brief RDP.10: "Pool Reroll (reroll every die, successes too; new results replace old)" —
+    every die of the pool, 🟥 and 🟦 alike: 🟥 [6 5 1] → [1 2 2], 🟦 [2 2] → [4 1]."""
+    res = start(unit(rerolls={"pool": 1}), dice=[6, 5, 1, 2, 2, 2, 2, 2, 2, 1, 2, 2, 4, 1])
     decision = res.advance()
     assert decision.key == "active_pool_reroll" and decision.token == "a"
-    assert [o.id for o in decision.options] == ["pool:attack", "pool:defence", "decline"]
+    assert [o.id for o in decision.options] == ["pool", "decline"]
+    assert decision.option("pool").label == "Pool Reroll: reroll every die, both colours, successes too (🟥 [6, 5, 1], 🟦 [2, 2])"
     assert decision.default == "decline"
-    res.answer("pool:attack")
+    res.answer("pool")
     assert res.advance() is None  # the only Pool Reroll is spent: not asked again
     record = res.record
     assert rolls(record)["attacker 🟥"] == [(6, False), (5, False), (1, False), (1, True), (2, True), (2, True)]
+    assert rolls(record)["attacker 🟦"] == [(2, False), (2, False), (4, True), (1, True)]
     results = steps(record, "roll")[0]["rolls"][0]["terms"][0]["results"]
     assert all(r.get("rerolled") for r in results[:3])
-    assert changes(record, "active_pool_reroll") == {"attacker_pool_rerolls": (1, 0), "attacker_hits": (2, 0)}
+    assert changes(record, "active_pool_reroll") == {
+        "attacker_pool_rerolls": (1, 0), "attacker_hits": (2, 0), "attacker_blocks": (0, 1),
+    }  # fmt: skip
     assert record["outcome"]["hit"] is False
 
 
@@ -163,12 +169,13 @@ def test_the_inactive_player_rerolls_after_the_active_one():
     record = run(
         unit(rerolls={"single": 1}),
         unit(rerolls={"pool": 1, "single": 1}),
-        dice=[2, 2, 2, 2, 2, 2, 2, 1, 2, 5, 6, 4],
-        answers={"inactive_pool_reroll": "pool:defence", "inactive_single_reroll": "die:attack:1"},
+        # the defender's Pool Reroll: 🟥 [2 2] → [2 2], 🟦 [1 2] → [5 6]; then its 🟥 die 1 → 4
+        dice=[2, 2, 2, 2, 2, 2, 2, 1, 2, 2, 2, 5, 6, 4],
+        answers={"inactive_pool_reroll": "pool", "inactive_single_reroll": "die:attack:1"},
     )
     assert [(d["key"], d["token"], d["answer"]["option"]) for d in record["decisions"]] == [
         ("active_single_reroll", "a", "decline"),
-        ("inactive_pool_reroll", "d", "pool:defence"),
+        ("inactive_pool_reroll", "d", "pool"),
         ("inactive_single_reroll", "d", "die:attack:1"),
     ]
     assert active(record, "defender 🟦") == [5, 6]
@@ -238,8 +245,8 @@ def test_criticals_read_the_dice_as_they_stand_after_rerolls():
 def test_a_pool_reroll_can_undo_a_critical():
     record = run(
         unit(rerolls={"pool": 1}),
-        dice=[6, 6, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2],
-        answers={"active_pool_reroll": "pool:attack"},
+        dice=[6, 6, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2],
+        answers={"active_pool_reroll": "pool"},
     )
     assert active(record, "attacker 🟥") == [2, 2, 2]
     assert steps(record, "criticals")[0]["notes"] == []

@@ -38,7 +38,8 @@ def test_blast_damage_is_never_boosted():
     record = run(table(), weapon="Bombard", dice=[4, 3, 3, 3, 4, 4, 4, 1, 1],
                  answers={"boost_damage": "boost"}, modifiers={"boosted_damage": True})
     # the declared boost is the direct hit's (3 dice); the blasts roll 2 dice and are asked nothing
-    assert [d["key"] for d in record["decisions"]] == ["boost_attack[a]"]
+    # (a and b are damaged: the attacker picks which has its damage applied first, step 10)
+    assert [d["key"] for d in record["decisions"]] == ["boost_attack[a]", "apply_next"]
     rolls = [s["rolls"][0] for s in record["steps"] if s["step"] == "damage_roll_dice"]
     assert [len(r["terms"][0]["results"]) for r in rolls] == [3, 2, 2]
 

@@ -51,6 +51,20 @@ EXPECTED = {
         and r["changes"]["redeemer"]["after"]["shield_guard_used"] is True
         and r["changes"]["redeemer"]["after"]["marked"] == [0, 2, 0, 0, 0, 0]
     ),
+    # the AOE's critical knockdown reaches the blasted trencher too; the attacker picks trencher2 first
+    "aoe_critical_knockdown": lambda r: (
+        r["outcome"]["critical"] is True
+        and all("knocked_down" in r["outcome"]["conditions"][t] for t in ("trencher1", "trencher2"))
+        and [s.get("item") for s in r["steps"] if s["step"] == "apply_damage"] == ["trencher2", "trencher1"]
+    ),
+    "reroll_own_ability": lambda r: (
+        [d["key"] for d in r["decisions"] if d["answer"]["option"] == "reroll:self"]
+        == ["reroll_attack[juggernaut]", "reroll_damage[juggernaut]"]
+        and r["outcome"]["models"]["juggernaut"]["damage"] == 7
+    ),
+    "reroll_granted": lambda r: (
+        r["decisions"][0]["key"] == "reroll_attack[caster]" and r["outcome"]["hit"] is True
+    ),
     "damage_transference": lambda r: (
         r["changes"]["kaya"]["after"]["fury"] == 3
         and r["changes"]["warpwolf"]["after"]["marked"] == [5, 0, 0, 0, 5, 5]
