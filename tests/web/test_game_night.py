@@ -18,6 +18,17 @@ from vtt_bridge.server.describe import describe_rulesets
 
 pytestmark = pytest.mark.slow
 
+def fresh_brute(gm, expect) -> None:
+    """The GM puts Brute back on his feet (Reset track, when he is hurt), so he fights on:
+    the dice may have left him dying, and a fallen token neither attacks nor is asked."""
+    marked = gm.locator('#scene [data-token="brute"] .box.marked')
+    if marked.count():
+        if not gm.locator('#scene [data-token="brute"].selected').count():
+            gm.click('#scene [data-token="brute"] .disc')  # select him (a second click unselects)
+        gm.click('#inspector [data-action="reset"]')
+    expect(marked).to_have_count(0)
+
+
 def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, browser, artifacts):
     live = restartable()
     seat = live.run(seat_table(live.server, name="Thursday game", users=("alice",), tokens=[], settings={"decision_timeout": 10}))
@@ -180,6 +191,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
 
         # -- Brute strikes back from the GM's page: alice is asked, the table sees it, and the
         # GM does not wait out her countdown but takes the rules' default now (decision.default).
+        fresh_brute(gm, expect)
         gm.select_option("#attack-ruleset", "exalted2e")
         gm.select_option("#attack-attacker", "brute")
         gm.click('#attack-targets [data-token="anoria"]')
@@ -229,6 +241,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
 
         # Both carry on: alice attacks again (the form kept her choices), the GM answers.
         expect(alice.locator("#attack-attacker")).to_have_value("anoria")
+        fresh_brute(gm, expect)
         alice.click("#attack-button")
         expect(dialog).to_be_visible()
         gm.click('dialog#decision [data-option="nothing"]')
@@ -241,6 +254,7 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
 
         # The server restarts while a question is out: the attack applied nothing; alice's page
         # sends it again when it is back (same request id), the GM is asked again, and it resolves.
+        fresh_brute(gm, expect)
         alice.click("#attack-button")
         expect(dialog).to_be_visible()
         live.stop()

@@ -54,6 +54,7 @@ def test_a_replaced_or_revoked_key_ends_the_page_session_and_says_why(expect, re
         expect(alice.locator("#join-error")).to_contain_text("A new key was issued")
         alice.goto(f"{live.url}/#table={seat.id}&key={new_key}")
         alice.reload()
+        expect(alice.locator("#app")).to_be_visible()
         expect(alice.locator("#status")).to_have_text("online")
         assert server_request(live, seat.auth("gm"), "key.revoke", {"user": "alice"})["ok"]
         expect(alice.locator("#banner")).to_contain_text("The GM revoked this page's key")

@@ -222,7 +222,10 @@ def test_a_token_at_the_scene_edge_is_drawn_whole(expect, live_server, seated, a
 
 def test_a_questions_typed_parameters_are_fields(expect, live_server, seated, artifacts):
     make, open_page, errors = seated
-    seat = make(EXALTED_TOKENS)
+    # Brute (the GM's NPC) has motes: the Excellencies pack offers DV bought with them on
+    # the defense question, as typed parameters of Dodge and Parry.
+    tokens = [{**t, "system": {**t["system"], "motes": 10}} if t["id"] == "brute" else t for t in EXALTED_TOKENS]
+    seat = make(tokens)
     gm = open_page(seat, "gm", {"width": 390, "height": 844})
     alice = open_page(seat, "alice")
     alice.select_option("#attack-ruleset", "exalted2e")
@@ -230,25 +233,23 @@ def test_a_questions_typed_parameters_are_fields(expect, live_server, seated, ar
     alice.click("#attack-button")
     dialog = gm.locator("dialog#decision")
     expect(dialog).to_be_visible()
-    stunt = gm.locator('dialog#decision [data-option-row="dodge"] [data-path="stunt"]')
-    expect(stunt).to_be_visible()
+    points = gm.locator('dialog#decision [data-option-row="dodge"] [data-path="second_excellency"]')
+    expect(points).to_be_visible()
     expect(gm.locator("#decision-countdown")).to_have_text(re.compile(r"^\d+ s, then: \S"))
     gm.screenshot(path=str(artifacts / "decision-phone.png"))
-    if stunt.get_attribute("type") == "number":
-        # Typed (JSON Schema): a bounded whole number with a stepper.
-        assert (stunt.get_attribute("min"), stunt.get_attribute("max")) == ("0", "3")
-        gm.click('dialog#decision [data-option-row="dodge"] .step-up')
-        expect(stunt).to_have_value("1")
-    else:
-        stunt.fill("1")
+    # Typed (JSON Schema): a bounded whole number with − and +.
+    assert points.get_attribute("type") == "number"
+    assert (points.get_attribute("min"), points.get_attribute("max")) == ("0", "10")
+    gm.click('dialog#decision [data-option-row="dodge"] [data-for="second_excellency"] .step-up')
+    expect(points).to_have_value("1")
     gm.click('dialog#decision [data-option="dodge"]')
-    expect(dialog).to_be_hidden()
     card = alice.locator("#chat .card").first
-    expect(card).to_have_attribute("data-status", "resolved")
+    # Whatever else the rules ask afterwards (a stunt, a reroll) is answered with its default.
+    settle([gm, alice], card)
     record = ask(live_server, seat, "attack.get", {"id": card.get_attribute("data-attack")})["attack"]
     defense = next(d for d in record["decisions"] if d["key"] == "defense")
-    assert defense["answer"]["option"] == "dodge" and defense["answer"]["params"]["stunt"] == 1, defense
-    assert errors == []
+    assert defense["answer"]["option"] == "dodge" and defense["answer"]["params"]["second_excellency"] == 1, defense
+    assert record["outcome"]["motes"] == {"brute": 2}, record["outcome"]
 
 
 def test_a_page_the_server_no_longer_lets_in_says_so(expect, restartable, browser):

@@ -243,6 +243,7 @@ async function load() {
     const recent = entries.filter((e) => e.kind === "attack").slice(0, RECENT_CARDS).reverse();
     await showRecords(recent.map((e) => e.id), undone);
   } catch (err) {
+    if (!state.socket) return; // left, or the key was closed (the banner says so already)
     toast(`Loading the table failed: ${err.message}`, "error");
     banner(`Could not load the table: ${err.message}`, { kind: "error", action: { label: "Try again", run: () => load() } });
     return;
@@ -302,6 +303,7 @@ export async function resync() {
     }
   } catch (err) {
     resyncing = false;
+    if (!state.socket) return false; // left, or the key was closed (the banner says so already)
     banner(`Reconnected, but could not catch up with the table: ${err.message}. What you see may be out of date.`, {
       kind: "error",
       action: { label: "Try again", run: () => resync() },
