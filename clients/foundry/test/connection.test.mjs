@@ -129,6 +129,8 @@ test("an attack from the attacker's client, the question answered in the defende
   assert.ok(marks > 0);
   assert.equal(update["system.health.bashing"] + update["system.health.lethal"] + update["system.health.aggravated"], marks);
   assert.deepEqual(update["flags.vtt-bridge.system"], token.system);
+  // Give the Monk his health back: one past Incapacitated is out of the fight and not asked to defend.
+  await gm.undo(sure.id);
   alice.close();
   bob.close();
 });
