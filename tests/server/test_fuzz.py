@@ -183,6 +183,18 @@ def test_fuzzed_payloads_are_answered_never_internal_and_refusals_change_nothing
     fuzz()
 
 
+@pytest.mark.parametrize("event", ["token.update", "attack", "attack.odds", "attack.undo"])
+def test_fuzzed_payloads_from_a_player(harness, event):
+    """A player (alice) reaches the permission checks with the same payloads."""
+
+    @settings(FUZZ, max_examples=EXAMPLES // 2)
+    @given(payload=payloads(event))
+    def fuzz(payload):
+        check(harness, harness.alice, event, payload)
+
+    fuzz()
+
+
 @FUZZ
 @given(text=st.text(max_size=60) | st.sampled_from(['["echo",{"a":', '["echo",' + "9" * 5000 + "]", "[" * 900]))
 def test_fuzzed_frames_are_answered_never_internal(harness, text):

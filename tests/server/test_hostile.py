@@ -108,7 +108,8 @@ async def test_frames_without_an_ack_id_are_harmless(seat):
     assert await seat.state() == before
 
 
-async def test_a_garbled_decision_answer_is_the_rules_default(server):
+@pytest.mark.parametrize("garbage", [{"option": LONE}, b"none", {"option": "none", "n": 2**60}, [[[[]]]] * 1])
+async def test_a_garbled_decision_answer_is_the_rules_default(server, garbage):
     from .kit import seat_table
 
     seat = await seat_table(server)
@@ -116,8 +117,8 @@ async def test_a_garbled_decision_answer_is_the_rules_default(server):
         gm = await seat.join("gm")
 
         async def garbled(decision):
-            # Answer through the raw socket with a lone surrogate; the python client would refuse to encode it.
-            return {"option": LONE}
+            # text that is not Unicode, binary, an inexact number: the answer counts as invalid
+            return garbage
 
         bob = await seat.join("bob", garbled)
         ack = await gm.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [6, 1, 1, 1]})

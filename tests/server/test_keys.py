@@ -124,3 +124,25 @@ def test_a_secret_named_log_field_is_redacted():
 def test_the_cli_refuses_an_unknown_table(tmp_path, capsys, argv):
     assert main([*argv, "--db", str(tmp_path / "x.sqlite")]) == 2
     assert "[not_found]" in capsys.readouterr().err
+
+
+async def test_a_key_replaced_through_another_process_closes_connections_here(tmp_path):
+    """Two servers on one Redis: the key is replaced on one, the sweep on the other closes its connection."""
+    from ..state.redis_server import redis_server
+
+    with redis_server() as url:
+        shared = {"redis": url, "redis_prefix": "keys:", "key_check_interval": 0.1}
+        async with BridgeServer(config(tmp_path / "one", **shared)) as one, BridgeServer(
+            config(tmp_path / "two", **shared)
+        ) as two:
+            seat = await seat_table(one)
+            try:
+                seat.server = two
+                alice_on_two = await seat.join("alice")
+                seat.server = one
+                gm_on_one = await seat.join("gm")
+                ack = await gm_on_one.ok("key.create", {"user": "alice"})
+                assert ack["closed"] == 0  # alice is not connected to this process
+                assert (await closed(alice_on_two))["code"] == "key_replaced"
+            finally:
+                await seat.close()

@@ -116,7 +116,9 @@ class KeyGuard:
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(self.interval)
-            for table_id in [t for t, r in self.bridge.tables.items() if r.sessions]:
+            for n, table_id in enumerate([t for t, r in self.bridge.tables.items() if r.sessions]):
+                if n and n % 100 == 0:
+                    await asyncio.sleep(0)  # many tables: let requests in between
                 try:
                     await self.close_stale(table_id)
                 except Exception:

@@ -88,7 +88,11 @@ class TableNamespace(socketio.AsyncNamespace):
             if wait is not None:
                 raise RateLimited(
                     "too many events; slow down",
-                    details={"retry_after": round(wait, 3), "rate": self.limiter.rate, "burst": self.limiter.burst},
+                    details={
+                        "retry_after": max(0.001, round(wait, 3)),
+                        "rate": self.limiter.rate,
+                        "burst": self.limiter.burst,
+                    },
                 )
             if isinstance(event, Refused):
                 raise event.error

@@ -7,11 +7,11 @@ under three bounds:
 - **per user**: at most ``per_user`` odds requests of one user on one table
   run at once; another is answered ``rate_limited`` (``details.retry_after``);
 - **per server**: at most ``concurrency`` computations run at once; the rest
-  wait their turn (their budget running), so odds never crowd out the
-  resolutions and echoes of every table;
-- **time**: a Monte Carlo run stops at ``budget`` seconds and reports the
-  samples it ran (``notes`` says so); it also stops as soon as the requester
-  disconnects, and its result is dropped.
+  wait their turn, so odds never crowd out the resolutions and echoes of every
+  table (the wait is bounded: each user has at most ``per_user`` waiting);
+- **time**: a Monte Carlo run stops ``budget`` seconds after its turn came
+  and reports the samples it ran (``notes`` says so); it also stops as soon
+  as the requester disconnects, and its result is dropped.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class OddsRunner:
             )
         self._running[who] += 1
         gone = threading.Event()
-        deadline = time.monotonic() + self.budget
+        deadline = float("inf")  # set when its turn comes
         departure = runtime.departure(caller.sid)
         departure.add_done_callback(lambda _f: gone.set())
 
@@ -61,6 +61,7 @@ class OddsRunner:
             async with self._slots:
                 if gone.is_set():
                     return {"odds": None}  # nobody is left to read it
+                deadline = time.monotonic() + self.budget
                 loop = asyncio.get_running_loop()
                 result = await loop.run_in_executor(
                     None,

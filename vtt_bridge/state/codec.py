@@ -14,6 +14,7 @@ nesting. The socket server's packet class calls it for every incoming packet.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -100,6 +101,42 @@ def check_value(value: Any, root: tuple[str, ...] = ()) -> None:
             raise Unacceptable(path, f"Not a JSON value ({kind.__name__}).")
 
 
+def _plain(value: Any, texts: bool) -> bool:
+    """A quick yes for :func:`check_value` (no paths kept): ``True`` when it would pass.
+
+    ``texts=False`` skips the Unicode check, for values orjson decoded (it
+    refuses invalid Unicode itself). Only a ``False`` costs the full walk.
+    """
+    stack = [(value, 0)]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    limit = MAX_SAFE_INTEGER
+    while stack:
+        item, depth = pop()
+        kind = type(item)
+        if kind is str:
+            if texts and not item.isascii():
+                return False  # let the full walk decide, and name the place
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return False
+            depth += 1
+            for key, child in item.items():
+                if type(key) is not str or (texts and not key.isascii()):
+                    return False
+                push((child, depth))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            depth += 1
+            extend([(child, depth) for child in item])
+        elif kind is int or kind is float:
+            if not -limit <= item <= limit:
+                return False
+        elif item is not None and kind is not bool:
+            return False
+    return True
+
+
 def _check_text(text: str, path: tuple[str, ...]) -> None:
     if not text.isascii():
         try:
@@ -119,11 +156,35 @@ def loads_request(text: str | bytes) -> Any:
     Raises :class:`Unacceptable` for text that is not JSON at all (``path == ()``)
     and for values outside what :func:`check_value` allows.
     """
+    texts = False
     try:
-        value = loads(text)
-    except (ValueError, RecursionError) as exc:
-        # ValueError: bad JSON, or an integer of more than 4,300 digits.
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
-        raise Unacceptable((), f"Not valid JSON ({reason}).") from None
-    check_value(value)
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        # A lone surrogate, an integer past 64 bits, NaN, deep nesting: the standard
+        # library decodes more, and the check below says what is wrong and where.
+        texts = True
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            # ValueError: bad JSON, or an integer of more than 4,300 digits.
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(":")[0]
+            raise Unacceptable((), f"Not valid JSON ({reason}).") from None
+    if not texts and isinstance(text, str) and _plainly_fine(text):
+        return value
+    if not _plain(value, texts):
+        check_value(value)
     return value
+
+
+# A number that may be past 2**53 in JSON text: 16 digits in a row, or an exponent.
+_SUSPECT_NUMBER = re.compile(r"[0-9](?:[0-9]{15}|[eE][+-]?[0-9])")
+
+
+def _plainly_fine(text: str) -> bool:
+    """Whether JSON text that orjson decoded needs no walk at all (checked on the text, in C).
+
+    orjson has already refused invalid Unicode; no number can reach 2**53 without
+    16 digits in a row or an exponent; nesting cannot pass MAX_DEPTH with fewer
+    brackets than that. Digits or brackets inside strings only cost a walk.
+    """
+    return text.count("[") + text.count("{") < MAX_DEPTH and _SUSPECT_NUMBER.search(text) is None
