@@ -142,7 +142,10 @@ async def test_a_request_id_sent_to_both_processes_at_once_is_resolved_once(redi
 
 
 async def test_a_process_killed_mid_attack_loses_nothing_acknowledged_and_its_clients_go_on(redis_url, store):
-    with servers(_args(redis_url), _args(redis_url)) as (one, two):
+    # A long decision timeout: on a loaded machine the rules' default must not settle the
+    # question (and commit the attack) before the kill.
+    slow = ("--decision-timeout", "60")
+    with servers(_args(redis_url, *slow), _args(redis_url, *slow)) as (one, two):
         seat = await seat_table(Node(one.url, store), tokens=BIG)
         try:
             gm = await seat.join("gm")
