@@ -29,7 +29,7 @@ from . import hookspecs
 from .engine.resolution import Engine, Resolution
 from .engine.steps import Declarable, Ruleset, check_params
 from .engine.tokens import Token, freeze, thaw
-from .errors import InvalidRequest, PluginError, PluginValidationError, UnknownRuleset
+from .errors import InvalidRequest, PluginError, PluginValidationError
 
 __all__ = ["Host", "PluginInfo", "make_host", "ENTRY_POINT_GROUP", "BLOCK_ENV", "TRACE_ENV"]
 

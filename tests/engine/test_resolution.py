@@ -2,7 +2,6 @@ import pytest
 
 from vtt_bridge import (
     DiceExhausted,
-    IllegalTransition,
     InvalidRequest,
     PluginError,
     PluginValidationError,

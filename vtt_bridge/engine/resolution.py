@@ -23,7 +23,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
 from ..errors import InvalidRequest, PluginError, SnapshotMutation, UnknownRuleset, VTTError
-from .context import AttackContext, Changes, EndCycle, SkipItem, TraceEntry, context_class
+from .context import AttackContext, EndCycle, SkipItem, TraceEntry, context_class
 from .dice import Dice
 from .steps import Answer, Ask, Decision, Option, Ruleset, Step
 from .tokens import Token, thaw

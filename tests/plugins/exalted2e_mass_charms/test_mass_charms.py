@@ -97,7 +97,6 @@ def test_a_reroll_answer_given_without_the_motes_changes_nothing():
 
 
 def test_spending_more_than_the_commander_has_is_refused():
-    from vtt_bridge import AttackContext  # noqa: F401  (the pack's own refusal, driven directly)
     from vtt_exalted2e_mass_charms import hooks
 
     class Ctx:
