@@ -6,7 +6,8 @@ so the same server resolves every other attack normally:
 
 - ``spin…``: a busy loop (holds a CPU, never releases the GIL for long);
 - ``sleep…``: blocks in ``time.sleep`` (a stuck network call, a deadlock);
-- ``exit…``: raises ``SystemExit`` (which ends a process, unless caught).
+- ``exit…``: raises ``SystemExit`` (which ends a process, unless caught);
+- ``exact…``: its exact odds model (``vtt_bridge_exact_odds``) never returns.
 """
 
 from __future__ import annotations
@@ -27,3 +28,11 @@ def duel_roll(ctx) -> None:
     if attacker.startswith("sleep"):
         while True:
             time.sleep(3600)
+
+
+@hookimpl
+def vtt_bridge_exact_odds(ruleset, request):
+    if request.attacker.startswith("exact"):
+        while True:
+            pass
+    return None

@@ -24,6 +24,7 @@ TOKENS = [
     {"id": "spin1", "name": "Spinner", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
     {"id": "sleep1", "name": "Sleeper", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
     {"id": "exit1", "name": "Quitter", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
+    {"id": "exact1", "name": "Oracle", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
 ]
 PLAIN = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "answers": {"defense": "none"}}
 
@@ -171,3 +172,60 @@ def test_the_server_runs_on_asyncio_when_uvloop_is_not_installed(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop → ImportError
     assert run(which()).startswith("asyncio")
+
+
+@pytest.mark.parametrize("attacker", ["spin1", "sleep1"])
+async def test_a_hook_that_hangs_in_the_odds_costs_that_request_only(tmp_path, attacker):
+    """attack.odds runs hook code too (the probe, the exact model, every sample): in a
+    process of its own, killed past the odds budget; the server and the pool carry on."""
+    cfg = config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=1, odds_budget=0.5)
+    async with BridgeServer(cfg) as server:
+        hung, hung_gm = await _seat(server, 5.0)
+        other = await seat_table(server, name="other table")
+        other_gm = await other.join("gm")
+        pool = [p.pid for p in server.bridge.resolvers.procs]
+        asked = {"ruleset": "duel", "attacker": attacker, "targets": ["b"], "method": "monte_carlo", "samples": 2000}
+        started = time.monotonic()
+        stuck = asyncio.ensure_future(hung_gm.call("attack.odds", asked, timeout=15))
+        echoes = []
+        while not stuck.done():
+            t0 = time.perf_counter()
+            await other_gm.ok("echo", {"n": len(echoes)})
+            echoes.append(time.perf_counter() - t0)
+            await asyncio.sleep(0.02)
+        took = time.monotonic() - started
+        ack = await stuck
+        assert ack["ok"] is False, ack
+        error = ack["error"]
+        assert error["code"] == "plugin_timeout"
+        assert error["details"] == {"plugin": HANG, "hook": "duel_roll", "step": "roll", "budget": 0.5}
+        assert "attack.odds" in error["message"] and HANG in error["message"]
+        assert 0.5 <= took < 5
+        # The other table did not notice, not even a busy loop holding a CPU.
+        assert len(echoes) >= 10
+        assert max(echoes) < 0.5, max(echoes)
+        # The pool that resolves attacks was not touched; attacks and the next odds work.
+        assert [p.pid for p in server.bridge.resolvers.procs] == pool and server.bridge.resolvers.replaced == 0
+        assert (await other_gm.ok("attack", PLAIN))["attack"]["outcome"]["hit"] in (True, False)
+        odds = (await hung_gm.ok("attack.odds", {**asked, "attacker": "a"}))["odds"]
+        assert odds["samples"] == 2000 and odds["method"] == "monte_carlo"
+        exact = (await hung_gm.ok("attack.odds", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))["odds"]
+        assert 0 < exact["hit"]["value"] < 1
+        await hung.close()
+        await other.close()
+
+
+async def test_an_exact_odds_model_that_never_returns_is_killed_at_the_budget(tmp_path):
+    cfg = config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=1, odds_budget=0.3)
+    async with BridgeServer(cfg) as server:
+        seat, gm = await _seat(server, 5.0)
+        alice = await seat.join("alice")
+        started = time.monotonic()
+        ack = await alice.call("attack.odds", {"ruleset": "duel", "attacker": "exact1", "targets": ["b"]}, timeout=15)
+        assert ack["ok"] is False and ack["error"]["code"] == "plugin_timeout", ack
+        assert ack["error"]["details"]["plugin"] == HANG and ack["error"]["details"]["budget"] == 0.3
+        assert 0.3 <= time.monotonic() - started < 5
+        # the same user's next request has its slot back
+        again = await alice.ok("attack.odds", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "samples": 200})
+        assert again["odds"]["attacker"] == "a"
+        await seat.close()

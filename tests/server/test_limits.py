@@ -93,27 +93,40 @@ async def test_one_odds_request_per_user_at_a_time(tmp_path):
             await seat.close()
 
 
-async def test_odds_stop_when_the_requester_leaves(tmp_path, monkeypatch):
-    results = []
-    real = oddsrun.compute_odds
+def children() -> set[int]:
+    """The live child processes of this (the test server's) process."""
+    import os
+    from pathlib import Path
 
-    def spy(*args, **kwargs):
-        result = real(*args, **kwargs)
-        results.append(result)
-        return result
+    me, found = os.getpid(), set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
 
-    monkeypatch.setattr(oddsrun, "compute_odds", spy)
+
+async def test_odds_stop_when_the_requester_leaves(tmp_path):
     async with BridgeServer(config(tmp_path, odds_budget=60)) as server:
         seat = await seat_table(server)
         try:
+            resolvers = {p.pid for p in server.bridge.resolvers.procs}
             alice = await seat.join("alice")
             await alice.sio.emit("attack.odds", ODDS)
-            await asyncio.sleep(0.05)
-            await alice.close()
+            # The odds run in a process of their own, next to the resolvers.
             async with asyncio.timeout(10):
-                while not results:
+                while not children() - resolvers:
                     await asyncio.sleep(0.02)
-            assert results[0].samples < 20_000
+            (odds,) = children() - resolvers
+            await alice.close()
+            async with asyncio.timeout(5):
+                while odds in children():
+                    await asyncio.sleep(0.02)
+            assert not server.bridge.attacks.odds_runner.running
+            assert children() == resolvers
         finally:
             await seat.close()
 

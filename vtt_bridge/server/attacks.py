@@ -156,11 +156,11 @@ class Attacks:
         """The chances of an attack before it is rolled: exact where a model exists, else Monte Carlo.
 
         Read-only: it rolls nothing on the table and changes nothing. The work runs
-        in a worker thread, bounded per user, per server and in time (:mod:`.oddsrun`).
+        in a resolver process, bounded per user, per server and in time (:mod:`.oddsrun`).
         """
         request = self.bridge.messages.load(messages.OddsRequest, data)
         runtime = self._table_for(caller, request, "ask the odds of its attack")
-        return await self.odds_runner.run(self.bridge.host, caller, runtime, request, dict(runtime.tokens))
+        return await self.odds_runner.run(self.bridge.resolvers, caller, runtime, request, dict(runtime.tokens))
 
     async def _once(
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str

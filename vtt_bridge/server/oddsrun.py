@@ -1,78 +1,82 @@
 """``attack.odds`` on a budget.
 
-Odds are pure computation (exact models, or up to 20,000 Monte Carlo
-resolutions), so they run in a worker thread, never on the event loop, and
-under three bounds:
+Odds are pure computation, but all of it is hook code: the probe resolution
+that validates the request, the ruleset's exact model, and up to 20,000 Monte
+Carlo resolutions. So nothing of it runs in the server process: each request
+is computed in a resolver process forked for it (:meth:`.workers.Resolvers.odds`),
+which the server kills when it is no longer wanted. A hook that never returns
+there costs that one request; every table's echoes and attacks go on, and the
+next odds request gets a fresh process. Three bounds apply:
 
 - **per user**: at most ``per_user`` odds requests of one user on one table
   run at once; another is answered ``rate_limited`` (``details.retry_after``);
 - **per server**: at most ``concurrency`` computations run at once; the rest
-  wait their turn, so odds never crowd out the resolutions and echoes of every
-  table (the wait is bounded: each user has at most ``per_user`` waiting);
+  wait their turn, so odds never crowd out the resolutions of every table
+  (the wait is bounded: each user has at most ``per_user`` waiting);
 - **time**: a Monte Carlo run stops ``budget`` seconds after its turn came
-  and reports the samples it ran (``notes`` says so); it also stops as soon
-  as the requester disconnects, and its result is dropped.
+  and reports the samples it ran (``notes`` says so). Anything still running
+  ``grace`` seconds later (a stuck hook, an exact model too slow) is killed
+  and answered ``plugin_timeout``. The process is killed as soon as the
+  requester disconnects, and the result dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from ..engine.tokens import Token
 from ..errors import RateLimited
-from ..odds import compute_odds
 from .session import Caller
 from .tables import TableRuntime
+from .workers import Resolvers
 
 __all__ = ["OddsRunner"]
 
 
 class OddsRunner:
-    def __init__(self, *, budget: float = 2.0, per_user: int = 1, concurrency: int = 1) -> None:
+    """The bounds above, around :meth:`Resolvers.odds`.
+
+    :ivar running: odds requests being computed or waiting their turn, by ``(table, user)``.
+    """
+
+    def __init__(
+        self, *, budget: float = 2.0, per_user: int = 1, concurrency: int = 1, grace: float = 1.0
+    ) -> None:
         self.budget = budget
         self.per_user = per_user
+        self.grace = grace
         self._slots = asyncio.Semaphore(max(1, concurrency))
-        self._running: Counter[tuple[str, str]] = Counter()
+        self.running: Counter[tuple[str, str]] = Counter()
 
     async def run(
-        self, host: Any, caller: Caller, runtime: TableRuntime, request: Mapping[str, Any], tokens: Mapping[str, Token]
+        self,
+        resolvers: Resolvers,
+        caller: Caller,
+        runtime: TableRuntime,
+        request: Mapping[str, Any],
+        tokens: Mapping[str, Token],
     ) -> dict[str, Any]:
         who = (caller.table, caller.user)
-        if self._running[who] >= self.per_user:
+        if self.running[who] >= self.per_user:
             raise RateLimited(
-                f"{caller.user} already has {self._running[who]} odds request(s) running; wait for the answer",
+                f"{caller.user} already has {self.running[who]} odds request(s) running; wait for the answer",
                 details={"limit": "odds_per_user", "per_user": self.per_user, "retry_after": self.budget},
             )
-        self._running[who] += 1
-        gone = threading.Event()
-        deadline = float("inf")  # set when its turn comes
+        self.running[who] += 1
         departure = runtime.departure(caller.sid)
-        departure.add_done_callback(lambda _f: gone.set())
-
-        def stop() -> bool:
-            return gone.is_set() or time.monotonic() > deadline
-
         try:
             async with self._slots:
-                if gone.is_set():
+                if departure.done():
                     return {"odds": None}  # nobody is left to read it
-                deadline = time.monotonic() + self.budget
-                loop = asyncio.get_running_loop()
-                result = await loop.run_in_executor(
-                    None,
-                    lambda: compute_odds(
-                        host, request, tokens, mc_samples=request["samples"], method=request["method"], stop=stop
-                    ),
+                odds = await resolvers.odds(
+                    tokens, request, budget=self.budget, gone=departure, grace=self.grace
                 )
         finally:
-            gone.set()  # a task cancelled while waiting stops its thread at the next sample
             runtime.forget(caller.sid, departure)
-            self._running[who] -= 1
-            if not self._running[who]:
-                del self._running[who]
-        return {"odds": result.to_dict()}
+            self.running[who] -= 1
+            if not self.running[who]:
+                del self.running[who]
+        return {"odds": odds}

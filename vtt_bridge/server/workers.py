@@ -65,7 +65,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.tokens import Token
-from ..errors import InternalError, PluginError, PluginTimeout, VTTError
+from ..errors import InternalError, PluginError, PluginTimeout, VTTError, error_from_dict
+from ..odds import compute_odds
 from .logs import fields
 
 __all__ = ["DEFAULT_BUDGET", "Job", "RemoteDecision", "Resolvers", "budget_of", "run", "serve_workers"]
@@ -203,7 +204,10 @@ class _Worker:
                 continue
             self.current = job_id
             try:
-                reply = self.start(*message[1:]) if kind == "start" else self.settle(*message[1:])
+                if kind == "odds":
+                    reply = self.odds(*message[1:])
+                else:
+                    reply = self.start(*message[1:]) if kind == "start" else self.settle(*message[1:])
             finally:
                 self.current = None
             self.sending = True
@@ -280,8 +284,30 @@ class _Worker:
             for token_id, change in record["changes"].items()
         }
 
+    # -- attack.odds (see Resolvers.odds) --------------------------------------------
 
-def _child(sock: socket.socket, host: Any) -> None:
+    def odds(self, job_id: int, tokens: list, request: dict, budget: float) -> tuple:
+        """Compute one ``attack.odds``; a Monte Carlo run stops ``budget`` seconds from now
+        and reports the samples it ran. Everything here is hook code (the probe, the exact
+        model, the samples), which is why it runs in a process the event loop can kill."""
+        deadline = time.monotonic() + budget
+        try:
+            snapshot = {data["id"]: Token.from_dict(data) for data in tokens}
+            result = compute_odds(
+                self.host,
+                request,
+                snapshot,
+                mc_samples=request["samples"],
+                method=request["method"],
+                stop=lambda: time.monotonic() > deadline,
+            )
+            return ("odds", job_id, result.to_dict())
+        except BaseException as exc:
+            return ("error", job_id, [], False, _error(exc, self.host))
+
+
+def _child(
+sock: socket.socket, host: Any) -> None:
     # The event loop's signal plumbing belongs to the parent.
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
@@ -647,6 +673,71 @@ class Resolvers:
                 grace = 10.0
                 deadline = time.monotonic() + grace
             await asyncio.sleep(0.01)
+
+    # -- attack.odds ------------------------------------------------------------------
+
+    async def odds(
+        self,
+        tokens: Mapping[str, Token],
+        request: Mapping[str, Any],
+        *,
+        budget: float,
+        gone: asyncio.Future[Any] | None = None,
+        grace: float = 1.0,
+    ) -> dict[str, Any] | None:
+        """One ``attack.odds`` computed in a resolver process forked for it; its wire form.
+
+        The process is its own, not one of the pool's: a Monte Carlo run of a
+        few seconds never holds up an attack queued behind it, and killing it
+        touches no parked attack. A Monte Carlo run stops itself ``budget``
+        seconds after it starts and answers with the samples it ran. The
+        process is killed, whatever it is doing, when ``gone`` completes (the
+        requester left: returns ``None``) or when it has not answered ``grace``
+        seconds past the budget (a hook that never returns, an exact model too
+        slow): ``plugin_timeout`` naming the plugin, hook and step it was in.
+        Odds run nothing on this event loop and hold no lock of the server's.
+
+        :raises VTTError: the request's error (``invalid_request`` as a live
+            attack would refuse it, ``plugin_error``), or ``plugin_timeout``.
+        """
+        loop = asyncio.get_running_loop()
+        proc = await self._fork()
+        job = Job(table="", spec={}, tokens=tokens, budget=budget + grace, id=next(self._ids))
+        job.worker, job.future = proc, loop.create_future()
+        proc.queue.append((job, job.budget))
+        proc.head_since = loop.time()
+        self._write(proc, ("odds", job.id, [t.to_dict() for t in tokens.values()], dict(request), budget))
+        waiting: set[asyncio.Future[Any]] = {job.future}
+        if gone is not None:
+            waiting.add(gone)
+        try:
+            done, _ = await asyncio.wait(waiting, timeout=job.budget, return_when=asyncio.FIRST_COMPLETED)
+            if gone is not None and gone in done and not job.future.done():
+                return None  # nobody is left to read it
+            if not job.future.done():
+                # Past its budget and grace: ask where it is stuck, then kill it (finally).
+                proc.stuck = loop.create_future()
+                where: Mapping[str, Any] = {}
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGUSR1)
+                with contextlib.suppress(TimeoutError):
+                    where = await asyncio.wait_for(asyncio.shield(proc.stuck), _REPORT_GRACE)
+                if not job.future.done():
+                    plugin, step = where.get("plugin"), where.get("step")
+                    log.warning("odds past their budget: process killed", extra=fields(budget=budget, plugin=plugin))
+                    raise PluginTimeout(
+                        f"plugin {plugin or '?'} ran past the {budget:g} s budget of attack.odds"
+                        + (f" in step {step}" if step else "")
+                        + "; no odds were computed",
+                        details={"plugin": plugin, "hook": where.get("hook"), "step": step, "budget": budget},
+                    )
+            reply = job.future.result()
+            if reply[0] == "error":
+                raise error_from_dict(reply[-1])
+            return reply[2]
+        finally:
+            # Answered, abandoned or stuck: this process has done its one job.
+            self._kill(proc)
 
 
 def budget_of(settings: Mapping[str, Any]) -> float:
