@@ -25,6 +25,7 @@ __all__ = [
     "InternalError",
     "PayloadTooLarge",
     "RateLimited",
+    "ServerStopping",
     "error_envelope",
     "ok_envelope",
     "error_from_dict",
@@ -124,6 +125,17 @@ class PayloadTooLarge(VTTError):
     """A packet is larger than the server's payload limit; ``details`` gives its size and the limit."""
 
     code = "payload_too_large"
+
+
+class ServerStopping(VTTError):
+    """The server stopped while it was resolving this attack; nothing was applied.
+
+    Retryable: once reconnected (to this server back up, or another process),
+    send the same request again with the same ``request_id``; it is resolved
+    once.
+    """
+
+    code = "server_stopping"
 
 
 class InternalError(VTTError):

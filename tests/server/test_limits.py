@@ -41,6 +41,52 @@ async def test_a_connection_past_its_rate_limit_is_told_when_to_retry(tmp_path):
             await seat.close()
 
 
+async def test_a_flood_of_answers_is_rate_limited_and_the_awaited_answer_still_counts(tmp_path):
+    """Answers to decisions (socket.io acknowledgements) spend from the connection's rate
+    limit like events; answers to nothing are dropped, and the client is told once."""
+    from socketio import packet
+
+    async with BridgeServer(config(tmp_path, rate_limit=5, rate_burst=5, decision_timeout=10)) as server:
+        seat = await seat_table(server)
+        release = asyncio.Event()
+
+        async def later(decision):
+            await release.wait()
+            return "none"
+
+        try:
+            bob = await seat.join("bob", later)
+            alice = await seat.join("alice")
+            pending = asyncio.ensure_future(
+                alice.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}, timeout=15)
+            )
+            await bob.wait_for("decision")
+            # 50 answers to questions never asked (id 0 is python-socketio's own counter)
+            for n in range(50):
+                ack = packet.Packet(packet.ACK, namespace="/", data=[{"option": "block"}], id=n * 7)
+                await bob.sio._send_packet(ack)
+            [notice] = await bob.wait_for("rate_limited")
+            assert notice["code"] == "rate_limited", notice
+            assert 0 < notice["details"]["retry_after"] <= 0.2
+            assert (notice["details"]["rate"], notice["details"]["burst"]) == (5, 5)
+            # the same bucket holds bob's events back
+            refused = await bob.call("echo", 1)
+            assert refused["ok"] is False and refused["error"]["code"] == "rate_limited"
+            # the answer the server waits for counts, past the limit
+            release.set()
+            done = await pending
+            assert done["ok"] is True, done
+            [decision] = done["attack"]["decisions"]
+            assert decision["how"] == "answered" and decision["answer"] == {"option": "none"}
+            assert len(bob.named("rate_limited")) == 1  # told once, not once per answer
+            # and bob is asked again normally afterwards
+            await asyncio.sleep(0.3)
+            again = await alice.call("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}, timeout=15)
+            assert again["attack"]["decisions"][0]["how"] == "answered", again
+        finally:
+            await seat.close()
+
+
 async def test_a_packet_over_the_payload_limit_is_answered_and_changes_nothing(tmp_path):
     async with BridgeServer(config(tmp_path, max_payload=10_000)) as server:
         seat = await seat_table(server)

@@ -82,6 +82,54 @@ async def test_stopping_during_a_prompt_commits_nothing(tmp_path):
         assert len(await again.store.audit(seat.id)) == before[1]
 
 
+async def test_an_attack_cut_short_by_a_stop_says_so_and_its_resend_resolves_once(tmp_path):
+    """Issue 14: the attack a stop cuts short fails with the retryable ``server_stopping``
+    (to its requester and to the table that saw its steps), not ``internal``; the
+    requester's resend with the same request_id after the restart applies it once."""
+    settings = config(tmp_path, decision_timeout=60, shutdown_grace=0.2)
+    server = BridgeServer(settings)
+    await server.start()
+    seat = await seat_table(server)
+
+    async def never(decision):
+        await asyncio.Event().wait()
+
+    await seat.join("bob", never)
+    carol = await seat.join("carol")
+    alice = await seat.join("alice")
+    request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "request_id": "r-stop"}
+    pending = asyncio.ensure_future(alice.call("attack", request, timeout=10))
+    await carol.wait_for("decision.asked")
+    before = await seat.state()
+    await server.stop()
+    ack = await pending
+    assert ack["ok"] is False and ack["error"]["code"] == "server_stopping", ack
+    assert "request_id" in ack["error"]["message"]
+    [failed] = carol.named("attack.failed")
+    assert failed["error"]["code"] == "server_stopping"
+    assert failed["id"] == carol.named("decision.asked")[0]["attack"]
+    await seat.close()
+    async with BridgeServer(settings) as again:
+        assert await seat_state(again, seat.id) == before
+        bob = await Client(again.url, answer("none")).connect(seat.auth("bob"))
+        alice = await Client(again.url).connect(seat.auth("alice"))
+        try:
+            first = await alice.call("attack", request, timeout=10)
+            assert first["ok"] is True and first["retried"] is False, first
+            second = await alice.ok("attack", request)
+            assert second["retried"] is True and second["attack"] == first["attack"]
+            audit = await again.store.audit(seat.id)
+            assert [e.request_id for e in audit[before[1]:]] == ["r-stop"]
+        finally:
+            await alice.close()
+            await bob.close()
+
+
+async def seat_state(server: BridgeServer, table: str) -> tuple[dict, int]:
+    tokens = {tid: t.to_dict() for tid, t in (await server.store.tokens(table)).items()}
+    return tokens, len(await server.store.audit(table))
+
+
 async def _restarted(settings, port: int) -> BridgeServer:
     """The same store, served again on the same port (as after `vtt-bridge serve` is run again)."""
     again = BridgeServer(dataclasses.replace(settings, port=port))

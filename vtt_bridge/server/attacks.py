@@ -17,6 +17,7 @@ still running, or after) gets the first result and nothing is applied twice.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -24,7 +25,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..engine.tokens import Token, thaw
-from ..errors import Conflict, Forbidden, InvalidRequest, NotFound, error_envelope, error_from_dict
+from ..errors import (
+    Conflict,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    ServerStopping,
+    error_envelope,
+    error_from_dict,
+)
 from ..state import messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps
@@ -111,17 +120,41 @@ class Attacks:
         # Attacks in progress, so a stopping server can cut short those
         # still waiting for an answer (they commit nothing).
         self.running: set[asyncio.Task[Any]] = set()
+        self.stopping = False
 
     async def cancel_running(self) -> None:
+        """Cut short the attacks still running (a stopping server): each fails with the
+        retryable ``server_stopping``, told to its requester and, when its steps were
+        broadcast, to its table (``attack.failed``) before the connections drop."""
+        self.stopping = True
         tasks = list(self.running)
         for task in tasks:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    for runtime in list(self.bridge.tables.values()):
+                        await runtime.outbox.drain()
+
+    def _stopped(self, exc: BaseException) -> BaseException:
+        """A cancellation by :meth:`cancel_running`, said as what it is; any other ``exc`` as is."""
+        if self.stopping and isinstance(exc, asyncio.CancelledError):
+            return ServerStopping(
+                "the server stopped before this attack finished; nothing was applied. "
+                "Send it again with the same request_id once reconnected",
+            )
+        return exc
+
+    def _refuse_if_stopping(self) -> None:
+        """A stopping server starts no attack (its connections drop next; a resend goes to the next one)."""
+        if self.stopping:
+            raise self._stopped(asyncio.CancelledError())
 
     # -- attack -------------------------------------------------------------------
 
     async def attack(self, caller: Caller, data: Any) -> dict[str, Any]:
+        self._refuse_if_stopping()
         request = self.bridge.messages.load(messages.AttackRequest, data)
         if not caller.is_gm:
             for name in GM_ONLY:
@@ -211,6 +244,12 @@ class Attacks:
         self.running.add(task)
         try:
             return await self._locked(caller, runtime, request, mark)
+        except asyncio.CancelledError as exc:
+            stopped = self._stopped(exc)
+            if stopped is exc:
+                raise
+            task.uncancel()  # the requester gets an answer: server_stopping
+            raise stopped from None
         finally:
             self.running.discard(task)
 
@@ -298,7 +337,7 @@ class Attacks:
             except BaseException as exc:
                 resolvers.drop(job)
                 if job.sent or job.settled:
-                    runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(exc)})
+                    runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(self._stopped(exc))})
                 raise
             finally:
                 for token_id in involved:

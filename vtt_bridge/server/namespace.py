@@ -27,7 +27,7 @@ from typing import Any
 import socketio
 from socketio.exceptions import ConnectionRefusedError
 
-from ..errors import InvalidRequest, RateLimited, VTTError, error_envelope, ok_envelope
+from ..errors import InvalidRequest, VTTError, error_envelope, ok_envelope
 from ..state import messages
 from .bridge import Bridge
 from .campaign import Campaign
@@ -86,14 +86,7 @@ class TableNamespace(socketio.AsyncNamespace):
         try:
             wait = self.limiter.take(sid)
             if wait is not None:
-                raise RateLimited(
-                    "too many events; slow down",
-                    details={
-                        "retry_after": max(0.001, round(wait, 3)),
-                        "rate": self.limiter.rate,
-                        "burst": self.limiter.burst,
-                    },
-                )
+                raise self.limiter.error(wait)
             if isinstance(event, Refused):
                 raise event.error
             handler = EVENTS.get(event) if isinstance(event, str) else None

@@ -37,7 +37,7 @@ import socketio
 from engineio.async_drivers import aiohttp as aiohttp_driver
 from socketio import packet as sio_packet
 
-from ..errors import InvalidRequest, PayloadTooLarge, VTTError
+from ..errors import InvalidRequest, PayloadTooLarge, RateLimited, VTTError
 from ..state.codec import Unacceptable, check_value, dumps, loads_request
 from .logs import fields
 
@@ -242,6 +242,7 @@ class RateLimiter:
         self.rate = float(rate)
         self.burst = max(1.0, float(burst))
         self._buckets: dict[str, tuple[float, float]] = {}
+        self._told: dict[str, float] = {}
 
     def take(self, sid: str) -> float | None:
         if self.rate <= 0:
@@ -257,6 +258,21 @@ class RateLimiter:
 
     def forget(self, sid: str) -> None:
         self._buckets.pop(sid, None)
+        self._told.pop(sid, None)
+
+    def error(self, wait: float, message: str = "too many events; slow down") -> RateLimited:
+        """The ``rate_limited`` error for a connection that must wait ``wait`` seconds."""
+        return RateLimited(
+            message, details={"retry_after": max(0.001, round(wait, 3)), "rate": self.rate, "burst": self.burst}
+        )
+
+    def tell(self, sid: str) -> bool:
+        """Whether to tell ``sid`` it is past its limit, when nothing else can (at most once a second)."""
+        now = time.monotonic()
+        if now - self._told.get(sid, -1.0) < 1.0:
+            return False
+        self._told[sid] = now
+        return True
 
 
 class _CheckedWebSocket(aiohttp_driver.WebSocket):
@@ -345,6 +361,32 @@ class BridgeSocketServer(socketio.AsyncServer):
     def dropped(self) -> int:
         """How many clients were dropped for not reading."""
         return self.eio.dropped
+
+    async def _handle_ack(self, eio_sid: str, namespace: str | None, id: int, data: Any) -> None:
+        """An acknowledgement from a client: an answer to a decision it was asked.
+
+        Answers spend from the connection's rate limit like events. The one
+        answer the server is waiting for always counts, even past the limit
+        (the first valid answer wins; socket.io forgets the question then).
+        Anything else — an answer to a question not (or no longer) asked, a
+        second answer, an id the server never used — is dropped; past the
+        limit the connection is told so with a ``rate_limited`` event (at
+        most once a second), since an acknowledgement cannot be answered.
+        """
+        namespace = namespace or "/"
+        sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
+        awaited = sid is not None and isinstance(id, int) and id > 0 and id in self.manager.callbacks.get(sid, {})
+        limiter = getattr(self.namespace_handlers.get(namespace), "limiter", None)
+        wait = limiter.take(sid) if isinstance(limiter, RateLimiter) and sid is not None else None
+        if awaited:
+            await super()._handle_ack(eio_sid, namespace, id, data)
+        elif wait is not None and limiter.tell(sid):
+            await self.emit(
+                "rate_limited",
+                limiter.error(wait, "too many answers; slow down").to_dict(),
+                to=sid,
+                namespace=namespace,
+            )
 
     def _engineio_server_class(self) -> type[engineio.AsyncServer]:
         return _EngineServer

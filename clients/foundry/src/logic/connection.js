@@ -115,11 +115,34 @@ export class BridgeConnection {
 
   /**
    * Resolve an attack (waits through every question). One `request_id` per user
-   * action, so a resend after a reconnect applies nothing twice.
+   * action, so a resend after a reconnect applies nothing twice: an attack the
+   * bridge cut short by stopping (`server_stopping`, nothing applied) is sent
+   * again, with the same id, once the connection is back (a few times at most).
    */
   async attack({ ruleset, attacker, targets, declaration = {}, requestId = newId() }) {
     const payload = { ruleset, attacker, targets, declaration, request_id: requestId };
-    return (await this.request("attack", payload, { timeout: this.attackTimeout })).attack;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return (await this.request("attack", payload, { timeout: this.attackTimeout })).attack;
+      } catch (err) {
+        if (!(err instanceof BridgeError) || err.code !== "server_stopping" || attempt >= 3) throw err;
+        if (!(await this._reconnected(this.attackTimeout))) throw err;
+      }
+    }
+  }
+
+  /** Resolves true at the socket's next `connect` (a reconnection), false after `ms`. */
+  _reconnected(ms) {
+    return new Promise((resolve) => {
+      const done = (value) => {
+        clearTimeout(timer);
+        this.socket.off("connect", back);
+        resolve(value);
+      };
+      const back = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      this.socket.once("connect", back);
+    });
   }
 
   /** GM: undo an attack. */

@@ -5,7 +5,7 @@
 
 import { errorsAt } from "../common/schema-form.js";
 import { failCard, onResolved } from "./chat.js";
-import { call, whenOnline } from "./connection.js";
+import { call, whenOffline, whenOnline } from "./connection.js";
 import { $, describeError, h, human, pct, requestId, sameJSON, toast, fill } from "./dom.js";
 import { paramsSchema, SchemaForm } from "./fields.js";
 import { announce, canEdit, state, tokenName } from "./state.js";
@@ -370,13 +370,16 @@ export async function submitAttack(ev) {
   const mine = { ruleset: request.ruleset, attacker: request.attacker, targets: request.targets, user: state.user };
   state.pending.push(mine);
   // An attack waits for every decision it asks: give it as long as the answers may take.
-  // If the connection drops meanwhile, send it again when the page is back: the same
-  // request_id makes that safe (a finished attack is answered, not rolled twice).
+  // If the connection drops meanwhile, or the server stops before the attack is
+  // resolved (`server_stopping`: nothing applied), send it again when the page is back:
+  // the same request_id makes that safe (a finished attack is answered, not rolled twice).
   let ack;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     ack = await call("attack", request, 30 * 60 * 1000);
-    if (!["disconnected", "offline"].includes(ack.error?.code)) break;
+    if (!["disconnected", "offline", "server_stopping"].includes(ack.error?.code)) break;
     button.textContent = "Waiting for the server…";
+    // A stopping server drops the connection next: resend to the server that comes back.
+    if (ack.error.code === "server_stopping") await whenOffline(10000);
     if (!(await whenOnline(60000))) break;
     // Sent again: its steps (perhaps under a new attack id) start a card of their own.
     mine.card = null;

@@ -47,6 +47,21 @@ export function whenOnline(ms) {
   });
 }
 
+/** Resolves once the page has lost its connection (at once if it has), or after `ms`. */
+export function whenOffline(ms) {
+  const socket = state.socket;
+  if (!socket?.connected) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      socket.off("disconnect", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    socket.once("disconnect", done);
+  });
+}
+
 const waiters = new Set();
 let resyncing = false;
 
