@@ -8,13 +8,14 @@ bounded in every store.
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 from vtt_bridge.server import BridgeServer
-from vtt_bridge.server import oddsrun
 
 from ..state.redis_server import redis_server
+from . import processes
 from .conftest import config
 from .kit import StalledClient, seat_table
 
@@ -141,18 +142,7 @@ async def test_one_odds_request_per_user_at_a_time(tmp_path):
 
 def children() -> set[int]:
     """The live child processes of this (the test server's) process."""
-    import os
-    from pathlib import Path
-
-    me, found = os.getpid(), set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == me and fields[0] != "Z":
-            found.add(int(stat.parent.name))
-    return found
+    return set(processes.children(os.getpid()))
 
 
 async def test_odds_stop_when_the_requester_leaves(tmp_path):

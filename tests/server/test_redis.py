@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import time
 
 import pytest
+from socketio import packet
 
 from vtt_bridge.server import BridgeServer
 from vtt_bridge.state import replay
@@ -92,5 +95,94 @@ async def test_a_retry_on_the_other_server_returns_the_first_result(pair):
         retry = await second.ok("attack", request)
         assert retry["retried"] is True and retry["attack"] == ack["attack"]
         assert len([e for e in await seat.audit() if e.kind == "attack"]) == 1
+    finally:
+        await seat.close()
+
+
+@pytest.fixture
+async def patient_pair(tmp_path, redis_url):
+    """Two servers on one Redis whose questions wait long and whose grace is 3 s."""
+    prefix = f"srv{next(_prefixes)}:"
+    settings = dict(redis=redis_url, redis_prefix=prefix, decision_timeout=20, reconnect_grace=3.0)
+    one = BridgeServer(config(tmp_path / "one", **settings))
+    two = BridgeServer(config(tmp_path / "two", **settings))
+    await one.start()
+    await two.start()
+    yield one, two
+    await one.stop()
+    await two.stop()
+
+
+async def _never(decision):
+    await asyncio.Event().wait()
+
+
+ASK_BOB = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]}
+
+
+async def test_a_decider_who_says_goodbye_on_the_other_server_is_noticed_at_once(patient_pair):
+    one, two = patient_pair
+    seat = await seat_table(one)
+    try:
+        bob = await seat.join("bob", _never)  # on server one
+        seat.server = two
+        gm = await seat.join("gm")  # the attack resolves on server two
+        pending = asyncio.ensure_future(gm.call("attack", ASK_BOB, timeout=30))
+        await bob.wait_for("decision")
+        started = time.monotonic()
+        # A goodbye (socket.io's DISCONNECT packet): the rules' default at once, no grace.
+        await bob.sio._send_packet(packet.Packet(packet.DISCONNECT, namespace="/"))
+        ack = await pending
+        assert ack["ok"] is True, ack
+        assert ack["attack"]["decisions"][0]["how"] == "disconnect"
+        assert time.monotonic() - started < 2.0  # the question's timeout is 20 s
+        await bob.close()
+    finally:
+        await seat.close()
+
+
+async def test_a_decider_dropped_on_the_other_server_is_asked_again_when_back(patient_pair):
+    """The reconnect grace applies to a connection on another process as to a local one,
+    and the question follows the user to the new connection, whichever server it is on."""
+    one, two = patient_pair
+    seat = await seat_table(one)
+    try:
+        bob = await seat.join("bob", _never)  # on server one
+        seat.server = two
+        gm = await seat.join("gm")
+        pending = asyncio.ensure_future(gm.call("attack", ASK_BOB, timeout=30))
+        [asked] = await bob.wait_for("decision")
+        started = time.monotonic()
+        await bob.close()  # python-socketio's client: reads as a dropped connection
+        await asyncio.sleep(0.6)
+        assert not pending.done()  # within the grace, waiting for bob
+        seat.server = one
+        back = await seat.join("bob", answer("none"))  # back on server one
+        [again] = await back.wait_for("decision")
+        assert again["key"] == asked["key"] and again["timeout"] < asked["timeout"]
+        ack = await pending
+        assert ack["ok"] is True, ack
+        assert ack["attack"]["decisions"][0]["how"] == "answered"
+        assert ack["attack"]["decisions"][0]["answer"] == {"option": "none"}
+        assert time.monotonic() - started < 5.0
+    finally:
+        await seat.close()
+
+
+async def test_a_decider_dropped_on_the_other_server_for_good_gets_the_default_after_the_grace(patient_pair):
+    one, two = patient_pair
+    seat = await seat_table(one)
+    try:
+        bob = await seat.join("bob", _never)
+        seat.server = two
+        gm = await seat.join("gm")
+        pending = asyncio.ensure_future(gm.call("attack", ASK_BOB, timeout=30))
+        await bob.wait_for("decision")
+        started = time.monotonic()
+        await bob.close()
+        ack = await pending
+        took = time.monotonic() - started
+        assert ack["attack"]["decisions"][0]["how"] == "disconnect"
+        assert 3.0 <= took < 6.0, took  # the 3 s grace, not the 20 s timeout
     finally:
         await seat.close()

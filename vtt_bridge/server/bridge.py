@@ -197,7 +197,7 @@ class Bridge:
             if runtime is not None:
                 runtime.leave(sid, reason)
             if self.store.shared:
-                self._later(self.store.leave(caller.table, sid))
+                self._later(self.store.depart(caller.table, sid, reason))
         return caller
 
     def caller(self, sid: str) -> Caller:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import socketio
@@ -33,6 +33,9 @@ DROPPED = frozenset({"transport close", "transport error", "ping timeout"})
 # Seconds a question waits for a user whose connection dropped, by default
 # (``ServerConfig.reconnect_grace``, ``serve --reconnect-grace``); never past its timeout.
 RECONNECT_GRACE = 10.0
+# With several server processes: how often a question out to a connection on
+# another process looks whether it has ended, or a user asked has come back there.
+REMOTE_POLL = 0.25
 
 log = logging.getLogger("vtt_bridge.server")
 
@@ -54,7 +57,8 @@ class Prompter:
         timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
         # With several server processes the decider may be connected to another
         # one: socket.io's Redis manager carries the question there and the answer back.
-        sids = runtime.deciders(decision.token, await self.store.sessions(runtime.id))
+        everyone = await self.store.sessions(runtime.id)
+        sids = runtime.deciders(decision.token, everyone)
         if not sids:
             return None, "disconnect", ([], None)
         # The steps before the question reach the table before the question does.
@@ -77,7 +81,7 @@ class Prompter:
             },
         )
         try:
-            answer, how, winner = await self._ask(runtime, sids, payload, timeout, early)
+            answer, how, winner = await self._ask(runtime, sids, payload, timeout, early, everyone)
         finally:
             runtime.prompt_settled(handle)
             runtime.early.pop((str(attack.get("id")), decision.key), None)
@@ -122,6 +126,7 @@ class Prompter:
         payload: dict[str, Any],
         timeout: float,
         early: asyncio.Future[None] | None = None,
+        everyone: Mapping[str, str] | None = None,
     ) -> tuple[Any, str, str | None]:
         """``(answer, how, who answered)``; ``how`` is ``answered``, ``timeout`` or ``disconnect``.
 
@@ -130,22 +135,44 @@ class Prompter:
         ``reconnect_grace`` seconds (within its own timeout) for one of the
         users asked to come back, and is put again to the new connection.
         ``sids`` grows by the connections asked that way.
+
+        With several server processes (``everyone``: every connection to the
+        table, ``{sid: user}``), a connection on another process is watched
+        from here (:meth:`_watch`): its end is noticed as a local one is, with
+        the reason it ended there, and a user asked who connects again on any
+        process is asked there.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        users = sorted({runtime.sessions[sid].user for sid in sids if sid in runtime.sessions})
+        everyone = everyone or {}
+        users = sorted(
+            {runtime.sessions[sid].user if sid in runtime.sessions else everyone.get(sid, "") for sid in sids} - {""}
+        )
         calls: dict[asyncio.Future[Any], str] = {}
         gone: dict[asyncio.Future[Any], str] = {}
         waiting: set[asyncio.Future[Any]] = set()
+        # Connections on other processes: asked → their end; came back → not asked yet.
+        remote: dict[str, asyncio.Future[str | None]] = {}
+        returned: list[str] = []
+        watcher: asyncio.Task[None] | None = None
 
         def ask(sid: str, seconds: float) -> None:
             call = asyncio.ensure_future(
                 self.sio.call("decision", {**payload, "timeout": round(seconds, 3)}, to=sid, timeout=seconds)
             )
             calls[call] = sid
-            departure = runtime.departure(sid, local=sid in runtime.sessions)
+            if sid in runtime.sessions or not self.store.shared:
+                departure = runtime.departure(sid, local=sid in runtime.sessions)
+            else:
+                departure = remote[sid] = loop.create_future()
             gone[departure] = sid
             waiting.update((call, departure))
+
+        def arrived(sid: str) -> None:
+            if back is not None and not back.done():
+                back.set_result(sid)
+            else:
+                returned.append(sid)
 
         for sid in sids:
             ask(sid, timeout)
@@ -156,6 +183,8 @@ class Prompter:
         dropped = False
         back: asyncio.Future[str] | None = None
         grace: asyncio.Future[Any] | None = None
+        if self.store.shared:
+            watcher = asyncio.ensure_future(self._watch(runtime, remote, users, set(everyone) | set(sids), arrived))
         try:
             while waiting:
                 done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
@@ -180,7 +209,9 @@ class Prompter:
                             waiting.discard(grace)
                             grace = None
                         sids.append(sid)
-                        if await self._connected(runtime, sid, deadline):
+                        if sid not in runtime.sessions and self.store.shared or await self._connected(
+                            runtime, sid, deadline
+                        ):
                             ask(sid, max(0.05, deadline - loop.time()))
                         else:
                             left.add(sid)
@@ -191,6 +222,8 @@ class Prompter:
                     may_wait = dropped and not timed_out - left and remaining > 0 and self.reconnect_grace > 0
                     if grace is None and may_wait and users:
                         back = runtime.arrival(users)
+                        if returned:  # already back on another process
+                            back.set_result(returned.pop(0))
                         grace = asyncio.ensure_future(asyncio.sleep(min(self.reconnect_grace, remaining)))
                         waiting.update((back, grace))
                         dropped = False  # one grace per drop
@@ -209,3 +242,38 @@ class Prompter:
                 runtime.forget_arrival(back)
             if grace is not None:
                 grace.cancel()
+            if watcher is not None:
+                watcher.cancel()
+
+    async def _watch(
+        self,
+        runtime: TableRuntime,
+        remote: Mapping[str, asyncio.Future[str | None]],
+        users: list[str],
+        seen: set[str],
+        arrived: Callable[[str], None],
+    ) -> None:
+        """What happens on the other server processes while a question is out (shared stores).
+
+        Every :data:`REMOTE_POLL` seconds: a connection asked on another
+        process that is no longer open completes its future in ``remote``
+        with the reason it ended there (a process that died: ``transport
+        close``, its clients reconnect elsewhere), and a new connection of one
+        of ``users`` on another process is passed to ``arrived``.
+        """
+        while True:
+            await asyncio.sleep(REMOTE_POLL)
+            try:
+                present = await self.store.sessions(runtime.id) or {}
+                ended = [sid for sid, future in remote.items() if not future.done() and sid not in present]
+                reasons = await self.store.departed(runtime.id, ended) if ended else {}
+            except Exception:
+                log.warning("watching the deciders on other processes failed", exc_info=True)
+                continue
+            for sid in ended:
+                if not remote[sid].done():
+                    remote[sid].set_result(reasons.get(sid) or "transport close")
+            for sid, user in present.items():
+                if sid not in seen and user in users and sid not in runtime.sessions:
+                    seen.add(sid)
+                    arrived(sid)

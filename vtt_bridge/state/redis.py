@@ -11,6 +11,7 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:rev           int   bumped by every commit and settings change
     t:<table>:lease         str   the attack lease: who holds it (expires)
     t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
+    t:<table>:departed      hash  socket id → why it ended (socket.io's reason), for a minute
     node:<node>             str   a live server process (expires unless renewed)
 
 A commit is one Lua script, which Redis runs atomically: it checks every
@@ -417,6 +418,26 @@ class RedisStore(Store):
         finally:
             with contextlib.suppress(Exception):
                 await pubsub.aclose()
+
+    # -- why a connection ended (asked by the process that put a question to it) ----
+
+    async def depart(self, table_id: str, sid: str, reason: str | None) -> None:
+        departed = self._key(table_id, "departed")
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hdel(self._key(table_id, "sessions"), sid)
+            pipe.hset(departed, sid, reason or "")
+            pipe.pexpire(departed, _DEPARTED_MS)
+            await pipe.execute()
+
+    async def departed(self, table_id: str, sids: list[str]) -> dict[str, str]:
+        if not sids:
+            return {}
+        reasons = await self.redis.hmget(self._key(table_id, "departed"), sids)
+        return {sid: reason for sid, reason in zip(sids, reasons, strict=True) if reason is not None}
+
+
+# How long the reason a connection ended is kept (milliseconds), for questions put to it.
+_DEPARTED_MS = 60_000
 
 
 class _Lease:

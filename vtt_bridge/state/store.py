@@ -167,3 +167,12 @@ class Store(ABC):
 
     async def heartbeat(self, node: str, ttl: float) -> None:
         """Say that server process ``node`` is alive for the next ``ttl`` seconds."""
+
+    async def depart(self, table_id: str, sid: str, reason: str | None) -> None:
+        """Forget connection ``sid``, noting for a while why it ended (socket.io's reason),
+        for a process that asked it a question (:meth:`departed`)."""
+        await self.leave(table_id, sid)
+
+    async def departed(self, table_id: str, sids: list[str]) -> dict[str, str]:
+        """Why each of ``sids`` that ended lately ended (``""``: no reason was given)."""
+        return {}
