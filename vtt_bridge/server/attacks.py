@@ -104,6 +104,13 @@ def _with_seq(entry: AuditEntry) -> dict[str, Any]:
     return {**entry.data["attack"], "seq": entry.seq}
 
 
+def _server_stopping() -> ServerStopping:
+    return ServerStopping(
+        "the server stopped before this attack finished; nothing was applied. "
+        "Send it again with the same request_id once reconnected"
+    )
+
+
 class _Already(Exception):
     """The request_id was resolved already (through another process)."""
 
@@ -140,21 +147,14 @@ class Attacks:
     def _stopped(self, exc: BaseException) -> BaseException:
         """A cancellation by :meth:`cancel_running`, said as what it is; any other ``exc`` as is."""
         if self.stopping and isinstance(exc, asyncio.CancelledError):
-            return ServerStopping(
-                "the server stopped before this attack finished; nothing was applied. "
-                "Send it again with the same request_id once reconnected",
-            )
+            return _server_stopping()
         return exc
-
-    def _refuse_if_stopping(self) -> None:
-        """A stopping server starts no attack (its connections drop next; a resend goes to the next one)."""
-        if self.stopping:
-            raise self._stopped(asyncio.CancelledError())
 
     # -- attack -------------------------------------------------------------------
 
     async def attack(self, caller: Caller, data: Any) -> dict[str, Any]:
-        self._refuse_if_stopping()
+        if self.stopping:  # its connections drop next: the resend goes to the server that comes back
+            raise _server_stopping()
         request = self.bridge.messages.load(messages.AttackRequest, data)
         if not caller.is_gm:
             for name in GM_ONLY:

@@ -306,8 +306,7 @@ class _Worker:
             return ("error", job_id, [], False, _error(exc, self.host))
 
 
-def _child(
-sock: socket.socket, host: Any) -> None:
+def _child(sock: socket.socket, host: Any) -> None:
     # The event loop's signal plumbing belongs to the parent.
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
