@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 
@@ -25,16 +26,25 @@ def redis_url():
         yield url
 
 
-@pytest.fixture
-async def pair(tmp_path, redis_url):
+@contextlib.asynccontextmanager
+async def _servers(tmp_path, redis_url, **settings):
+    """Two servers on one Redis (a fresh key prefix), as two processes would be."""
     prefix = f"srv{next(_prefixes)}:"
-    one = BridgeServer(config(tmp_path / "one", redis=redis_url, redis_prefix=prefix))
-    two = BridgeServer(config(tmp_path / "two", redis=redis_url, redis_prefix=prefix))
+    one = BridgeServer(config(tmp_path / "one", redis=redis_url, redis_prefix=prefix, **settings))
+    two = BridgeServer(config(tmp_path / "two", redis=redis_url, redis_prefix=prefix, **settings))
     await one.start()
     await two.start()
-    yield one, two
-    await one.stop()
-    await two.stop()
+    try:
+        yield one, two
+    finally:
+        await one.stop()
+        await two.stop()
+
+
+@pytest.fixture
+async def pair(tmp_path, redis_url):
+    async with _servers(tmp_path, redis_url) as servers:
+        yield servers
 
 
 async def test_clients_on_two_servers_share_tables_tokens_and_broadcasts(pair):
@@ -102,15 +112,8 @@ async def test_a_retry_on_the_other_server_returns_the_first_result(pair):
 @pytest.fixture
 async def patient_pair(tmp_path, redis_url):
     """Two servers on one Redis whose questions wait long and whose grace is 3 s."""
-    prefix = f"srv{next(_prefixes)}:"
-    settings = dict(redis=redis_url, redis_prefix=prefix, decision_timeout=20, reconnect_grace=3.0)
-    one = BridgeServer(config(tmp_path / "one", **settings))
-    two = BridgeServer(config(tmp_path / "two", **settings))
-    await one.start()
-    await two.start()
-    yield one, two
-    await one.stop()
-    await two.stop()
+    async with _servers(tmp_path, redis_url, decision_timeout=20, reconnect_grace=3.0) as servers:
+        yield servers
 
 
 async def _never(decision):
