@@ -34,34 +34,45 @@ export async function startBridge({ decisionTimeout = 20 } = {}) {
   const table = /table:\s+(\S+)/.exec(out)[1];
   const gmKey = /GM key:\s+(\S+)/.exec(out)[1];
   const port = await freePort();
-  const proc = spawn(bridgeBin(), ["serve", "--db", db, "--host", "127.0.0.1", "--port", String(port), "--log-level", "warning"], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  proc.stderr.on("data", (b) => (stderr += b));
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 20000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`vtt-bridge serve exited: ${stderr}`);
-    try {
-      const r = await fetch(`${url}/healthz`);
-      if (r.ok) break;
-    } catch {
-      /* not up yet */
+  const launch = async () => {
+    const proc = spawn(bridgeBin(), ["serve", "--db", db, "--host", "127.0.0.1", "--port", String(port), "--log-level", "warning"], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    proc.stderr.on("data", (b) => (stderr += b));
+    const until = Date.now() + 20000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`vtt-bridge serve exited: ${stderr}`);
+      try {
+        const r = await fetch(`${url}/healthz`);
+        if (r.ok) return proc;
+      } catch {
+        /* not up yet */
+      }
+      if (Date.now() > until) {
+        proc.kill();
+        throw new Error(`vtt-bridge serve did not come up: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    if (Date.now() > until) {
-      proc.kill();
-      throw new Error(`vtt-bridge serve did not come up: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  };
+  const end = async (proc) => {
+    proc.kill("SIGTERM");
+    await new Promise((r) => (proc.exitCode !== null ? r() : proc.once("exit", r)));
+  };
+  let proc = await launch();
   return {
     url,
     table,
     gmKey,
+    /** Stop the bridge (SIGTERM, as Ctrl-C) and serve the same store on the same port again. */
+    async restart() {
+      await end(proc);
+      proc = await launch();
+    },
     async stop() {
-      proc.kill("SIGTERM");
-      await new Promise((r) => (proc.exitCode !== null ? r() : proc.once("exit", r)));
+      await end(proc);
       rmSync(dir, { recursive: true, force: true });
     },
   };
