@@ -207,8 +207,9 @@ async def test_a_hook_that_hangs_in_the_odds_costs_that_request_only(tmp_path, a
         # The pool that resolves attacks was not touched; attacks and the next odds work.
         assert [p.pid for p in server.bridge.resolvers.procs] == pool and server.bridge.resolvers.replaced == 0
         assert (await other_gm.ok("attack", PLAIN))["attack"]["outcome"]["hit"] in (True, False)
-        odds = (await hung_gm.ok("attack.odds", {**asked, "attacker": "a"}))["odds"]
-        assert odds["samples"] == 2000 and odds["method"] == "monte_carlo"
+        odds = (await hung_gm.ok("attack.odds", {**asked, "attacker": "a", "samples": 200}))["odds"]
+        # (all 200 samples, or on a loaded machine those that fit in the 0.5 s budget)
+        assert 1 <= odds["samples"] <= 200 and odds["method"] == "monte_carlo"
         exact = (await hung_gm.ok("attack.odds", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))["odds"]
         assert 0 < exact["hit"]["value"] < 1
         await hung.close()
