@@ -24,15 +24,25 @@ this process with every installed plugin loaded, as ``vtt-bridge odds`` runs:
 
 The machine's load average is printed with the figures: other processes on a
 2-core box slow the wall-clock figures down in proportion, not the CPU ones.
+
+    .venv/bin/python bench/odds_bench.py --instructions [--n 100]
+
+counts instead the instructions of one Monte Carlo resolution per ruleset
+under callgrind (valgrind), a figure the machine's load does not move: to
+compare two versions of the code, run it in each.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -97,13 +107,56 @@ def mc_time(host, data, tokens, samples: int, workers: int = 1):
     return time.perf_counter() - start, _cpu() - cpu, counts
 
 
+def _marker() -> None:
+    """Where callgrind dumps its counters (``--dump-before=getppid``): around each ruleset's samples."""
+    os.getppid()
+
+
+def count_run(rulesets: list[str], n: int) -> None:
+    """What ``--instructions`` runs under callgrind: for each ruleset, ``n`` resolutions between two markers."""
+    host = make_host()
+    for ruleset in rulesets:
+        data = json.loads((ROOT / TYPICAL[ruleset]).read_text())
+        request = odds_request(host, data, load_tokens(host, data))
+        monte_carlo(host, request, samples=20, seed=1)  # the host's one-time work for this ruleset
+        _marker()
+        monte_carlo(host, request, samples=n, seed=1)
+        _marker()
+
+
+def instructions(rulesets: list[str], n: int) -> dict[str, float]:
+    """Instructions per Monte Carlo resolution of each ruleset, counted by callgrind in one run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = ["valgrind", "--tool=callgrind", "--dump-before=getppid", f"--callgrind-out-file={tmp}/cg.%p"]
+        argv += [sys.executable, __file__, "--count-run", str(n), *(f"--only={r}" for r in rulesets)]
+        # A fixed hash seed: string hashes (and so dict probing) do not change the count between runs.
+        subprocess.run(argv, capture_output=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        # Dumps cg.PID.1, cg.PID.2, ... (each up to a marker), then cg.PID (the rest): start-up,
+        # then per ruleset its samples and the gap before the next ruleset's.
+        dumps = sorted(glob.glob(f"{tmp}/cg.*.*"), key=lambda f: int(f.rsplit(".", 1)[1]))
+        totals = [int(re.search(r"^totals: (\d+)", Path(f).read_text(), re.M).group(1)) for f in dumps]
+    return {ruleset: totals[1 + 2 * i] / n for i, ruleset in enumerate(rulesets)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 Monte Carlo resolutions instead of 10,000")
     parser.add_argument("--repeats", type=int, default=None, help="warm exact calls per ruleset (default 30; 3 with --quick)")
     parser.add_argument("--workers", type=int, default=None, help="processes for the shared Monte Carlo run (default: one per usable core)")
     parser.add_argument("--only", action="append", choices=list(TYPICAL), help="only this ruleset (repeatable; default: all)")
+    parser.add_argument("--instructions", action="store_true", help="count instructions per Monte Carlo resolution (callgrind)")
+    parser.add_argument("--n", type=int, default=100, help="resolutions per ruleset to count with --instructions (default 100)")
+    parser.add_argument("--count-run", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    rulesets = [r for r in TYPICAL if not args.only or r in args.only]
+    if args.count_run is not None:
+        count_run(rulesets, args.count_run)
+        return 0
+    if args.instructions:
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (instruction counts do not depend on it)")
+        for ruleset, per in instructions(rulesets, args.n).items():
+            print(f"{ruleset:16} {per:12,.0f} instructions per Monte Carlo resolution")
+        return 0
     samples = 1_000 if args.quick else 10_000
     repeats = args.repeats if args.repeats is not None else (3 if args.quick else 30)
     cores = args.workers or usable_cores()
@@ -125,9 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         f"   {'wall':>7} {'CPU µs/res':>12} {'idle est.':>9} {'vs 1 s':>7}"
     )
     worst_exact, worst_mc, worst_idle = 0.0, 0.0, 0.0
-    for ruleset, path in TYPICAL.items():
-        if args.only and ruleset not in args.only:
-            continue
+    for ruleset in rulesets:
+        path = TYPICAL[ruleset]
         if not (ROOT / path).exists():
             print(f"{ruleset:16} (no {path}: skipped)")
             continue
