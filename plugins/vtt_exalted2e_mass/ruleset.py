@@ -14,6 +14,7 @@ setting them, so a pack that runs first (an extra die, an automatic success,
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from vtt_bridge import Ask, InvalidRequest, Option, Param, Roll, Ruleset, StashKey, Step, hookimpl
@@ -185,9 +186,17 @@ def _default_defense(ctx, options) -> str:
 
 @hookimpl(trylast=True)
 def exalted2e_mass_defense_options(ctx) -> list[Option]:
-    labels = {WAR: "War DV", DODGE: "Dodge DV", PARRY: "Parry DV"}
     dvs = _defenses(ctx, _state(ctx))
-    return [Option(id=key, label=f"{labels[key]} {dv}") for key, dv in dvs.items()] + [NOTHING]
+    return [_defense_option(key, dv) for key, dv in dvs.items()] + [NOTHING]
+
+
+_DV_LABELS = {WAR: "War DV", DODGE: "Dodge DV", PARRY: "Parry DV"}
+
+
+@lru_cache(maxsize=256)
+def _defense_option(defense: str, dv: int) -> Option:
+    """A response on offer with its DV (frozen, so made once and shared)."""
+    return Option(id=defense, label=f"{_DV_LABELS[defense]} {dv}")
 
 
 @hookimpl(trylast=True)

@@ -12,6 +12,7 @@ dice: attacker 🟥, attacker 🟦, defender 🟥, defender 🟦.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from vtt_bridge import AttackContext, Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
@@ -141,10 +142,20 @@ def _pool_options(ctx: AttackContext, side: str) -> list[Option]:
     if getattr(ctx, f"{side}_pool_rerolls") <= 0:
         return []
     pools = ctx.stash[POOLS]
-    rolled = [f"{ICON[colour]} {pools[(side, colour)].standing()}" for colour in COLOURS if (side, colour) in pools]
+    rolled = tuple((colour, tuple(pools[(side, colour)].standing())) for colour in COLOURS if (side, colour) in pools)
     if not rolled:
         return []
-    return [Option(id="pool", label=f"Pool Reroll: reroll every die, both colours, successes too ({', '.join(rolled)})")]
+    return [_pool_option(rolled)]
+
+
+# The options are frozen, so the same dice showing the same faces get the same
+# option objects, made once (the same question then reads as the same question).
+
+
+@lru_cache(maxsize=4096)
+def _pool_option(rolled: tuple[tuple[str, tuple[int, ...]], ...]) -> Option:
+    shown = ", ".join(f"{ICON[colour]} {list(faces)}" for colour, faces in rolled)
+    return Option(id="pool", label=f"Pool Reroll: reroll every die, both colours, successes too ({shown})")
 
 
 def _single_options(ctx: AttackContext, side: str) -> list[Option]:
@@ -154,12 +165,15 @@ def _single_options(ctx: AttackContext, side: str) -> list[Option]:
     options = []
     for colour in COLOURS:
         pool = pools.get((side, colour))
-        for position, face in enumerate(pool.standing() if pool else (), start=1):
-            mark = " ✓" if face >= SUCCESS else ""
-            options.append(
-                Option(id=f"die:{colour}:{position}", label=f"Reroll {ICON[colour]} die {position} (shows {face}{mark})")
-            )
+        if pool is not None:
+            options += [_die_option(colour, position, face) for position, face in enumerate(pool.standing(), start=1)]
     return options
+
+
+@lru_cache(maxsize=1024)
+def _die_option(colour: str, position: int, face: int) -> Option:
+    mark = " ✓" if face >= SUCCESS else ""
+    return Option(id=f"die:{colour}:{position}", label=f"Reroll {ICON[colour]} die {position} (shows {face}{mark})")
 
 
 def _spend(ctx: AttackContext, side: str, kind: str) -> None:

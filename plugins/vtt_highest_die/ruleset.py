@@ -15,6 +15,7 @@ pack added, then the Reeling bonus d8), the defender's dice, then the soak dice.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from vtt_bridge import AttackContext, Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
@@ -150,15 +151,14 @@ def highest_die_defense_options(ctx: AttackContext) -> list[Option]:
     allowed = allowed_defenses(
         ranged_attack=attack.get("range") == "ranged", melee_weapon=weapon is not None, reeling="reeling" in held
     )
-    return [
-        Option(
-            id=defense,
-            label=_LABELS[defense].format(
-                weapon=_weapon_name(weapon) if weapon else "", dice=_dice(_defense_dice(target, defense))
-            ),
-        )
-        for defense in allowed
-    ]
+    name = _weapon_name(weapon) if weapon else ""
+    return [_defense_option(defense, name, _defense_dice(target, defense)) for defense in allowed]
+
+
+@lru_cache(maxsize=256)
+def _defense_option(defense: str, weapon: str, dice: tuple[int, ...]) -> Option:
+    """A defense on offer with the dice it rolls (frozen, so made once and shared)."""
+    return Option(id=defense, label=_LABELS[defense].format(weapon=weapon, dice=_dice(dice)))
 
 
 def _default_defense(ctx: AttackContext, options: tuple[Option, ...]) -> str:

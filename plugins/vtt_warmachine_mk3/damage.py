@@ -19,7 +19,8 @@ column or branch) for a grid or spiral.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -58,14 +59,29 @@ class Track:
     :ivar kind: ``"boxes"``, ``"grid"`` or ``"spiral"``.
     :ivar lanes: per lane (column, branch; one lane for boxes) the name of each box
         in marking order; ``""`` is a blank box.
+    :ivar sizes: boxes per lane.
+    :ivar capacity: boxes in all.
+    :ivar last_boxes: per system or aspect, sorted by name, the ``(lane, index)`` of
+        its last box in each lane it has boxes in. A lane is marked in order, so
+        the system's boxes there are all marked once that one is.
     """
 
     kind: str
     lanes: tuple[tuple[str, ...], ...]
+    sizes: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    capacity: int = field(init=False, repr=False, compare=False)
+    last_boxes: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def capacity(self) -> int:
-        return sum(len(lane) for lane in self.lanes)
+    def __post_init__(self) -> None:
+        sizes = tuple(len(lane) for lane in self.lanes)
+        last: dict[str, dict[int, int]] = {}
+        for lane, names in enumerate(self.lanes):
+            for index, name in enumerate(names):
+                if name:
+                    last.setdefault(name, {})[lane] = index
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "capacity", sum(sizes))
+        object.__setattr__(self, "last_boxes", tuple((name, tuple(last[name].items())) for name in sorted(last)))
 
     @property
     def rolled(self) -> bool:
@@ -90,18 +106,35 @@ class Marking:
 
 
 def track_of(system: Mapping[str, Any]) -> Track:
-    """The damage track a token's capacity spec describes (one box if it gives none)."""
+    """The damage track a token's capacity spec describes (one box if it gives none).
+
+    A track is frozen, so each spec's track is made once and shared.
+    """
     grid = system.get("grid")
     if grid:
-        names = {**SYSTEM_NAMES, **(system.get("systems") or {})}
-        lanes = tuple(
-            tuple("" if cell == "-" else names.get(cell, cell) for cell in column if cell != ".") for column in grid
-        )
-        return Track(kind="grid", lanes=lanes)
+        systems = system.get("systems")
+        return _grid_track(tuple(grid), tuple(sorted(systems.items())) if systems else ())
     spiral = system.get("spiral")
     if spiral:
-        return Track(kind="spiral", lanes=tuple((ASPECTS[i],) * n for i, n in enumerate(spiral)))
-    return Track(kind="boxes", lanes=(("",) * int(system.get("boxes") or 1),))
+        return _spiral_track(tuple(spiral))
+    return _box_track(int(system.get("boxes") or 1))
+
+
+@lru_cache(maxsize=256)
+def _grid_track(grid: tuple[str, ...], systems: tuple[tuple[str, str], ...]) -> Track:
+    names = {**SYSTEM_NAMES, **dict(systems)}
+    lanes = tuple(tuple("" if cell == "-" else names.get(cell, cell) for cell in column if cell != ".") for column in grid)
+    return Track(kind="grid", lanes=lanes)
+
+
+@lru_cache(maxsize=256)
+def _spiral_track(spiral: tuple[int, ...]) -> Track:
+    return Track(kind="spiral", lanes=tuple((ASPECTS[i],) * n for i, n in enumerate(spiral)))
+
+
+@lru_cache(maxsize=256)
+def _box_track(boxes: int) -> Track:
+    return Track(kind="boxes", lanes=(("",) * boxes,))
 
 
 def marked_of(system: Mapping[str, Any], track: Track) -> tuple[int, ...]:
@@ -111,8 +144,8 @@ def marked_of(system: Mapping[str, Any], track: Track) -> tuple[int, ...]:
         return (0,) * len(track.lanes)
     if isinstance(raw, int):
         raw = (raw,)
-    counts = tuple(int(n) for n in raw) + (0,) * (len(track.lanes) - len(raw))
-    return tuple(max(0, min(n, len(lane))) for n, lane in zip(counts, track.lanes))
+    counts = (*raw, *(0,) * (len(track.sizes) - len(raw)))
+    return tuple([max(0, min(int(n), size)) for n, size in zip(counts, track.sizes)])
 
 
 def to_token(track: Track, marked: tuple[int, ...]) -> int | list[int]:
@@ -127,12 +160,7 @@ def remaining(track: Track, marked: tuple[int, ...]) -> int:
 
 def crippled(track: Track, marked: tuple[int, ...]) -> tuple[str, ...]:
     """Systems or aspects whose every box is marked, sorted."""
-    seen: dict[str, bool] = {}
-    for lane, count in zip(track.lanes, marked):
-        for index, name in enumerate(lane):
-            if name:
-                seen[name] = seen.get(name, True) and index < count
-    return tuple(sorted(name for name, full in seen.items() if full))
+    return tuple([name for name, last in track.last_boxes if all(marked[lane] > index for lane, index in last)])
 
 
 def mark(track: Track, marked: tuple[int, ...], points: int, start: int = 1) -> Marking:
@@ -146,7 +174,7 @@ def mark(track: Track, marked: tuple[int, ...], points: int, start: int = 1) -> 
     first = (start - 1) % n if track.rolled else 0
     for step in range(n):
         lane = (first + step) % n
-        while left > 0 and counts[lane] < len(track.lanes[lane]):
+        while left > 0 and counts[lane] < track.sizes[lane]:
             boxes.append((lane, counts[lane]))
             counts[lane] += 1
             left -= 1

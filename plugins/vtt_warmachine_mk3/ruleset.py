@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from vtt_bridge import AttackContext, Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
@@ -420,6 +421,12 @@ def _single_target(ctx: AttackContext) -> bool:
     return not _state(ctx).weapon.spray and len(_state(ctx).potential) == 1
 
 
+@lru_cache(maxsize=256)
+def _boost_option(roll: str, model: str, cost: rules.Boost) -> Option:
+    """Steps 5a/9a: boosting the roll against a model (frozen, so made once and shared)."""
+    return Option(id="boost", label=f"Boost the {roll} roll against {model} ({cost.label})")
+
+
 def _attack_boost(ctx: AttackContext) -> tuple[bool, rules.Boost | None]:
     """(boosted for free, what a boost would cost) for the current attack roll."""
     if _modifiers(ctx).get("boosted_attack"):
@@ -432,7 +439,7 @@ def warmachine_mk3_boost_attack_options(ctx: AttackContext) -> list[Option]:
     free, cost = _attack_boost(ctx)
     if free or cost is None:
         return []
-    return [Option(id="boost", label=f"Boost the attack roll against {_name(ctx, ctx.item or '')} ({cost.label})")]
+    return [_boost_option("attack", _name(ctx, ctx.item or ""), cost)]
 
 
 @hookimpl(trylast=True)
@@ -645,7 +652,7 @@ def warmachine_mk3_boost_damage_options(ctx: AttackContext) -> list[Option]:
     free, cost = _damage_boost(ctx)
     if free or cost is None:
         return []
-    return [Option(id="boost", label=f"Boost the damage roll against {_name(ctx, ctx.item or '')} ({cost.label})")]
+    return [_boost_option("damage", _name(ctx, ctx.item or ""), cost)]
 
 
 @hookimpl(trylast=True)

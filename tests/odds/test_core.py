@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from fractions import Fraction
 
 import pytest
@@ -230,6 +231,67 @@ def test_worker_processes_give_the_same_counts():
     one = compute_odds(h, request(bonus=2), duel_odds.tokens(), mc_samples=2000, seed=9, method="monte_carlo")
     two = compute_odds(h, request(bonus=2), duel_odds.tokens(), mc_samples=2000, seed=9, method="monte_carlo", workers=2)
     assert one == two
+
+
+@pytest.mark.parametrize("samples", [60, 61, 62])
+def test_the_counts_do_not_depend_on_how_the_samples_are_shared(monkeypatch, samples):
+    from vtt_bridge.odds import montecarlo, odds_request
+
+    monkeypatch.setattr(montecarlo, "MIN_PER_WORKER", 10)
+    h = host()
+    req = odds_request(h, request(bonus=1), duel_odds.tokens())
+    one = montecarlo.monte_carlo(h, req, samples=samples, seed=4)
+    assert sum(one.values()) == samples and len(one) > 2
+    for workers in (2, 3):  # this process and 1 or 2 forked ones; shares of unequal size when 3 does not divide
+        assert montecarlo.monte_carlo(h, req, samples=samples, seed=4, workers=workers) == one
+    assert montecarlo.monte_carlo(h, req, samples=samples, seed=5, workers=2) != one
+
+
+class FailsAt:
+    """A pack with a bug that one sample's dice reach (a probe's scripted dice do not)."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    @hookimpl
+    def duel_wounds(self, ctx):
+        if ctx.dice.seed == self.seed:
+            raise ZeroDivisionError("the bug")
+
+
+class DiesWhenForked:
+    """A pack that kills any process but the one that loaded it (a worker dying mid-share)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+
+    @hookimpl
+    def duel_wounds(self, ctx):
+        if os.getpid() != self.pid:
+            os._exit(1)
+
+
+def test_a_failure_in_a_forked_share_is_raised_here_as_in_one_process(monkeypatch):
+    from vtt_bridge.odds import montecarlo, odds_request
+
+    monkeypatch.setattr(montecarlo, "MIN_PER_WORKER", 10)
+    h = host(FailsAt(montecarlo.sample_seeds(3, 40)[30]))  # sample 30: in the forked half
+    req = odds_request(h, request(bonus=3), duel_odds.tokens())
+    with pytest.raises(PluginError) as one:
+        montecarlo.monte_carlo(h, req, samples=40, seed=3)
+    with pytest.raises(PluginError) as two:
+        montecarlo.monte_carlo(h, req, samples=40, seed=3, workers=2)
+    assert one.value.details == two.value.details and "ZeroDivisionError" in str(two.value)
+
+
+def test_a_share_whose_worker_died_is_resolved_here(monkeypatch):
+    from vtt_bridge.odds import montecarlo, odds_request
+
+    monkeypatch.setattr(montecarlo, "MIN_PER_WORKER", 10)
+    h = host(DiesWhenForked())
+    req = odds_request(h, request(bonus=3), duel_odds.tokens())
+    one = montecarlo.monte_carlo(h, req, samples=40, seed=3)
+    assert montecarlo.monte_carlo(h, req, samples=40, seed=3, workers=2) == one
 
 
 def test_a_probe_stops_at_the_first_roll_with_the_numbers_set():

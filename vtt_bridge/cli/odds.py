@@ -12,10 +12,17 @@ damage distribution as a table with a bar chart, and each condition's chance.
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 
 from ..plugins import make_host
+
+
+def _processes(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return n
 
 
 def register(sub) -> None:
@@ -36,9 +43,9 @@ def register(sub) -> None:
     parser.add_argument("--seed", type=int, default=0, help="base seed of the Monte Carlo resolutions (default 0)")
     parser.add_argument(
         "--workers",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="processes for Monte Carlo (default: one per core; the result does not depend on it)",
+        type=_processes,
+        default=None,
+        help="processes for Monte Carlo (default: one per usable core; the result does not depend on it)",
     )
     parser.add_argument(
         "--answer", action="append", default=[], metavar="KEY=OPTION", help="answer a decision in advance"
@@ -49,6 +56,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..odds import compute_odds, render
+    from ..odds.montecarlo import cores
     from .resolve import load_request, load_tokens, parse_answers
 
     host = make_host(plugins=args.plugin)
@@ -62,7 +70,7 @@ def run(args) -> int:
         mc_samples=args.samples,
         seed=args.seed,
         method=args.method.replace("-", "_"),
-        workers=args.workers,
+        workers=args.workers if args.workers is not None else cores(),
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
