@@ -198,4 +198,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = exalted2e_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({EXCELLENCIES}), unit="health levels")
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({EXCELLENCIES}))

@@ -123,4 +123,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     if any(request.answer(name) not in (None, "decline") for name in REROLL_DECISIONS):
         return None
     accounts = frozenset() if _holds(request, "onslaught") else frozenset({MOMENTUM_PACK})
-    return ExactOdds(outcomes=godsgloom_outcomes(request), accounts_for=accounts, unit="wounds")
+    return ExactOdds(outcomes=godsgloom_outcomes(request), accounts_for=accounts)

@@ -173,4 +173,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = warmachine_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({ABILITIES}), unit="damage points")
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({ABILITIES}))
