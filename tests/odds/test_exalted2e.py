@@ -49,6 +49,10 @@ def request(attacker, target, **declaration):
 
 CASES = {
     "Anoria's daiklave against the soldier": (request("anoria", "soldier", weapon="daiklave"), None),
+    "the third attack of Anoria's flurry (−5 dice) against the soldier": (
+        request("anoria", "soldier", weapon="daiklave", flurry={"attacks": 3, "attack": 3}),
+        None,
+    ),
     "Anoria kicks the monk, who parries with a stunt": (
         request("anoria", "monk", weapon="kick", stunt=2),
         {"defense": "parry", "defense_stunt": "2"},
@@ -118,3 +122,13 @@ def test_an_answered_counterattack_is_modelled_exactly(host, tokens, attacker, t
     assert result.method == "exact"
     if attacker == "battered monk":
         assert result.condition_probability("battered monk", "incapacitated") > 0  # rare: it must hit first
+
+
+def test_a_flurry_lowers_the_odds_exactly(host, tokens):
+    """Seed 002: a flurry's attacks "degrade in effectiveness": the third of three attacks
+    rolls 10 − 5 = 5 dice, and the exact odds of a hit fall with them."""
+    alone = compute_odds(host, request("anoria", "soldier", weapon="daiklave"), tokens, method="exact")
+    third = compute_odds(
+        host, request("anoria", "soldier", weapon="daiklave", flurry={"attacks": 3, "attack": 3}), tokens, method="exact"
+    )
+    assert third.hit.exact < alone.hit.exact
