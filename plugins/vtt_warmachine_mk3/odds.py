@@ -27,12 +27,15 @@ The numbers each roll is made with — dice (boosts as answered, declared extra
 dice), MAT/RAT and modifiers, DEF, POW or P+S or blast POW, ARM, critical
 knockdowns, which models a blast catches — are read from the probes.
 
-Answers to boosts, Shield Guard (``redirect``) and the order of step 10
-(``apply_next``) are followed by the probes: they depend on who was hit,
-never on the faces. Not modelled (Monte Carlo instead): an answered reroll
-(it reads the faces) or damage transference (it reads the damage rolled).
-The ``warmachine_abilities`` pack is accounted for: with its rerolls and
-transfers declined it changes nothing the probes do not see.
+Answers to boosts, Shield Guard (``redirect``), rerolls and the order of
+step 10 (``apply_next``) are followed by the probes: whether they are asked
+depends on who was hit (the pack's rerolls are of *missed* attack rolls, and
+of any damage roll), never on the faces, and an answer given in advance is
+taken whatever the roll showed — a rerolled attack roll is branched on again,
+a rerolled damage roll replaces the first. Not modelled (Monte Carlo
+instead): damage transference (it moves the damage rolled from one model to
+another). The ``warmachine_abilities`` pack is accounted for: everything it
+offers but transference is seen by the probes.
 """
 
 from __future__ import annotations
@@ -52,9 +55,9 @@ __all__ = ["attack_roll", "damage_points", "hit_chance", "vtt_bridge_exact_odds"
 ABILITIES = "vtt_warmachine_abilities"
 #: Decisions the walk follows through the pipeline whatever the answer: whether they
 #: are asked, and what they do, depends on who was hit, never on the faces rolled.
-FOLLOWED = ("boost_attack", "boost_damage", "redirect", "apply_next")
-#: Decisions only declined: a reroll reads the faces, a transfer the damage rolled.
-DECLINES = {"reroll_attack": "decline", "reroll_damage": "decline", "transfer_damage": "decline"}
+FOLLOWED = ("boost_attack", "boost_damage", "redirect", "apply_next", "reroll_attack", "reroll_damage")
+#: Decisions only declined: a transfer moves the damage rolled.
+DECLINES = {"transfer_damage": "decline"}
 
 _D6 = Distribution.uniform(range(1, 7))
 
@@ -172,7 +175,11 @@ class _Walk:
         while probe.exhausted and probe.step == "damage_roll_dice":
             at = probe.ctx
             model = at.item or ""
-            rolls.append((model, at.damage_dice, at.damage_pow, at.target_arm, at.current(model)))
+            numbers = (model, at.damage_dice, at.damage_pow, at.target_arm, at.current(model))
+            if rolls and rolls[-1][0] == model:
+                rolls[-1] = numbers  # rerolled (step 9e): the new roll replaces the old, whatever it showed
+            else:
+                rolls.append(numbers)
             prefix = prefix + (1,) * at.damage_dice  # the lowest roll: on to the next model's numbers
             probe = self.request.probe(prefix)
         if probe.exhausted and probe.step not in ("apply_damage", "disabled"):
@@ -219,7 +226,7 @@ def _understood(request: OddsRequest) -> bool:
 
 @hookimpl
 def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | None:
-    """The exact model for ``warmachine_mk3``; ``None`` when a reroll or a transfer is answered."""
+    """The exact model for ``warmachine_mk3``; ``None`` when a damage transfer is answered."""
     if ruleset != "warmachine_mk3" or not _understood(request):
         return None
     outcomes = warmachine_outcomes(request)

@@ -23,8 +23,6 @@ MONTE_CARLO = {
     "damage_transference.json": "damage transference answered",
     "botch_strikes_a_bystander.json": "the GM answered: a botch strikes a bystander",
     "cinder_strikes_back.json": "a counterattack answered",
-    "reroll_own_ability.json": "rerolls answered",
-    "reroll_granted.json": "a reroll answered",
 }
 
 

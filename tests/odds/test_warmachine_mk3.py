@@ -186,8 +186,26 @@ def test_shield_guard_answered_is_followed_exactly(host):
     assert [m.token for m in exact.models] == ["caster", "redeemer"]
 
 
-def test_an_answered_reroll_goes_to_monte_carlo(host):
+def test_a_granted_reroll_of_a_missed_attack_is_exact(host):
+    """Seed 001, step 5e: "Resolve effects that cause the attack roll to be rerolled. Return to
+    step b if needed." The Chain Gun (RAT 5, aiming +2) against DEF 15 needs 8: 5/12; the
+    captain's reroll of a miss gives a second 5/12 chance: 1 − (7/12)² = 95/144."""
+    data, tokens = _example(host, "reroll_granted.json")
+    exact = assert_agree(host, data, tokens, answers=data.get("answers"))
+    assert exact.hit.exact == 1 - Fraction(7, 12) ** 2 == Fraction(95, 144)
+
+
+def test_own_rerolls_of_attack_and_damage_are_exact(host):
+    """Seed 001, step 9e: "Resolve effects that cause the damage roll to be rerolled" — taken
+    in advance, the reroll replaces the first damage roll whatever it showed. The Fist needs
+    4 on 2d6 (33/36); a missed roll is rerolled: 1 − (3/36)² = 143/144."""
     data, tokens = _example(host, "reroll_own_ability.json")
+    exact = assert_agree(host, data, tokens, answers=data.get("answers"))
+    assert exact.hit.exact == 1 - Fraction(3, 36) ** 2 == Fraction(143, 144)
+
+
+def test_an_answered_transfer_goes_to_monte_carlo(host):
+    data, tokens = _example(host, "damage_transference.json")
     result = compute_odds(host, data, tokens, mc_samples=200)
     assert result.method == "monte_carlo"
     assert result.reason == "no exact model covers this warmachine_mk3 attack"
