@@ -18,7 +18,6 @@ EXAMPLES = sorted((ROOT / "plugins").glob("vtt_*/examples/*.json"))
 
 # Examples whose request the exact models leave to Monte Carlo, and why.
 MONTE_CARLO = {
-    "rerolls_and_criticals.json": "rerolls answered",
     "momentum_and_onslaught.json": "a reroll answered",
     "damage_transference.json": "damage transference answered",
     "botch_strikes_a_bystander.json": "the GM answered: a botch strikes a bystander",
