@@ -40,6 +40,7 @@ offers but transference is seen by the probes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
@@ -60,6 +61,7 @@ FOLLOWED = ("boost_attack", "boost_damage", "redirect", "apply_next", "reroll_at
 DECLINES = {"transfer_damage": "decline"}
 
 _D6 = Distribution.uniform(range(1, 7))
+_UNHARMED: Distribution[Any] = Distribution.certain((0, frozenset()))
 
 
 def _kept(faces: tuple[int, ...], discard: int) -> tuple[int, ...]:
@@ -128,7 +130,7 @@ class _Walk:
     def __init__(self, request: OddsRequest) -> None:
         self.request = request
         self.mods = request.declaration.get("modifiers") or {}
-        self.after_landing: dict[Any, Distribution[AttackOutcome] | None] = {}
+        self.applied: dict[Any, Distribution[Any]] = {}
 
     def outcomes(self, prefix: tuple[int, ...] = (), probe: Probe | None = None) -> Distribution[AttackOutcome] | None:
         """What follows the scripted ``prefix``; ``None`` for a roll the model does not know."""
@@ -168,6 +170,16 @@ class _Walk:
             return None
         return Distribution({key: Fraction(w, 36) for key, w in weights.items()}).bind(lambda key: landings[key])
 
+    def _marked(self, model: str, system: Mapping[str, Any], points: int, knocked: bool) -> Distribution[Any]:
+        """Step 10 for ``points`` on a model, once per (model, its state, points, knocked down)."""
+        if points <= 0:
+            return _UNHARMED
+        key = (model, json.dumps(system, sort_keys=True, default=str), points, knocked)
+        found = self.applied.get(key)
+        if found is None:
+            found = self.applied[key] = _applied(system, model, points, knocked)
+        return found
+
     def _damage(self, prefix: tuple[int, ...], probe: Probe) -> Distribution[AttackOutcome] | None:
         """Steps 9–10: each model hit rolls its own damage and marks its own boxes."""
         before = outcome_from(probe.ctx.outcome)  # who was hit, and the critical knockdowns
@@ -180,18 +192,18 @@ class _Walk:
                 rolls[-1] = numbers  # rerolled (step 9e): the new roll replaces the old, whatever it showed
             else:
                 rolls.append(numbers)
+            if model == list(at.stash[STATE].hits)[-1] and "reroll_damage" not in self.request.answers:
+                break  # the last model hit, and no reroll to come: step 9 is over
             prefix = prefix + (1,) * at.damage_dice  # the lowest roll: on to the next model's numbers
             probe = self.request.probe(prefix)
-        if probe.exhausted and probe.step not in ("apply_damage", "disabled"):
+        if probe.exhausted and probe.step not in ("apply_damage", "disabled", "damage_roll_dice"):
             return None
         discard = self.mods.get("discard_lowest_damage", 0)
         combined: Distribution[tuple[tuple[tuple[str, int], ...], frozenset[tuple[str, str]]]] = Distribution.certain(((), frozenset()))
         for model, n, power, arm, system in rolls:
             knocked = bool(system.get("knocked_down"))
             per = damage_points(n, power, arm, discard=discard).bind(
-                lambda p, model=model, system=system, knocked=knocked: (
-                    _applied(system, model, p, knocked) if p > 0 else Distribution.certain((0, frozenset()))
-                )
+                lambda p, model=model, system=system, knocked=knocked: self._marked(model, system, p, knocked)
             )
             combined = combined.joint(per).map(
                 lambda pair, model=model: ((*pair[0][0], (model, pair[1][0])), pair[0][1] | pair[1][1])

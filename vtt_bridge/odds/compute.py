@@ -83,6 +83,7 @@ def _prober(host, ruleset, tokens, attacker, targets, declaration, answers) -> C
             declaration=declaration,
             dice=list(faces),
             answers={key: list(given) for key, given in answers.items()},
+            trace=False,  # a model reads the working numbers, the outcome and the stash
         )
         try:
             res.run()

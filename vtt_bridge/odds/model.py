@@ -118,7 +118,8 @@ def outcome_from(raw: Mapping[str, Any]) -> AttackOutcome:
 class Probe:
     """The real pipeline run once on scripted dice, for a model to read its numbers.
 
-    :ivar ctx: the attack context as the run left it (working numbers, outcome, stash).
+    :ivar ctx: the attack context as the run left it (working numbers, outcome, stash;
+        no step trace is kept).
     :ivar exhausted: the script ran out: ``step`` asked for more dice.
     :ivar step: the step that wanted another die (``None`` when the run finished).
     """
