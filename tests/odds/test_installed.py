@@ -20,7 +20,6 @@ EXAMPLES = sorted((ROOT / "plugins").glob("vtt_*/examples/*.json"))
 MONTE_CARLO = {
     "momentum_and_onslaught.json": "Onslaught held: the Momentum pack adds an Auto-⚔️ the model leaves to Monte Carlo",
     "damage_transference.json": "damage transference answered",
-    "botch_strikes_a_bystander.json": "the GM answered: a botch strikes a bystander",
     "cinder_strikes_back.json": "a counterattack answered",
 }
 
