@@ -27,15 +27,17 @@ The numbers each roll is made with — dice (boosts as answered, declared extra
 dice), MAT/RAT and modifiers, DEF, POW or P+S or blast POW, ARM, critical
 knockdowns, which models a blast catches — are read from the probes.
 
-Answers to boosts, Shield Guard (``redirect``), rerolls and the order of
-step 10 (``apply_next``) are followed by the probes: whether they are asked
-depends on who was hit (the pack's rerolls are of *missed* attack rolls, and
-of any damage roll), never on the faces, and an answer given in advance is
-taken whatever the roll showed — a rerolled attack roll is branched on again,
-a rerolled damage roll replaces the first. Not modelled (Monte Carlo
-instead): damage transference (it moves the damage rolled from one model to
-another). The ``warmachine_abilities`` pack is accounted for: everything it
-offers but transference is seen by the probes.
+Answers to boosts, Shield Guard (``redirect``), rerolls, damage transference
+and the order of step 10 (``apply_next``) are followed by the probes: whether
+they are asked depends on who was hit, or whether a roll damages at all (the
+pack's rerolls are of *missed* attack rolls and of any damage roll; a
+transfer is offered for any damage), never on the faces, and an answer given
+in advance is taken whatever the roll showed — a rerolled attack roll is
+branched on again, a rerolled damage roll replaces the first, and transferred
+damage goes to the other model up to its unmarked boxes, the rest coming back
+(step 9g). Not modelled (Monte Carlo instead): damage moved to a model that
+rolls its own damage in the same attack. The ``warmachine_abilities`` pack is
+accounted for: the probes see everything it does.
 """
 
 from __future__ import annotations
@@ -50,15 +52,15 @@ from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest,
 
 from . import damage, rules
 from .ruleset import STATE
+from .ruleset import _room as ruleset_room
 
 __all__ = ["attack_roll", "damage_points", "hit_chance", "vtt_bridge_exact_odds", "warmachine_outcomes"]
 
 ABILITIES = "vtt_warmachine_abilities"
 #: Decisions the walk follows through the pipeline whatever the answer: whether they
 #: are asked, and what they do, depends on who was hit, never on the faces rolled.
-FOLLOWED = ("boost_attack", "boost_damage", "redirect", "apply_next", "reroll_attack", "reroll_damage")
-#: Decisions only declined: a transfer moves the damage rolled.
-DECLINES = {"transfer_damage": "decline"}
+FOLLOWED = ("boost_attack", "boost_damage", "redirect", "apply_next", "reroll_attack", "reroll_damage", "transfer_damage")
+DECLINES: dict[str, str] = {}
 
 _D6 = Distribution.uniform(range(1, 7))
 _UNHARMED: Distribution[Any] = Distribution.certain((0, frozenset()))
@@ -131,6 +133,7 @@ class _Walk:
         self.request = request
         self.mods = request.declaration.get("modifiers") or {}
         self.applied: dict[Any, Distribution[Any]] = {}
+        self.transfers = self.request.answer("transfer_damage") not in (None, "decline")
 
     def outcomes(self, prefix: tuple[int, ...] = (), probe: Probe | None = None) -> Distribution[AttackOutcome] | None:
         """What follows the scripted ``prefix``; ``None`` for a roll the model does not know."""
@@ -184,15 +187,17 @@ class _Walk:
         """Steps 9–10: each model hit rolls its own damage and marks its own boxes."""
         before = outcome_from(probe.ctx.outcome)  # who was hit, and the critical knockdowns
         rolls = []
+        prefix_of: dict[str, tuple[int, ...]] = {}
         while probe.exhausted and probe.step == "damage_roll_dice":
             at = probe.ctx
             model = at.item or ""
             numbers = (model, at.damage_dice, at.damage_pow, at.target_arm, at.current(model))
+            prefix_of[model] = prefix
             if rolls and rolls[-1][0] == model:
                 rolls[-1] = numbers  # rerolled (step 9e): the new roll replaces the old, whatever it showed
             else:
                 rolls.append(numbers)
-            if model == list(at.stash[STATE].hits)[-1] and "reroll_damage" not in self.request.answers:
+            if model == list(at.stash[STATE].hits)[-1] and not ({"reroll_damage", "transfer_damage"} & set(self.request.answers)):
                 break  # the last model hit, and no reroll to come: step 9 is over
             prefix = prefix + (1,) * at.damage_dice  # the lowest roll: on to the next model's numbers
             probe = self.request.probe(prefix)
@@ -201,25 +206,58 @@ class _Walk:
         discard = self.mods.get("discard_lowest_damage", 0)
         combined: Distribution[tuple[tuple[tuple[str, int], ...], frozenset[tuple[str, str]]]] = Distribution.certain(((), frozenset()))
         for model, n, power, arm, system in rolls:
-            knocked = bool(system.get("knocked_down"))
+            transfer = self._transfer(prefix_of[model], model, n, {m for m, *_ in rolls}) if self.transfers else None
+            if transfer is False:
+                return None
             per = damage_points(n, power, arm, discard=discard).bind(
-                lambda p, model=model, system=system, knocked=knocked: self._marked(model, system, p, knocked)
+                lambda p, model=model, system=system, transfer=transfer: self._suffered(model, system, p, transfer)
             )
-            combined = combined.joint(per).map(
-                lambda pair, model=model: ((*pair[0][0], (model, pair[1][0])), pair[0][1] | pair[1][1])
-            )
+            combined = combined.joint(per).map(lambda pair: ((*pair[0][0], *pair[1][0]), pair[0][1] | pair[1][1]))
         target = self.request.targets[0]
 
         def outcome(taken: tuple[tuple[tuple[str, int], ...], frozenset[tuple[str, str]]]) -> AttackOutcome:
             damage = dict(taken[0])
+            listed = {m: h for m, h, _ in before.models}
+            # A model that took moved damage without being hit is listed once it was marked.
+            listed.update({m: False for m, d in taken[0] if m not in listed and d > 0})
             return AttackOutcome(
                 hit=before.hit,
                 damage=damage.get(target, 0),
                 conditions=before.conditions | taken[1],
-                models=tuple((m, h, damage.get(m, 0)) for m, h, _ in before.models),
+                models=tuple(sorted((m, h, damage.get(m, 0)) for m, h in listed.items())),
             )
 
         return combined.map(outcome)
+
+    def _suffered(self, model: str, system: Mapping[str, Any], points: int, transfer: Any) -> Distribution[Any]:
+        """``((model, damage), ...), conditions`` of one damage roll's ``points``, moved or not (step 9g)."""
+        knocked = bool(system.get("knocked_down"))
+        if transfer is None or points <= 0:
+            return self._marked(model, system, points, knocked).map(lambda dc: (((model, dc[0]),), dc[1]))
+        to, their_system, room = transfer
+        moved = min(points, max(0, room))  # what the beast has no boxes for comes back (step 9g)
+        back = points - moved
+        theirs = self._marked(to, their_system, moved, bool(their_system.get("knocked_down")))
+        mine = self._marked(model, system, back, knocked)
+        return theirs.joint(mine).map(lambda tm: (((to, tm[0][0]), (model, tm[1][0])), tm[0][1] | tm[1][1]))
+
+    def _transfer(self, prefix: tuple[int, ...], model: str, n: int, rolled: set[str]) -> Any:
+        """Where a damaging roll on ``model`` goes at step 9g: ``None`` (it stays), or
+        ``(to, its state, its room)``; ``False``: not a case the model follows.
+
+        Whether the transfer is offered and taken depends on the roll damaging at
+        all, not on how much: one probe with the highest faces shows it.
+        """
+        probe = self.request.probe(prefix + (6,) * n)
+        state = probe.ctx.stash[STATE]
+        moved = [b for b in state.booked if b.source == model and b.moved]
+        if not moved:
+            return None
+        to = next((b.model for b in moved if b.model != model), None)
+        if to is None or to in rolled:
+            return False  # moved to a model that rolls its own damage, or all of it came back
+        at = self.request.probe(prefix)  # the state just before this roll: what is booked so far
+        return to, at.ctx.current(to), ruleset_room(at.ctx, to)
 
 
 def warmachine_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
@@ -238,7 +276,7 @@ def _understood(request: OddsRequest) -> bool:
 
 @hookimpl
 def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | None:
-    """The exact model for ``warmachine_mk3``; ``None`` when a damage transfer is answered."""
+    """The exact model for ``warmachine_mk3``; ``None`` for an answer it does not know."""
     if ruleset != "warmachine_mk3" or not _understood(request):
         return None
     outcomes = warmachine_outcomes(request)

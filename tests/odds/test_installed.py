@@ -19,7 +19,6 @@ EXAMPLES = sorted((ROOT / "plugins").glob("vtt_*/examples/*.json"))
 # Examples whose request the exact models leave to Monte Carlo, and why.
 MONTE_CARLO = {
     "momentum_and_onslaught.json": "Onslaught held: the Momentum pack adds an Auto-⚔️ the model leaves to Monte Carlo",
-    "damage_transference.json": "damage transference answered",
     "cinder_strikes_back.json": "a counterattack answered",
 }
 

@@ -204,12 +204,24 @@ def test_own_rerolls_of_attack_and_damage_are_exact(host):
     assert exact.hit.exact == 1 - Fraction(3, 36) ** 2 == Fraction(143, 144)
 
 
-def test_an_answered_transfer_goes_to_monte_carlo(host):
+def test_damage_transference_is_exact(host):
+    """Seed 001, step 9g: "Resolve effects that trigger when a model "would suffer damage" such
+    as damage transference." Kaya (DEF 16) is hit by the charging Quake Hammer (MAT 7) on 9+
+    of 2d6: 10/36 = 5/18; every damaging hit goes to the Warpwolf, which is never hit itself.
+    With only two boxes left on the Warpwolf, the rest comes back to Kaya."""
     data, tokens = _example(host, "damage_transference.json")
-    result = compute_odds(host, data, tokens, mc_samples=200)
-    assert result.method == "monte_carlo"
-    assert result.reason == "no exact model covers this warmachine_mk3 attack"
-    assert result.unit == "damage points"
+    exact = assert_agree(host, data, tokens, answers=data.get("answers"))
+    by_model = {m.token: m for m in exact.models}
+    assert exact.target_hit.exact == Fraction(5, 18) and by_model["kaya"].expected_damage.exact == 0
+    assert by_model["warpwolf"].hit.exact == 0 and by_model["warpwolf"].expected_damage.exact > 0
+    for t in data["tokens"]:
+        if t["id"] == "warpwolf":
+            t["system"]["marked"] = [5, 5, 5, 5, 5, 3]
+    full = tokens_of(host, "warmachine_mk3", data["tokens"])
+    exact = assert_agree(host, data, full, answers=data.get("answers"))
+    by_model = {m.token: m for m in exact.models}
+    assert by_model["warpwolf"].expected_damage.exact <= 2 * Fraction(5, 18)  # two boxes at most
+    assert by_model["kaya"].expected_damage.exact > 0
 
 
 def test_melee_against_a_knocked_down_model_always_hits(host, tokens):
