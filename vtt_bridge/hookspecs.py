@@ -98,7 +98,7 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     ``vtt-bridge odds``). Return the exact distribution of its outcomes.
 
     A ruleset's plugin answers for its own ruleset: the distribution of
-    ``AttackOutcome(hit, damage, conditions)`` that the ruleset's steps
+    ``AttackOutcome(hit, damage, conditions, models)`` that the ruleset's steps
     produce with the rules' default for every decision not answered in
     ``request.answers``. The host uses it only when every other plugin that
     implements one of the ruleset's hooks is named in the answer's

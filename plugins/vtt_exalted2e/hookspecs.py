@@ -79,8 +79,11 @@ def exalted2e_declare_attack(ctx: AttackContext) -> None:
 
     The ruleset's own implementation checks the range (beyond three times the
     weapon's Range is refused), sets ``ctx.attack_pool`` to Dexterity + Ability
-    + Accuracy + stunt dice − off hand − wound penalty and
-    ``ctx.external_penalty`` to the range penalty. A pack validates its
+    + Accuracy + stunt dice − off hand − wound penalty − a declared flurry's
+    multiple-action penalty (``flurry``: the k-th of N attacks on one tick
+    loses N + k − 1 dice unless it declares its own ``penalty``; its first
+    attack is the attacker's new action) and ``ctx.external_penalty`` to the
+    range penalty. A pack validates its
     declared Charms here (``ctx.declared(id)``), refuses with
     :class:`~vtt_bridge.InvalidRequest` what the token cannot afford, and
     spends motes with ``ctx.update``.
@@ -124,8 +127,11 @@ def exalted2e_declare_defense(ctx: AttackContext) -> None:
 
     The ruleset's own implementation sets ``ctx.dodge_dv`` and
     ``ctx.parry_dv``: base DVs (Exalted round up, mortals down; Parry DV
-    from the held weapon with the highest Defense, or a natural weapon with
-    a free hand — a two-handed weapon or weapon and shield leave none), 0
+    from the held weapon with the highest Defense — seed 002's "currently
+    equipped weapon with the highest Defense", not the brief's "best weapon":
+    a held weapon whose Ability would give a higher DV but whose Defense is
+    lower does not parry — or a natural weapon with a free hand — a
+    two-handed weapon or weapon and shield leave none), 0
     when inapplicable (undodgeable, unblockable, ``dodge_inapplicable``,
     unarmed parry against lethal, aggravated or ranged attacks, no defense,
     unaware or out of the fight), then shield or cover and

@@ -21,6 +21,9 @@ than repeating them. From there, with ``rules.py``'s own functions:
   after soak, raised to the minimum but never above raw, rolled;
 - step 10: the levels go on the defender's track; the conditions it newly shows
   (incapacitated, unconscious, dying, dead) are reported.
+- a botch the GM sends to a bystander (``bystander`` answered): the botches'
+  share of the misses, split by the 1s rolled, strikes the bystander instead
+  (see :func:`_stray_blows`).
 
 Because the probe runs every plugin's hooks up to the attack roll, a pack's
 effects there are included as they really happen; the Excellencies pack is
@@ -29,6 +32,8 @@ accounted for on that ground (see :data:`EXCELLENCIES`).
 
 from __future__ import annotations
 
+from fractions import Fraction
+from math import comb
 from typing import Any
 
 from vtt_bridge import hookimpl
@@ -41,7 +46,7 @@ from .ruleset import ATTACK, COUNTER, _circumvented
 __all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
 
 #: Decisions whose default the model assumes, and the answers that mean "the default".
-DECLINES = {"attack_reroll": "decline", "bystander": "decline", "defense_reroll": "decline", "damage_effect": "decline", "counterattack": "decline"}
+DECLINES = {"attack_reroll": "decline", "defense_reroll": "decline", "damage_effect": "decline", "counterattack": "decline"}
 
 #: The Excellencies pack (by module, however it is loaded). Everything it does
 #: before the attack roll — First and Second Excellency dice, automatic
@@ -153,6 +158,41 @@ def _counterattack(request: OddsRequest) -> Distribution[AttackOutcome] | None |
     return None
 
 
+def _stray_blows(request: OddsRequest, ctx: Any) -> dict[AttackOutcome, Fraction] | None:
+    """A botch struck on the bystander the GM named (``bystander`` answered): outcome → chance.
+
+    Seed 002, "Botched Attacks": "the Storyteller may also rule that the attack
+    hits one of them instead of the intended target with a number of
+    "successes" equal to the 1s rolled". A botch is no success and some 1s: k
+    ones among n dice with the rest 2–6, C(n, k)·(1/10)^k·(5/10)^(n−k). For
+    each k one probe (k 1s, then 2s) reaches the bystander's damage roll and
+    gives its pool; its levels land on the bystander's track. An empty dict:
+    the attack cannot botch (automatic successes) or nobody is named.
+    """
+    victim = request.answer("bystander")
+    if victim in (None, "decline") or ctx.auto_successes > 0:
+        return {}
+    n = ctx.attack_pool
+    kind = ctx.stash[ATTACK].damage_type
+    track = HealthTrack.from_json(request.tokens[victim].system["health"])
+    out: dict[AttackOutcome, Fraction] = {}
+    for k in range(1, n + 1):
+        chance = Fraction(comb(n, k)) * Fraction(1, 10) ** k * Fraction(1, 2) ** (n - k)
+        probe = request.probe([1] * k + [2] * (n - k) + [2] * 200)
+        if probe.exhausted or probe.ctx.outcome.get("bystander", {}).get("token") != victim:
+            return None
+        roll = probe.ctx.dice.rolls[-1]
+        pool = len(roll.faces) if roll.label.startswith("damage to") else 0  # none: Hardness took it
+
+        def struck(levels: int) -> AttackOutcome:
+            gained = rules.new_conditions(track, rules.apply_damage(track, levels, kind)) if levels else []
+            return AttackOutcome(hit=False, damage=0, conditions=frozenset((victim, c) for c in gained))
+
+        for outcome, p in dice.success_pool(pool, 10, 7, None).map(struck).items():
+            out[outcome] = out.get(outcome, Fraction(0)) + chance * p
+    return out
+
+
 def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | None:
     """The outcome distribution, or ``None`` if the pipeline does something the model does not know."""
     probe = request.probe()
@@ -164,10 +204,20 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
     levels = _levels(ctx, request.answer("defense_stunt"))
     landed = _landing(ctx)
     counter = _counterattack(request)
-    if counter is None:
+    stray = _stray_blows(request, ctx)
+    if counter is None or stray is None:
         return None
+    if stray:
+        # The botches were misses in ``levels``: they go to the bystander instead.
+        return _with_stray(levels.map(landed) if counter is False else levels.bind(_countered(landed, counter)), stray)
     if counter is False:
         return levels.map(landed)
+
+    return levels.bind(_countered(landed, counter))
+
+
+def _countered(landed: Any, counter: Distribution[AttackOutcome]) -> Any:
+    """Levels → the outcomes with the counterattack's, when the attack reached step 9."""
 
     def with_counter(lv: int | None) -> Distribution[AttackOutcome]:
         mine = landed(lv)
@@ -175,14 +225,25 @@ def exalted2e_outcomes(request: OddsRequest) -> Distribution[AttackOutcome] | No
             return Distribution.certain(mine)  # the cycle ended before step 9
         return counter.map(lambda theirs: AttackOutcome(hit=True, damage=mine.damage, conditions=mine.conditions | theirs.conditions))
 
-    return levels.bind(with_counter)
+    return with_counter
+
+
+def _with_stray(outcomes: Distribution[AttackOutcome], stray: dict[AttackOutcome, Fraction]) -> Distribution[AttackOutcome]:
+    """Move the botches' share of the misses to what they do to the bystander."""
+    moved = sum(stray.values(), Fraction(0))
+    weights = dict(outcomes.items())
+    miss = AttackOutcome.miss()
+    weights[miss] = weights.get(miss, Fraction(0)) - moved
+    for outcome, p in stray.items():
+        weights[outcome] = weights.get(outcome, Fraction(0)) + p
+    return Distribution(weights)
 
 
 def _defaults_only(request: OddsRequest) -> bool:
     for key in request.answers:
         key = key.removeprefix("counterattack/")  # the counterattack's own decisions: the same
-        if key in ("defense", "counterattack"):
-            continue  # any defense or counterattack: the probes apply them as the pipeline does
+        if key in ("defense", "counterattack", "bystander"):
+            continue  # any defense, counterattack or bystander: the probes apply them as the pipeline does
         if key == "defense_stunt" and request.answer(key) in ("decline", *rules.STUNT_DICE):
             continue  # stunt dice: modelled at step 5
         if DECLINES.get(key) is None or request.answer(key) != DECLINES[key]:
@@ -198,4 +259,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = exalted2e_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({EXCELLENCIES}), unit="health levels")
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({EXCELLENCIES}))

@@ -240,6 +240,18 @@ def onslaught_key(attacker: str, coordinated: str | None) -> str:
     return f"group:{coordinated}" if coordinated else attacker
 
 
+def flurry_penalty(attacks: int, attack: int) -> int:
+    """Dice the ``attack``-th attack of a flurry of ``attacks`` loses (a multiple-action penalty).
+
+    The seed names the penalty — an opponent short of dice "will only degrade
+    in effectiveness if he launches a flurry" (seed 002, "Automatic Defense") —
+    but not its size. [decision] The first of N attacks loses N dice and each
+    later one a die more (−3, −4, −5 for three attacks); a flurry that bears
+    no such penalty (an extra-action Charm's) declares its own figure.
+    """
+    return attacks + attack - 1
+
+
 SHIELDS: Mapping[str, tuple[int, int]] = {
     # name: (hand-to-hand bonus, ranged bonus) — seed 002, "Shields and Cover DV Bonuses"
     "buckler": (1, 0),

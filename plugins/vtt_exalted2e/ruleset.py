@@ -5,6 +5,20 @@ implementation short and named after its step; the rules themselves live in
 :mod:`.rules`. Token data is read straight from the snapshots (no schema work
 on the hot path) and what the steps share is kept in one slotted
 :class:`_Attack` under a stash key.
+
+Where the brief and the seed differ, the seed wins:
+
+- Parry DV: the brief says the "best weapon counts"; the seed says Parry DV
+  uses "the currently equipped weapon with the highest Defense" (and "cannot
+  use a hand for parrying if they are holding a weapon in it"). So the held
+  weapon with the highest Defense parries, even when another held weapon's
+  Ability would give a higher DV; between equal Defenses, the higher DV.
+- Flurries: the seed gives a flurry's DV cost ("each attack the character
+  makes reduces both DVs by one") and its onslaught ("only against the attacks
+  of an individual flurry"), and says its attacks "degrade in effectiveness",
+  but not by how much nor its Speed. The multiple-action penalty is a
+  [decision] (``rules.flurry_penalty``); ticks and Speed are the table's, so a
+  flurry's first attack is the attacker's new action (``new_action``).
 """
 
 from __future__ import annotations
@@ -161,6 +175,17 @@ def _check_in_hand(ctx, me, weapon) -> None:
         )
 
 
+def _new_action(decl) -> bool:
+    """The attacker's tick has come: declared, or the first attack of a declared flurry.
+
+    A flurry is "a series of attacks" on one tick: its first attack starts it,
+    and "the onslaught penalty is reset to 0 at the start of the second series
+    of attacks" (seed 002, "DV Penalties").
+    """
+    flurry = decl.get("flurry")
+    return bool(decl.get("new_action")) or (flurry is not None and flurry.get("attack", 1) == 1)
+
+
 def _miss(ctx, reason: str) -> None:
     """The attack misses: the attempt still costs DV and counts for onslaught; the cycle ends."""
     outcome = ctx.outcome
@@ -175,15 +200,17 @@ def _record_actions(ctx) -> None:
 
     A counterattack is reflexive: it costs no action DV penalty and is no part
     of a flurry, so it adds no onslaught ([decision]); its botch still costs −2.
-    With ``new_action`` the attacker's own DV has refreshed and its flurry
-    against this defender restarts (seed 002, "DV Penalties").
+    With ``new_action`` (or a flurry's first attack) the attacker's own DV has
+    refreshed and its flurry against this defender restarts (seed 002, "DV
+    Penalties"). Every attack of a flurry costs its −1: "each attack the
+    character makes reduces both DVs by one".
     """
     st = _state(ctx)
     if st.acted:
         return
     st.acted = True
     attacker, defender = ctx.attacker.id, ctx.defender.id
-    new_action = ctx.declaration.get("new_action", False)
+    new_action = _new_action(ctx.declaration)
     added = (0 if st.counter else 1) + (2 if ctx.outcome.get("botch") else 0)
     if added or new_action:
         before = 0 if new_action else ctx.current(attacker).get("dv_penalty", 0)
@@ -214,11 +241,20 @@ def exalted2e_declare_attack(ctx) -> None:
     pool += stunt + _wound(me)
     if decl.get("off_hand") and not weapon["unarmed"]:
         pool -= 1  # "This does not apply to unarmed fighting maneuvers" (seed 002, Off Hand)
+    flurry = decl.get("flurry")
+    if flurry is not None:  # a flurry's attacks "degrade in effectiveness" (seed 002, Automatic Defense)
+        attacks, attack = flurry["attacks"], flurry.get("attack", 1)
+        penalty = flurry.get("penalty")
+        penalty = rules.flurry_penalty(attacks, attack) if penalty is None else penalty
+        pool -= penalty
     ctx.attack_pool = pool if pool > 0 else 0
     ctx.note(
         f"{ctx.attacker.name} attacks {ctx.defender.name} with the {weapon['name']} "
         f"({ability.replace('_', ' ')}, Accuracy {weapon['accuracy']:+d}, damage {weapon['damage']:+d}{weapon['damage_type']})"
     )
+    if flurry is not None:
+        ctx.note(f"attack {attack} of a flurry of {attacks}: −{penalty} {'die' if penalty == 1 else 'dice'}"
+                 + (" (a new action)" if attack == 1 else ""))
     if st.ranged:
         ctx.external_penalty += _range_penalty(ctx, decl, weapon)
     if decl.get("undodgeable"):
@@ -294,7 +330,7 @@ def _defense_values(ctx, st: _Attack) -> None:
         decl.get("height", 0), close=not ranged, reach=st.weapon["reach"]
     )
     key = rules.onslaught_key(ctx.attacker.id, decl.get("coordinated"))
-    onslaught = 0 if decl.get("new_action") else foe["onslaught"].get(key, 0)
+    onslaught = 0 if _new_action(decl) else foe["onslaught"].get(key, 0)
     st.penalty = foe["dv_penalty"] - _wound(foe) + onslaught
     armor = foe["armor"]
     st.dodge_penalty = (armor["mobility"] if armor else 0) + decl.get("terrain", 0)
@@ -850,6 +886,7 @@ RULESET = Ruleset(
     numbers=NUMBERS,
     setup=setup,
     sample_tokens=sample_tokens,
+    damage_unit="health levels",
 )
 
 

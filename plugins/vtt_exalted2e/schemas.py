@@ -210,6 +210,32 @@ class TokenSystem(StrictSchema):
         return data
 
 
+class Flurry(StrictSchema):
+    """An attack declared as part of a flurry: several attacks on one tick.
+
+    ``attacks``: how many attacks the flurry holds (2–10); ``attack``: which
+    of them this one is (1, the default, is the first); ``penalty``: the dice
+    this attack's pool loses to the flurry — by default ``attacks + attack −
+    1`` (see ``rules.flurry_penalty``), 0 for a flurry without multiple-action
+    penalties (an extra-action Charm's).
+    """
+
+    # ``attacks`` is checked below rather than ``required``: the declaration form
+    # (built from this schema) leaves a group of empty fields out, and must not
+    # insist on a flurry's size when no flurry is declared.
+    attacks = _int(load_default=None, allow_none=True, validate=validate.Range(min=2, max=10))
+    attack = _int(load_default=1, validate=validate.Range(min=1, max=10))
+    penalty = _int(load_default=None, allow_none=True, validate=validate.Range(min=0, max=30))
+
+    @validates_schema
+    def _attack_within(self, data, **kwargs):
+        attacks = data.get("attacks")
+        if attacks is None:
+            raise ValidationError("A flurry says how many attacks it holds (2-10).", field_name="attacks")
+        if data.get("attack", 1) > attacks:
+            raise ValidationError(f"Must be at most attacks ({attacks}).", field_name="attack")
+
+
 class Declaration(StrictSchema):
     """An attack declaration (step 1).
 
@@ -235,7 +261,10 @@ class Declaration(StrictSchema):
     increase or decrease post-soak damage, −20…+20, applied to the final
     damage pool at step 8); ``bystanders`` (token ids in the general path of
     the attack: on a botch the GM rules whether it strikes one of them, with
-    as many successes as 1s were rolled).
+    as many successes as 1s were rolled); ``flurry`` (``{"attacks": N,
+    "attack": k, "penalty"?: P}``: this is the k-th of N attacks on one tick —
+    its pool loses the multiple-action penalty, and the first attack starts
+    the attacker's new action as ``new_action`` does).
     """
 
     type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)))
@@ -256,3 +285,11 @@ class Declaration(StrictSchema):
     post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20))
     bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20))
     charms = fields.List(fields.Nested(CharmUse), load_default=list)
+    flurry = fields.Nested(Flurry, load_default=None, allow_none=True)
+
+    @validates_schema
+    def _flurry_on_its_tick(self, data, **kwargs):
+        flurry = data.get("flurry")
+        if flurry and data.get("new_action") and flurry.get("attack", 1) > 1:
+            # The attacker's tick comes once, at the flurry's first attack.
+            raise ValidationError("A new action starts a flurry: only its first attack has new_action.", field_name="flurry")

@@ -157,4 +157,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = exalted2e_mass_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({MASS_CHARMS}), unit="health levels")
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({MASS_CHARMS}))

@@ -648,6 +648,7 @@ RULESET = Ruleset(
     numbers=NUMBERS,
     setup=setup,
     sample_tokens=sample_tokens,
+    damage_unit="health levels",
 )
 
 

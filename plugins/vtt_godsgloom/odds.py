@@ -5,9 +5,13 @@ The model follows ``ruleset.py`` step by step, with the rules' defaults:
 - ATC.10: each side's pools from statline (attacker) or Guard (defender; only
   🟦 against a ranged attack), plus the declaration's modifiers, +1 per 🟡
   Boost, −1 per 🟣 Weak, never below 0. A 3+ is a success.
-- ATC.20: every reroll decision defaults to "decline" — no reroll. A request
-  answering a reroll decision with anything but "decline" is not modelled
-  (Monte Carlo).
+- ATC.20: every reroll decision defaults to "decline" — no reroll. A reroll
+  answered in advance (a Pool Reroll, ``pool``, or a Single-Die Reroll of a
+  named die, ``die:<colour>:<n>``) is chosen without seeing the faces, so each
+  rerolled die is simply a fresh die: the pools' distributions are those of no
+  reroll, and the model is the same (the probe that validated the request has
+  already refused a reroll the unit does not hold or a die it did not roll).
+  A pack's own reroll option is not modelled (Monte Carlo).
 - ATC.30: two or more 6s on a 🟥 pool add one 🟥 die (a success on 3+, 4 in 6);
   two or more 1s on a 🟦 pool add one 🟦 die. Each pool is classified exactly
   by a multinomial over its faces (misses, plain successes, the critical face).
@@ -29,6 +33,8 @@ from typing import Any
 
 from vtt_bridge import hookimpl
 from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest, dice
+
+from .rules import parse_reroll
 
 __all__ = ["godsgloom_outcomes", "pool_successes", "vtt_bridge_exact_odds"]
 
@@ -70,7 +76,7 @@ def _status(token_id: str, health: int, wounds: int) -> frozenset[tuple[str, str
 
 
 def godsgloom_outcomes(request: OddsRequest) -> Distribution[AttackOutcome]:
-    """The outcome distribution of one Attack Test with no rerolls taken."""
+    """The outcome distribution of one Attack Test (rerolls answered in advance change nothing)."""
     decl = request.declaration
     melee = decl["attack"] == "melee"
     a_id, d_id = request.attacker, request.targets[0]
@@ -115,12 +121,14 @@ def _holds(request: OddsRequest, trait: str) -> bool:
 
 @hookimpl
 def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | None:
-    """The exact model for ``godsgloom``; ``None`` for other rulesets or a reroll answered."""
+    """The exact model for ``godsgloom``; ``None`` for other rulesets or a pack's reroll answered."""
     if ruleset != "godsgloom":
         return None
     if request.unknown_answers(REROLL_DECISIONS):
         return None
-    if any(request.answer(name) not in (None, "decline") for name in REROLL_DECISIONS):
-        return None
+    for name in REROLL_DECISIONS:
+        for given in request.answers.get(name, ()):
+            if given.option != "decline" and parse_reroll(given.option) is None:
+                return None  # a pack's own reroll: not the ruleset's fresh die
     accounts = frozenset() if _holds(request, "onslaught") else frozenset({MOMENTUM_PACK})
-    return ExactOdds(outcomes=godsgloom_outcomes(request), accounts_for=accounts, unit="wounds")
+    return ExactOdds(outcomes=godsgloom_outcomes(request), accounts_for=accounts)

@@ -479,6 +479,7 @@ RULESET = Ruleset(
     numbers=NUMBERS,
     setup=setup,
     sample_tokens=sample_tokens,
+    damage_unit="wounds",
 )
 
 

@@ -144,4 +144,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = highest_die_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, unit="damage")
+    return ExactOdds(outcomes=outcomes)

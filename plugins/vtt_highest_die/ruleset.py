@@ -434,6 +434,7 @@ RULESET = Ruleset(
     numbers=NUMBERS,
     setup=setup,
     sample_tokens=sample_tokens,
+    damage_unit="damage",
 )
 
 

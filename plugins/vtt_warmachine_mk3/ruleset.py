@@ -972,4 +972,5 @@ RULESET = Ruleset(
         "2d6 + MAT/RAT against DEF, boosts, criticals, AOE deviation and blast, sprays, "
         "damage boxes, warjack grids, warbeast spirals, Tough."
     ),
+    damage_unit="damage points",
 )

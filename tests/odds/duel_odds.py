@@ -60,7 +60,7 @@ class DuelExact:
             return None
         if request.declared("extra") is not None:
             return None  # the ExtraDie pack is at work: not modelled
-        return ExactOdds(outcomes=duel_outcomes(request), accounts_for=self.accounts_for, unit="hits")
+        return ExactOdds(outcomes=duel_outcomes(request), accounts_for=self.accounts_for)
 
 
 class ExtraDie:
@@ -93,7 +93,7 @@ class SkewedExact(DuelExact):
         skewed = right.outcomes.map(
             lambda o: AttackOutcome(hit=o.hit, damage=o.damage + 1 if o.hit else 0, conditions=o.conditions)
         )
-        return ExactOdds(outcomes=skewed, unit="hits")
+        return ExactOdds(outcomes=skewed)
 
 
 def tokens(hp_b: int = 2, hp_c: int = 1, rerolls: int = 0) -> dict[str, Token]:

@@ -65,3 +65,23 @@ def test_the_tail_that_rounds_to_nothing_is_one_line(capsys):
     out = capsys.readouterr().out
     assert any(line.split() == ["≥", "12", "<", "0.01%"] for line in out.splitlines())
     assert " 0.00%  " not in out.split("condition")[0]
+
+
+def test_an_aoe_prints_the_target_any_model_and_each_model(capsys):
+    """A Warmachine AOE (seed 001, step 7: "All models within the AOE at its final position
+    are now hit by it"): the chance to hit the target and to hit any model, then each
+    model's chance and damage — in the same unit whichever method answers."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "plugins/vtt_warmachine_mk3/examples/aoe_deviation_blast.json"
+    assert main(["odds", str(example), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "method: exact" in out
+    assert "hit any model:    84.57%" in out  # 137/162
+    assert "hit the target:   81.48%" in out  # 22/27
+    assert "expected damage: 0.776 damage points to trencher1" in out
+    rows = {line.split()[0]: line.split()[1:4] for line in out.splitlines() if line.strip().startswith("trencher") and "%" in line and ":" not in line}
+    assert rows["trencher2"][:2] == ["3.86%", "0.023"]
+    assert main(["odds", str(example), "--method", "monte-carlo", "--samples", "300", "--workers", "1"]) == 0
+    mc = capsys.readouterr().out
+    assert "expected damage:" in mc and "damage points to trencher1" in mc and "hit the target:" in mc

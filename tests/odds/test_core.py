@@ -44,7 +44,7 @@ def test_exact_when_only_the_ruleset_and_its_model_are_loaded():
     assert result.hit.exact == Fraction(1, 4) and result.hit.se is None
     assert [(d, e.exact) for d, e in result.damage] == [(0, Fraction(3, 4)), (1, Fraction(1, 4))]
     assert result.expected_damage.exact == Fraction(1, 4)
-    assert result.unit == "hits"
+    assert result.unit == "damage"  # the ruleset's damage_unit, whichever method
 
 
 def test_answers_replace_the_default():
@@ -187,7 +187,7 @@ def test_outcome_conventions_are_read_leniently():
 
 def test_sample_summary_standard_errors():
     outcomes = [AttackOutcome(hit=True, damage=2)] * 3 + [AttackOutcome.miss()]
-    s = summarise_samples(outcomes)
+    s = summarise_samples(outcomes, "b")
     assert s.hit.value == 0.75 and s.hit.se == pytest.approx(math.sqrt(0.75 * 0.25 / 4))
     assert s.expected_damage.value == 1.5
     assert s.expected_damage.se == pytest.approx(math.sqrt(1.0 / 4))  # sample variance (n−1): 1.0
@@ -204,9 +204,13 @@ def test_payload_shape_is_json():
     payload = json.loads(json.dumps(result.to_dict()))
     assert set(payload) == {
         "ruleset", "attacker", "targets", "method", "reason", "samples", "seed", "answers", "unit",
-        "hit", "expected_damage", "damage", "conditions", "plugins", "notes",
+        "hit", "target_hit", "expected_damage", "damage", "models", "conditions", "plugins", "notes",
     }
     assert payload["method"] == "exact"
+    # One target, no per-model outcome: the target's figures are the attack's.
+    assert payload["target_hit"] == payload["hit"]
+    assert [m["token"] for m in payload["models"]] == ["b"]
+    assert payload["models"][0]["damage"] == payload["damage"]
     assert payload["hit"] == {"value": 7 / 8, "se": None, "exact": "7/8"}
     assert payload["damage"][0] == {"damage": 0, "value": 1 / 8, "se": None, "exact": "1/8"}
     assert payload["conditions"] == [{"token": "b", "condition": "down", "value": 0.5, "se": None, "exact": "1/2"}]
@@ -218,7 +222,7 @@ def test_payload_shape_is_json():
 def test_render_shows_table_and_bars():
     result = compute_odds(host(duel_odds.DuelExact()), request(bonus=2), duel_odds.tokens(), answers={"defense": "none"})
     text = render(result, width=20)
-    assert "method: exact" in text and "hits" in text and "b: down" in text
+    assert "method: exact" in text and "damage" in text and "b: down" in text
     assert "█" in text
     rows = [line for line in text.splitlines() if line.strip().startswith(("0 ", "1 ", "2 ", "3 ", "4 "))]
     assert len(rows) == len(result.damage)

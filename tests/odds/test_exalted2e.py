@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from vtt_bridge.odds import compute_odds
@@ -49,6 +51,10 @@ def request(attacker, target, **declaration):
 
 CASES = {
     "Anoria's daiklave against the soldier": (request("anoria", "soldier", weapon="daiklave"), None),
+    "the third attack of Anoria's flurry (−5 dice) against the soldier": (
+        request("anoria", "soldier", weapon="daiklave", flurry={"attacks": 3, "attack": 3}),
+        None,
+    ),
     "Anoria kicks the monk, who parries with a stunt": (
         request("anoria", "monk", weapon="kick", stunt=2),
         {"defense": "parry", "defense_stunt": "2"},
@@ -64,6 +70,10 @@ CASES = {
     "soldier shoots the frail mortal at double range": (request("soldier", "frail", weapon="short bow", range_band="double"), None),
     "brigand (an extra) clubs the frail mortal, who does nothing": (request("brigand", "frail"), {"defense": "nothing"}),
     "Anoria's fist against the sorcerer's Hardness": (request("anoria", "sorcerer", weapon="fist"), None),
+    "the brigand botches on the monk: the blow strikes the frail mortal": (
+        request("brigand", "monk", bystanders=["frail"]),
+        {"bystander": "frail"},
+    ),
     "Excellencies on both sides: attack dice and successes, DV dice and points": (
         request(
             "anoria", "monk", weapon="daiklave",
@@ -118,3 +128,32 @@ def test_an_answered_counterattack_is_modelled_exactly(host, tokens, attacker, t
     assert result.method == "exact"
     if attacker == "battered monk":
         assert result.condition_probability("battered monk", "incapacitated") > 0  # rare: it must hit first
+
+
+def test_a_flurry_lowers_the_odds_exactly(host, tokens):
+    """Seed 002: a flurry's attacks "degrade in effectiveness": the third of three attacks
+    rolls 10 − 5 = 5 dice, and the exact odds of a hit fall with them."""
+    alone = compute_odds(host, request("anoria", "soldier", weapon="daiklave"), tokens, method="exact")
+    third = compute_odds(
+        host, request("anoria", "soldier", weapon="daiklave", flurry={"attacks": 3, "attack": 3}), tokens, method="exact"
+    )
+    assert third.hit.exact < alone.hit.exact
+
+
+def test_a_botch_strikes_the_bystander_the_gm_names(host, tokens):
+    """Seed 002, "Botched Attacks": "the Storyteller may also rule that the attack hits one of
+    them instead of the intended target with a number of "successes" equal to the 1s rolled".
+
+    The brigand's 5 dice botch when none shows 7+ and some show 1: 0.6⁵ − 0.5⁵ = 4651/100000.
+    Only that share of the misses can reach the bystander; the chance to hit the monk is
+    the same whether the GM sends botches to a bystander or not."""
+    plain = compute_odds(host, request("brigand", "monk", bystanders=["frail"]), tokens, method="exact")
+    struck = compute_odds(
+        host, request("brigand", "monk", bystanders=["frail"]), tokens, answers={"bystander": "frail"}, method="exact"
+    )
+    assert struck.method == "exact" and struck.hit.exact == plain.hit.exact
+    botch = Fraction(6, 10) ** 5 - Fraction(5, 10) ** 5
+    assert botch == Fraction(4651, 100000)
+    frail = [e.exact for t, c, e in struck.conditions if t == "frail"]
+    assert frail and 0 < max(frail) <= botch
+    assert not any(t == "frail" for t, _, _ in plain.conditions)

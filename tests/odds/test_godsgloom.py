@@ -86,9 +86,16 @@ def test_momentum_pack_is_accounted_for_unless_onslaught(host):
     assert mc.method == "monte_carlo" and "godsgloom_momentum" in mc.reason
 
 
-def test_a_reroll_answered_goes_to_monte_carlo(host):
-    raw = [unit("a", statline=(4, 2), rerolls=(1, 0)), unit("d")]
-    result = compute_odds(host, request(), tokens_of(host, "godsgloom", raw), answers={"active_pool_reroll": "pool"}, mc_samples=200)
-    assert result.method == "monte_carlo"
-    done = compute_odds(host, request(), tokens_of(host, "godsgloom", raw), answers={"active_pool_reroll": "decline"})
-    assert done.method == "exact"
+def test_a_reroll_answered_in_advance_is_a_fresh_die(host):
+    """Seed 004, ATC.20: "Resolve the Reroll Dice Procedure (RDP)" — a Pool Reroll rerolls
+    every die, "new results replace old" (brief, RDP.10). Chosen before the dice are seen, a
+    rerolled die is a fresh die: the odds are exactly those without the reroll, and agree
+    with the real pipeline taking it."""
+    raw = [unit("a", statline=(4, 2), rerolls=(1, 2)), unit("d", rerolls=(0, 1))]
+    toks = tokens_of(host, "godsgloom", raw)
+    plain = compute_odds(host, request(), toks, method="exact")
+    answers = {"active_pool_reroll": "pool", "active_single_reroll": ["die:attack:2", "die:attack:2"],
+               "inactive_single_reroll": "die:defence:1"}  # fmt: skip
+    rerolled = assert_agree(host, request(), toks, answers=answers)
+    assert rerolled.hit.exact == plain.hit.exact
+    assert [(d, e.exact) for d, e in rerolled.damage] == [(d, e.exact) for d, e in plain.damage]

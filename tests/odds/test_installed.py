@@ -18,17 +18,8 @@ EXAMPLES = sorted((ROOT / "plugins").glob("vtt_*/examples/*.json"))
 
 # Examples whose request the exact models leave to Monte Carlo, and why.
 MONTE_CARLO = {
-    "rerolls_and_criticals.json": "rerolls answered",
-    "momentum_and_onslaught.json": "a reroll answered",
-    "aoe_deviation_blast.json": "an AOE: deviation and blast depend on the table",
-    "spray_two_models.json": "a spray on two models",
-    "damage_transference.json": "damage transference answered",
-    "shield_guard.json": "Shield Guard answered",
-    "botch_strikes_a_bystander.json": "the GM answered: a botch strikes a bystander",
+    "momentum_and_onslaught.json": "Onslaught held: the Momentum pack adds an Auto-⚔️ the model leaves to Monte Carlo",
     "cinder_strikes_back.json": "a counterattack answered",
-    "aoe_critical_knockdown.json": "an AOE with an application order answered",
-    "reroll_own_ability.json": "rerolls answered",
-    "reroll_granted.json": "a reroll answered",
 }
 
 

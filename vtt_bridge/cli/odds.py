@@ -8,6 +8,10 @@ The request file is the one ``vtt-bridge resolve`` reads (tokens inline); its
 
 Prints the method used and why, the hit chance, the expected damage, the
 damage distribution as a table with a bar chart, and each condition's chance.
+For an attack on several models (an AOE, a spray) it prints the chance to hit
+the target and to hit any model, and a line per model: its chance to be hit,
+its mean damage and its chance to take any. Damage is in the ruleset's unit,
+whichever method gives the odds.
 """
 
 from __future__ import annotations

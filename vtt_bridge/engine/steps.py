@@ -463,6 +463,8 @@ class Ruleset:
     :ivar setup: called once with the fresh context before step one.
     :ivar sample_tokens: tokens for the demo table and the examples.
     :ivar min_targets, max_targets: how many targets a declaration may name.
+    :ivar damage_unit: what ``outcome["damage"]`` counts ("health levels",
+        "damage points", "wounds"): the unit the odds report, exact or Monte Carlo.
     """
 
     id: str
@@ -477,6 +479,7 @@ class Ruleset:
     min_targets: int = 1
     max_targets: int = 1
     description: str = ""
+    damage_unit: str = "damage"
 
     def all_steps(self) -> list[Step]:
         return [s for top in self.steps for s in top.walk()]

@@ -21,7 +21,7 @@ from .method import Choice, choose_method, exact_model, foreign_plugins, ruleset
 from .model import AttackOutcome, ExactOdds, OddsRequest, Probe, outcome_from
 from .montecarlo import monte_carlo, sample_seeds
 from .render import render
-from .result import Estimate, OddsResult, summarise_exact, summarise_samples
+from .result import Estimate, ModelOdds, OddsResult, summarise_exact, summarise_samples
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -29,6 +29,7 @@ __all__ = [
     "Choice",
     "Distribution",
     "Estimate",
+    "ModelOdds",
     "ExactOdds",
     "OddsRequest",
     "OddsResult",

@@ -83,6 +83,7 @@ def _prober(host, ruleset, tokens, attacker, targets, declaration, answers) -> C
             declaration=declaration,
             dice=list(faces),
             answers={key: list(given) for key, given in answers.items()},
+            trace=False,  # a model reads the working numbers, the outcome and the stash
         )
         try:
             res.run()
@@ -130,7 +131,7 @@ def compute_odds(
         )
     req = odds_request(host, request, tokens, answers=answers)
     choice = choose_method(host, req, prefer=method)
-    unit = choice.exact.unit if choice.exact is not None else "damage"
+    unit = host.ruleset(req.ruleset).damage_unit  # the same whichever method answers
     notes = choice.exact.notes if choice.exact is not None and choice.method == "exact" else ()
     common: dict[str, Any] = {
         "ruleset": req.ruleset,
@@ -145,10 +146,10 @@ def compute_odds(
     }
     if choice.method == "exact":
         assert choice.exact is not None
-        summary = summarise_exact(choice.exact.outcomes)
+        summary = summarise_exact(choice.exact.outcomes, req.targets[0])
         return OddsResult(**common, **_fields(summary))
     counts = monte_carlo(host, req, samples=mc_samples, seed=seed, workers=workers, stop=stop)
-    summary = summarise_samples(counts)
+    summary = summarise_samples(counts, req.targets[0])
     ran = sum(counts.values())
     if ran < mc_samples:
         common["notes"] = (*notes, f"stopped at the time budget after {ran} of {mc_samples} samples")
@@ -158,7 +159,9 @@ def compute_odds(
 def _fields(summary: Any) -> dict[str, Any]:
     return {
         "hit": summary.hit,
+        "target_hit": summary.target_hit,
         "damage": summary.damage,
         "conditions": summary.conditions,
         "expected_damage": summary.expected_damage,
+        "models": summary.models,
     }

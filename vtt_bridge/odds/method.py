@@ -96,6 +96,13 @@ def exact_model(host: Any, request: OddsRequest) -> ExactOdds | None:
             f"{answer.outcomes.total()}, not 1",
             details={"hook": "vtt_bridge_exact_odds", "ruleset": request.ruleset},
         )
+    unit = host.ruleset(request.ruleset).damage_unit
+    if answer is not None and answer.unit is not None and answer.unit != unit:
+        raise PluginError(
+            f"the exact odds model for {request.ruleset} counts damage in {answer.unit!r}, "
+            f"the ruleset in {unit!r}",
+            details={"hook": "vtt_bridge_exact_odds", "ruleset": request.ruleset},
+        )
     return answer
 
 

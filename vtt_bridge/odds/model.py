@@ -25,14 +25,19 @@ __all__ = ["AttackOutcome", "ExactOdds", "OddsRequest", "Probe", "outcome_from"]
 class AttackOutcome:
     """The part of ``ctx.outcome`` the odds report on (see "Outcome conventions").
 
-    :ivar hit: the attack hit (any target).
+    :ivar hit: the attack hit (any model: for an AOE or a spray, any model under it).
     :ivar damage: the ruleset's main damage measure dealt to the first target.
     :ivar conditions: ``(token_id, condition)`` pairs newly reached by the attack.
+    :ivar models: ``(token_id, hit, damage)`` for every model the attack could hit
+        and every model it damaged, sorted by token id — from the outcome's
+        ``models`` (see "Outcome conventions"); empty when the ruleset reports
+        none, and the first target then stands for itself (``hit``, ``damage``).
     """
 
     hit: bool
     damage: int = 0
     conditions: frozenset[tuple[str, str]] = frozenset()
+    models: tuple[tuple[str, bool, int], ...] = ()
 
     @classmethod
     def miss(cls) -> AttackOutcome:
@@ -42,8 +47,23 @@ class AttackOutcome:
         return _key(self) < _key(other)
 
 
-def _key(o: AttackOutcome) -> tuple[bool, int, tuple[tuple[str, str], ...]]:
-    return (o.hit, o.damage, tuple(sorted(o.conditions)))
+    def target(self, token_id: str) -> tuple[bool, int]:
+        """``(hit, damage)`` of one model: its ``models`` entry, else the attack's own figures.
+
+        A ruleset that reports no ``models`` attacks one target: ``hit`` and
+        ``damage`` are that target's. A model missing from a non-empty
+        ``models`` was neither hit nor damaged.
+        """
+        if not self.models:
+            return self.hit, self.damage
+        for model, hit, damage in self.models:
+            if model == token_id:
+                return hit, damage
+        return False, 0
+
+
+def _key(o: AttackOutcome) -> tuple[bool, int, tuple[tuple[str, str], ...], tuple[tuple[str, bool, int], ...]]:
+    return (o.hit, o.damage, tuple(sorted(o.conditions)), o.models)
 
 
 _MISS = AttackOutcome(hit=False)
@@ -62,17 +82,35 @@ def conditions_of(raw: Any) -> frozenset[tuple[str, str]]:
     return frozenset(pairs)
 
 
+def _number(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) else 0
+
+
+def models_of(raw: Any) -> tuple[tuple[str, bool, int], ...]:
+    """``{token_id: {"hit": ..., "damage": ...}}`` as sorted ``(token_id, hit, damage)`` triples."""
+    if not isinstance(raw, Mapping):
+        return ()
+    return tuple(
+        sorted(
+            (str(token_id), bool(entry.get("hit", False)), _number(entry.get("damage", 0)))
+            for token_id, entry in raw.items()
+            if isinstance(entry, Mapping)
+        )
+    )
+
+
 def outcome_from(raw: Mapping[str, Any]) -> AttackOutcome:
     """The odds' view of a finished resolution's ``ctx.outcome``.
 
     A missing ``hit`` reads as a miss, a missing ``damage`` as 0, missing
-    ``conditions`` as none; nested resolutions (``children``) are not counted.
+    ``conditions`` as none, missing ``models`` as none (one target);
+    nested resolutions (``children``) are not counted.
     """
-    damage = raw.get("damage", 0)
     return AttackOutcome(
         hit=bool(raw.get("hit", False)),
-        damage=int(damage) if isinstance(damage, (int, float)) else 0,
+        damage=_number(raw.get("damage", 0)),
         conditions=conditions_of(raw.get("conditions")),
+        models=models_of(raw.get("models")),
     )
 
 
@@ -80,7 +118,8 @@ def outcome_from(raw: Mapping[str, Any]) -> AttackOutcome:
 class Probe:
     """The real pipeline run once on scripted dice, for a model to read its numbers.
 
-    :ivar ctx: the attack context as the run left it (working numbers, outcome, stash).
+    :ivar ctx: the attack context as the run left it (working numbers, outcome, stash;
+        no step trace is kept).
     :ivar exhausted: the script ran out: ``step`` asked for more dice.
     :ivar step: the step that wanted another die (``None`` when the run finished).
     """
@@ -159,11 +198,12 @@ class ExactOdds:
         model has taken into account for this request (a pack that is inert
         unless declared, say). Any other plugin implementing one of the
         ruleset's hooks makes the odds fall back to Monte Carlo.
-    :ivar unit: what ``damage`` counts ("health levels", "damage points", "wounds").
+    :ivar unit: what ``damage`` counts; when given it must be the ruleset's
+        ``damage_unit`` (the odds report that unit whichever method gives them).
     :ivar notes: anything the model approximates or assumes, shown with the odds.
     """
 
     outcomes: Distribution[AttackOutcome]
     accounts_for: frozenset[str] = frozenset()
-    unit: str = "damage"
+    unit: str | None = None
     notes: tuple[str, ...] = ()

@@ -25,6 +25,28 @@ def percent(est: Estimate, *, se: bool = True) -> str:
     return text
 
 
+def _mean(est: Estimate) -> str:
+    return f"{est.value:.3f}" + (f" ± {est.se:.3f}" if est.se is not None else "")
+
+
+def _models(result: OddsResult, pw: int, width: int) -> list[str]:
+    """Each model the attack can hit: its hit chance, its mean damage, its chance of any damage."""
+    label_width = max([5] + [len(m.token) for m in result.models])
+    mean_width = 13 if result.method == "monte_carlo" else 7
+    lines = [
+        f"  {'model':>{label_width}}  {'P(hit)':>{pw}}  {'mean':>{mean_width}}  {'P(damaged)':>10}",
+        "  " + "─" * (label_width + 2 + pw + 2 + mean_width + 2 + 10 + 2 + width),
+    ]
+    for m in result.models:
+        damaged = sum(est.value for d, est in m.damage if d > 0)
+        row = (
+            f"  {m.token:>{label_width}}  {percent(m.hit, se=result.method == 'monte_carlo'):>{pw}}"
+            f"  {_mean(m.expected_damage):>{mean_width}}  {damaged * 100:9.2f}%  {bar(m.hit.value, width)}"
+        )
+        lines.append(row.rstrip())
+    return lines
+
+
 def render(result: OddsResult, *, width: int = 40) -> str:
     """A plain-text report: method, hit chance, expected damage, table and bars."""
     mc = result.method == "monte_carlo"
@@ -43,15 +65,21 @@ def render(result: OddsResult, *, width: int = 40) -> str:
     else:
         lines.append("  answers: the rules' default for every decision")
     lines.append("")
-    lines.append(f"  hit:             {percent(result.hit)}")
-    mean = result.expected_damage
-    mean_text = f"{mean.value:.3f}" + (f" ± {mean.se:.3f}" if mean.se is not None else "")
-    lines.append(f"  expected damage: {mean_text} {result.unit}")
+    several = len(result.models) > 1
+    if several:
+        lines.append(f"  hit any model:   {percent(result.hit)}")
+        lines.append(f"  hit the target:  {percent(result.target_hit)}")
+    else:
+        lines.append(f"  hit:             {percent(result.hit)}")
+    target = f" to {result.targets[0]}" if several and result.targets else ""
+    lines.append(f"  expected damage: {_mean(result.expected_damage)} {result.unit}{target}")
     lines.append("")
 
     pw = 16 if mc else 7  # the probability column, wider with "± se"
     label_width = max([14, len(result.unit)] + [len(f"{t}: {c}") for t, c, _ in result.conditions])
     rule = "  " + "─" * (label_width + 2 + pw + 2 + 7 + 2 + width)
+    if several:
+        lines.append(f"  {result.unit} to {result.targets[0]}:")
     lines.append(f"  {result.unit:>{label_width}}  {'P(=)':>{pw}}  {'P(≥)':>7}")
     lines.append(rule)
     peak = max((est.value for _, est in result.damage), default=0.0) or 1.0
@@ -64,6 +92,9 @@ def render(result: OddsResult, *, width: int = 40) -> str:
         row = f"  {d:>{label_width}}  {percent(est, se=mc):>{pw}}  {at_least * 100:6.2f}%  {bar(est.value / peak, width)}"
         lines.append(row.rstrip())
         at_least -= est.value
+    if several:
+        lines.append("")
+        lines.extend(_models(result, pw, width))
     if result.conditions:
         lines.append("")
         lines.append(f"  {'condition':>{label_width}}  {'P':>{pw}}")

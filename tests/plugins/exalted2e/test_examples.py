@@ -37,6 +37,7 @@ def test_there_are_examples():
         "closed_ranks_cannot_dodge.json",
         "venom_after_soak.json",
         "botch_strikes_a_bystander.json",
+        "flurry_second_strike.json",
     }
 
 
@@ -68,6 +69,9 @@ def test_every_example_resolves_the_same_way_twice_and_renders(host, path):
         ("coordinated_wolves.json", lambda r: r["changes"]["soldier"]["after"]["onslaught"] == {"group:wolves": 3}),
         ("closed_ranks_cannot_dodge.json", lambda r: r["outcome"]["defense"] == "dodge" and r["outcome"]["dv"] == 0),
         ("botch_strikes_a_bystander.json", lambda r: r["ended"] == "botch" and r["outcome"]["bystander"]["token"] == "monk"),
+        # the second of three attacks: 10 dice − 4, against Parry DV 3 − onslaught 1
+        ("flurry_second_strike.json", lambda r: r["steps"][0]["changes"][0]["to"] == 6 and r["outcome"]["dv"] == 2
+         and r["changes"]["soldier"]["after"]["onslaught"] == {"anoria": 2}),
         ("venom_after_soak.json", lambda r: any(c["number"] == "post_soak" and c["to"] == 2 for c in r["steps"][7]["changes"])),
     ],
 )

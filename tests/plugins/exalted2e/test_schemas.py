@@ -33,7 +33,7 @@ def test_declaration_defaults(host):
         "type": None, "weapon": None, "stunt": 0, "undodgeable": False, "unblockable": False,
         "range_band": None, "distance": None, "off_hand": False, "cover": "none", "height": 0,
         "terrain": 0, "new_action": False, "unaware": False, "coordinated": None,
-        "dodge_inapplicable": False, "post_soak": 0, "bystanders": [], "charms": [],
+        "dodge_inapplicable": False, "post_soak": 0, "bystanders": [], "charms": [], "flurry": None,
     }  # fmt: skip
 
 
@@ -50,6 +50,12 @@ def test_declaration_defaults(host):
         ({"distance": -1}, "distance"),
         ({"charms": [{"dice": 3}]}, "charms"),
         ({"flurry": True}, "flurry"),
+        ({"flurry": {"attacks": 1}}, "flurry"),
+        ({"flurry": {"attack": 2}}, "flurry"),
+        ({"flurry": {"attacks": 3, "attack": 4}}, "flurry"),
+        ({"flurry": {"attacks": 3, "atack": 2}}, "flurry"),
+        ({"flurry": {"attacks": 3, "penalty": -1}}, "flurry"),
+        ({"flurry": {"attacks": 3, "attack": 2}, "new_action": True}, "flurry"),
     ],
 )
 def test_bad_declarations_are_invalid_requests_naming_the_field(host, declaration, field):
