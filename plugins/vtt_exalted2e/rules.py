@@ -457,7 +457,7 @@ class HealthTrack:
 
     def notation(self) -> str:
         """Short form for chat cards: ``[L L B . . . . | I | D D]``."""
-        return " ".join(d or "." for d in self.damage)
+        return " ".join([d or "." for d in self.damage])
 
 
 def default_track(stamina: int) -> HealthTrack:

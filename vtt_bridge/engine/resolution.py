@@ -121,6 +121,29 @@ def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[Attac
     return call
 
 
+def _collect(functions: list[tuple[Callable[..., Any], bool]]) -> Callable[[AttackContext], list[Any]]:
+    """Untraced implementations (an options hook's) run directly in pluggy's order, their non-None results collected.
+
+    The common shape — a pack's before the ruleset's — gets its own small function.
+    """
+    if len(functions) == 2 and functions[0][1] and functions[1][1]:
+        (first, _), (last, _) = functions
+
+        def two(ctx: AttackContext) -> list[Any]:
+            a = first(ctx)
+            b = last(ctx)
+            if a is None:
+                return [] if b is None else [b]
+            return [a] if b is None else [a, b]
+
+        return two
+
+    def call(ctx: AttackContext) -> list[Any]:
+        return [r for f, takes_ctx in functions if (r := f(ctx) if takes_ctx else f()) is not None]
+
+    return call
+
+
 def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callable[[AttackContext], list[Any]]:
     """New-style (``wrapper=True``) hook wrappers run directly, as pluggy's ``_multicall`` runs them.
 
@@ -369,10 +392,7 @@ class Engine:
         elif trace:
             call = _plain([(i.function, bool(i.argnames), i.plugin_name) for i in reversed(impls)])
         else:
-            functions = [(i.function, bool(i.argnames)) for i in reversed(impls)]
-
-            def call(ctx: AttackContext) -> list[Any]:
-                return [r for f, takes_ctx in functions if (r := f(ctx) if takes_ctx else f()) is not None]
+            call = _collect([(i.function, bool(i.argnames)) for i in reversed(impls)])
 
         if self.monitors:
             call = _monitored(name, impls, call, self.monitors)
