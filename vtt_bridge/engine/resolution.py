@@ -659,6 +659,7 @@ class Resolution:
             groups.setdefault(token if token is not None else decider, []).append(option)
         answer: Answer | None = None
         decline = ask.decline
+        key = self._key(ctx, ask.name)
         for token, group in groups.items():
             if decline is not None and not any(o.id == decline.id for o in group):
                 group.append(decline)
@@ -666,7 +667,6 @@ class Resolution:
             default = ask.default(ctx, opts) if callable(ask.default) else ask.default
             if not default:
                 default = ask.decline.id if ask.decline is not None else opts[0].id
-            key = self._key(ctx, ask.name)
             # Untraced and answered without a round trip (the odds): nobody reads
             # the question, so it is not made; its default is still checked.
             decision = _decision(compiled, key, token, opts, default) if self.traced or not self._auto else None
