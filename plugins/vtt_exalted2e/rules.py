@@ -37,6 +37,7 @@ __all__ = [
     "automatic_defense",
     "better_defense",
     "cover_bonus",
+    "damage_dice",
     "damage_pool",
     "default_track",
     "dodge_dv",
@@ -396,9 +397,10 @@ class DamagePool:
     final: int
 
 
-def damage_pool(raw: int, soak: int, *, minimum: int, post_soak: int = 0) -> DamagePool:
+def damage_dice(raw: int, soak: int, *, minimum: int, post_soak: int = 0) -> int:
     """The damage dice rolled after soak: Essence can overcome soak, not create damage.
 
+    ``raw - soak``, raised to ``minimum`` but never above ``raw``.
     ``post_soak``: effects that increase or decrease post-soak damage apply to
     the final value, after the minimum (seed 002, step 8); never below 0.
     """
@@ -410,7 +412,14 @@ def damage_pool(raw: int, soak: int, *, minimum: int, post_soak: int = 0) -> Dam
         final = raw
     if post_soak:
         final = final + post_soak if final + post_soak > 0 else 0
-    return DamagePool(raw=raw, soak=soak, post_soak=post, minimum=minimum, final=final)
+    return final
+
+
+def damage_pool(raw: int, soak: int, *, minimum: int, post_soak: int = 0) -> DamagePool:
+    """Step 8's numbers taken apart; ``final`` is :func:`damage_dice`."""
+    post = raw - soak
+    final = damage_dice(raw, soak, minimum=minimum, post_soak=post_soak)
+    return DamagePool(raw=raw, soak=soak, post_soak=post if post > 0 else 0, minimum=minimum, final=final)
 
 
 # ---------------------------------------------------------------------------
@@ -460,7 +469,7 @@ class HealthTrack:
 
     def notation(self) -> str:
         """Short form for chat cards: ``[L L B . . . . | I | D D]``."""
-        return " ".join(d or "." for d in self.damage)
+        return " ".join([d or "." for d in self.damage])
 
 
 def default_track(stamina: int) -> HealthTrack:

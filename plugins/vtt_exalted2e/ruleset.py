@@ -314,7 +314,7 @@ def _defense_values(ctx, st: _Attack) -> None:
     parry = rules.best_parry(armed, dex, abilities, divine=divine)
     # A stunt may circumvent a mundane inapplicability (seed 002, "DV Penalties"):
     # with one the best hand parries, a bare one against a blade included.
-    stunted = rules.best_parry(able, dex, abilities, divine=divine)
+    stunted = rules.best_parry(able, dex, abilities, divine=divine) if limited else parry
     dodge_stunted = dodge
     if decl.get("undodgeable"):  # magic: not even a stunt
         dodge = dodge_stunted = None
@@ -392,8 +392,8 @@ def exalted2e_merge_defense_options(ctx):
     batches = yield
     if not _aware(ctx):  # only a pack's own magic may still defend
         return [[o for batch in batches for o in batch if o.id not in (DODGE.id, PARRY.id, NOTHING.id)]]
-    if len(batches) < 2:
-        return batches
+    if sum(1 for batch in batches if batch) < 2:
+        return batches  # one plugin's options alone: nothing to merge
     own: dict[str, Option] = {o.id: o for o in (DODGE, PARRY, NOTHING)}
     extra: list[Option] = []
     for batch in batches:
@@ -515,7 +515,7 @@ def _strike_bystander(ctx, st: _Attack, token_id: str, successes: int) -> None:
             piercing=weapon["piercing"],
         )
         minimum = rules.minimum_damage(weapon["minimum"], st.me["essence"])
-        pool = rules.damage_pool(raw, soak, minimum=minimum).final
+        pool = rules.damage_dice(raw, soak, minimum=minimum)
         levels = rules.roll_pool(ctx.dice, pool, label=f"damage to {name}", damage=True).successes
         before = HealthTrack.from_json(victim["health"])
         after = rules.apply_damage(before, levels, kind)
@@ -645,7 +645,7 @@ def exalted2e_damage(ctx) -> None:
     post = ctx.declaration.get("post_soak", 0)
     if post:
         ctx.post_soak += post
-    pool = rules.damage_pool(raw, soak, minimum=minimum, post_soak=ctx.post_soak).final
+    pool = rules.damage_dice(raw, soak, minimum=minimum, post_soak=ctx.post_soak)
     ctx.damage_pool = pool
     ctx.damage = outcome["damage"] = rules.roll_pool(ctx.dice, pool, label="damage", damage=True).successes
 

@@ -191,3 +191,16 @@ def test_exalted_attack_10s_count_twice_in_formula_and_results(examples):
     assert [r["count"] for r in attack["terms"][0]["results"] if r["result"] == 10] == [2, 2]
     assert damage["formula"] == "9d10cs>=7" and damage["total"] == 2 == foundry_total(damage)
     assert [r["count"] for r in damage["terms"][0]["results"] if r["result"] == 10] == [1]
+
+
+@pytest.mark.parametrize("target, double", [(7, 10), (7, None), (4, 3), (3, 6)])
+def test_the_direct_success_pool_json_is_the_general_one(target, double):
+    # A plain success pool is written out directly; the same roll with an (empty)
+    # list of appended dice takes the general path, and must read the same.
+    dice = Dice(5)
+    for n in range(1, 25):
+        roll = dice.roll(n, 10, label="attack", target=target, double=double)
+        direct = roll_to_foundry(roll)
+        roll.appended = []
+        assert roll_to_foundry(roll) == direct
+        assert json.dumps(roll_to_foundry(roll)) == json.dumps(direct)  # key order too

@@ -166,8 +166,41 @@ def _formula(terms: list[dict[str, Any]]) -> str:
     return "".join(_term_formula(t) for t in terms)
 
 
+def _success_pool(roll: Roll, target: int) -> dict[str, Any]:
+    """The common roll, written out directly: one die size, every die thrown once and still counting.
+
+    The same JSON the general path below builds for it (``Nd10cs>=7dbl10``, one
+    ``Die`` term), without grouping the dice or looking up how each one ended.
+    """
+    double = roll.double
+    results = []
+    total = 0
+    for face in roll.faces:
+        if face >= target:
+            count = 2 if face == double else 1
+            total += count
+            results.append({"result": face, "active": True, "success": True, "count": count})
+        else:
+            results.append({"result": face, "active": True, "success": False, "count": 0})
+    modifiers = [f"cs>={target}", f"dbl{double}"] if double is not None and double >= target else [f"cs>={target}"]
+    number, sides = len(results), roll.sides
+    return {
+        "class": "Roll",
+        "options": {"flavor": roll.label},
+        "formula": f"{number}d{sides}{''.join(modifiers)}",
+        "terms": [
+            {"class": "Die", "options": {}, "number": number, "faces": sides, "modifiers": modifiers, "results": results}
+        ],
+        "total": total,
+        "evaluated": True,
+    }
+
+
 def roll_to_foundry(roll: Roll) -> dict[str, Any]:
     """Return the Foundry roll JSON of one recorded roll (see the module docstring)."""
+    target = roll.target
+    if target is not None and roll.faces and roll.appended is None and not roll.inactive and type(roll.sides) is int:
+        return _success_pool(roll, target)
     first, root = _origins(roll)
     keep_highest = roll.target is None and not isinstance(roll.sides, int)
     terms: list[dict[str, Any]] = []

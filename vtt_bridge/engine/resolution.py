@@ -121,6 +121,29 @@ def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[Attac
     return call
 
 
+def _collect(functions: list[tuple[Callable[..., Any], bool]]) -> Callable[[AttackContext], list[Any]]:
+    """Untraced implementations (an options hook's) run directly in pluggy's order, their non-None results collected.
+
+    The common shape — a pack's before the ruleset's — gets its own small function.
+    """
+    if len(functions) == 2 and functions[0][1] and functions[1][1]:
+        (first, _), (last, _) = functions
+
+        def two(ctx: AttackContext) -> list[Any]:
+            a = first(ctx)
+            b = last(ctx)
+            if a is None:
+                return [] if b is None else [b]
+            return [a] if b is None else [a, b]
+
+        return two
+
+    def call(ctx: AttackContext) -> list[Any]:
+        return [r for f, takes_ctx in functions if (r := f(ctx) if takes_ctx else f()) is not None]
+
+    return call
+
+
 def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callable[[AttackContext], list[Any]]:
     """New-style (``wrapper=True``) hook wrappers run directly, as pluggy's ``_multicall`` runs them.
 
@@ -128,8 +151,11 @@ def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callabl
     runs to its ``yield``, the plain implementations collect results, then the
     wrappers resume innermost first, sent the result or thrown the exception
     (an ended cycle included); a wrapper's return value replaces the result.
-    Whichever part runs has its plugin named on the context.
+    Whichever part runs has its plugin named on the context. The common shape
+    — one wrapper around plain implementations — gets its own small function.
     """
+    if calls[0][2] and not any(wrapper for _, _, wrapper, _ in calls[1:]):
+        return _one_wrapper(calls[0], [(f, takes_ctx, plugin) for f, takes_ctx, _, plugin in calls[1:]])
 
     def call(ctx: AttackContext) -> list[Any]:
         results: list[Any] = []
@@ -173,6 +199,49 @@ def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callabl
         if exception is not None:
             raise exception
         return result
+
+    return call
+
+
+def _one_wrapper(
+    wrapper: tuple[Callable[..., Any], bool, bool, str], calls: list[tuple[Callable[..., Any], bool, str]]
+) -> Callable[[AttackContext], Any]:
+    """:func:`_wrapped` for one wrapper around plain implementations: the same flow, no teardown list."""
+    function, wrapper_takes_ctx, _, wrapper_plugin = wrapper
+
+    def call(ctx: AttackContext) -> Any:
+        ctx._plugin = wrapper_plugin
+        gen = function(ctx) if wrapper_takes_ctx else function()
+        try:
+            next(gen)
+        except StopIteration:
+            ctx._plugin = None
+            raise RuntimeError(f"wrap_controller at {function.__name__!r} did not yield") from None
+        results: list[Any] = []
+        try:
+            for f, takes_ctx, plugin in calls:
+                ctx._plugin = plugin
+                r = f(ctx) if takes_ctx else f()
+                if r is not None:
+                    results.append(r)
+        except BaseException as exc:
+            ctx._plugin = wrapper_plugin
+            try:
+                gen.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                ctx._plugin = None
+        else:
+            ctx._plugin = wrapper_plugin
+            try:
+                gen.send(results)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                ctx._plugin = None
+        gen.close()
+        raise RuntimeError(f"wrap_controller at {gen.__name__!r} has second yield")
 
     return call
 
@@ -323,10 +392,7 @@ class Engine:
         elif trace:
             call = _plain([(i.function, bool(i.argnames), i.plugin_name) for i in reversed(impls)])
         else:
-            functions = [(i.function, bool(i.argnames)) for i in reversed(impls)]
-
-            def call(ctx: AttackContext) -> list[Any]:
-                return [r for f, takes_ctx in functions if (r := f(ctx) if takes_ctx else f()) is not None]
+            call = _collect([(i.function, bool(i.argnames)) for i in reversed(impls)])
 
         if self.monitors:
             call = _monitored(name, impls, call, self.monitors)
@@ -592,14 +658,15 @@ class Resolution:
             token = option.token
             groups.setdefault(token if token is not None else decider, []).append(option)
         answer: Answer | None = None
+        decline = ask.decline
+        key = self._key(ctx, ask.name)
         for token, group in groups.items():
-            if ask.decline is not None and all(o.id != ask.decline.id for o in group):
-                group.append(ask.decline)
+            if decline is not None and not any(o.id == decline.id for o in group):
+                group.append(decline)
             opts = tuple(group)
             default = ask.default(ctx, opts) if callable(ask.default) else ask.default
             if not default:
                 default = ask.decline.id if ask.decline is not None else opts[0].id
-            key = self._key(ctx, ask.name)
             # Untraced and answered without a round trip (the odds): nobody reads
             # the question, so it is not made; its default is still checked.
             decision = _decision(compiled, key, token, opts, default) if self.traced or not self._auto else None
