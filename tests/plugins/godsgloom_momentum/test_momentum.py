@@ -36,7 +36,7 @@ def test_momentum_offers_one_single_die_reroll_per_test_to_its_holder():
     res.answer("die:attack:1")
     assert res.advance() is None  # one per test: spent, not asked again
     record = res.record
-    assert active(record, "attacker 🟥") == [2, 2, 4]
+    assert active(record, "attacker 🟥") == [4, 2, 2]
     reroll = steps(record, "reroll")[0]
     assert reroll["changes"] == [
         {"number": "attacker_single_rerolls", "from": 0, "to": 1, "plugin": PACK}
