@@ -56,3 +56,17 @@ def test_the_card_fixtures_are_what_the_rulesets_record_today(fixture):
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     for name, example in FIXTURES.items():
         (JS_TESTS / "fixtures" / name).write_text(json.dumps(_record(example), indent=1, ensure_ascii=False) + "\n")
+
+
+def test_the_cli_card_shows_each_roll_under_the_step_that_made_it():
+    """`vtt-bridge resolve` prints the same truth as the web and Foundry cards: Warmachine's
+    missed roll as 5b judged it, the reroll under the 5b it returned to (seed 001, 5e)."""
+    from vtt_bridge.cli.card import render
+
+    text = render(json.loads((JS_TESTS / "fixtures" / "warmachine_reroll.json").read_text()))
+    lines = [line.strip() for line in text.splitlines()]
+    first = lines.index("5b. Roll the dice [caster]")
+    again = lines.index("5b. Roll the dice [caster]", first + 1)
+    assert lines[first + 1] == "🎲 attack roll: 2d6 + 7 → [1 2] = 10"
+    assert "5e. Rerolls [caster]" in lines[first:again]
+    assert lines[again + 1] == "🎲 attack roll (reroll): 2d6 + 7 → [5 4] = 16"
