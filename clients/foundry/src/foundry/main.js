@@ -10,7 +10,7 @@ import { io } from "socket.io-client";
 
 import { collect, fieldModel, walk, errorsAt, applyErrors, setValues } from "../../../../vtt_bridge/server/static/common/schema-form.js";
 import { doubleFaces, parseDouble } from "../../../../vtt_bridge/server/static/common/rolls.js";
-import { BridgeConnection, BridgeError } from "../logic/connection.js";
+import { BridgeConnection, BridgeError, questionId } from "../logic/connection.js";
 import { defaultAdapters } from "../logic/adapters.js";
 import { bridgeTokenId, bridgeUserName } from "../logic/ids.js";
 import { MODULE_ID, actorUpdateFromToken, bridgeFlags, isWriter, syncRequest, tokenFromActor } from "../logic/tokens.js";
@@ -73,6 +73,20 @@ function registerSettings() {
       onChange: reconnect,
     });
   }
+  // The newest audit seq this client saw, per table ("<table> <seq>"), so a Foundry
+  // restarted mid-game catches up from there (table.sync) instead of from the start.
+  game.settings?.register(MODULE_ID, "seen", { scope: "client", config: false, type: String, default: "" });
+}
+
+/** The seq this client saw last at `table`. @param {string} table */
+function seenAt(table) {
+  const [at, seq] = String(game.settings?.get(MODULE_ID, "seen") ?? "").split(" ");
+  return at === table && /^\d+$/.test(seq ?? "") ? Number(seq) : 0;
+}
+
+/** @param {BridgeConnection} connection @param {string} table */
+function remember(connection, table) {
+  if (connection.seq > seenAt(table)) void game.settings?.set(MODULE_ID, "seen", `${table} ${connection.seq}`);
 }
 
 /** @param {"url"|"table"|"key"} key */
@@ -87,10 +101,13 @@ async function connect() {
   const table = setting("table");
   const key = setting("key");
   if (!url || !table || !key) return null;
-  const connection = new BridgeConnection({ io, url, table, key });
+  const connection = new BridgeConnection({ io, url, table, key, since: seenAt(table) });
   connection.onDecision((decision, { signal }) => askDialog(decision, signal));
   connection.on("token.updated", ({ token }) => void writeBack(token));
   connection.on("connect", () => void refreshRulesets());
+  connection.on("attack.resolved", () => remember(connection, table));
+  connection.on("attack.undone", () => remember(connection, table));
+  connection.onSync((sync, { reconnect }) => caughtUp(connection, table, sync, reconnect), report);
   try {
     await connection.connect();
     state.connection = connection;
@@ -103,6 +120,36 @@ async function connect() {
     connection.close();
     return null;
   }
+}
+
+/**
+ * After a connect or a reconnection (table.sync): post the cards of this user's own
+ * attacks that no chat message shows yet (the attack went on while this Foundry was
+ * away), let the writer bring actors up to the tokens' versions, and say which
+ * questions the table still waits for.
+ * @param {BridgeConnection} connection @param {string} table @param {any} sync @param {boolean} reconnect
+ */
+async function caughtUp(connection, table, sync, reconnect) {
+  let posted = 0;
+  for (const record of sync.attacks) {
+    if (record.user === connection.user && !cardPosted(record.id)) {
+      await postCard(record);
+      posted += 1;
+    }
+  }
+  if (game.user && isWriter(game.user, gameUsers())) {
+    for (const token of sync.tokens) {
+      const actor = actorOf(token.id);
+      if (actor && bridgeFlags(actor.toObject()).version !== token.version) await writeBack(token);
+    }
+  }
+  for (const question of sync.pending) {
+    if (connection.open.has(questionId(question))) continue;
+    const who = (question.waiting ?? []).join(", ");
+    ui.notifications?.info(t("Pending", { prompt: String(question.prompt ?? question.key), who, left: String(Math.round(question.remaining ?? 0)) }));
+  }
+  if (reconnect) ui.notifications?.info(t("CaughtUp", { count: String(sync.attacks.length), posted: String(posted) }));
+  remember(connection, table);
 }
 
 async function refreshRulesets() {
@@ -448,8 +495,17 @@ async function attack(options = {}) {
 // Chat cards
 // ---------------------------------------------------------------------------------------
 
-/** The attacker's client posts one card per resolution. @param {any} record */
+/** Is there a chat card of this attack already? @param {string} id */
+function cardPosted(id) {
+  return !!game.messages?.contents.some((/** @type {any} */ m) => m.flags?.[MODULE_ID]?.attack === id && !m.flags?.[MODULE_ID]?.gm);
+}
+
+/**
+ * The attacker's client posts one card per resolution (once: a resolution caught up
+ * after a reconnection and its late acknowledgement post one card). @param {any} record
+ */
 async function postCard(record) {
+  if (cardPosted(record.id)) return;
   const card = chatCard(record, { undo: true });
   const RollClass = foundry.dice.Roll;
   const rolls = card.rolls.map((data) => RollClass.fromData(/** @type {any} */ (data)));
