@@ -429,3 +429,37 @@ def test_a_rerolled_warmachine_attack_shows_the_reroll_under_its_step(expect, li
         expect(reroll.locator("[data-decision]")).to_contain_text("Reroll granted by Battlegroup captain")
     alice.screenshot(path=str(artifacts / "warmachine-reroll-card.png"), full_page=True)
     assert errors == []
+
+
+def test_the_declaration_offers_only_the_charms_the_attacker_knows(expect, live_server, seated, artifacts):
+    """The Excellencies pack: "``flags.excellencies.charms`` lists the Excellencies a character
+    knows; without it a token knows them all" — and the server refuses the others. The form
+    offers Hero (who knows only the Second Excellency) that one, Scout (no list) both, and
+    lists the Excellencies chosen at a decision without a box."""
+    make, open_page, errors = seated
+    hero = next(t for t in EXALTED_TOKENS if t["id"] == "hero")
+    tokens = [
+        {**hero, "flags": {"excellencies": {"charms": ["second-excellency", "third-excellency"]}}},
+        {**hero, "id": "scout", "name": "Scout"},
+        *(t for t in EXALTED_TOKENS if t["id"] != "hero"),
+    ]
+    seat = make(tokens, users=("alice",))
+    alice = open_page(seat, "alice")
+    alice.select_option("#attack-ruleset", "exalted2e")
+    alice.select_option("#attack-attacker", "hero")
+    boxes = alice.locator("#declaration [data-charm]")
+    expect(boxes).to_have_count(1)
+    assert boxes.evaluate_all("bs => bs.map(b => b.dataset.charm)") == ["second-excellency"]
+    listed = alice.locator("#declaration .declarable-options [data-option]")
+    assert listed.evaluate_all("ls => ls.map(l => l.dataset.option)") == ["third-excellency"]
+    alice.select_option("#attack-attacker", "scout")
+    expect(boxes).to_have_count(2)
+    assert boxes.evaluate_all("bs => bs.map(b => b.dataset.charm)") == ["first-excellency", "second-excellency"]
+    assert listed.evaluate_all("ls => ls.map(l => l.dataset.option)") == ["third-excellency", "solar-counterattack"]
+    # The GM teaches Scout nothing but the First Excellency: the open form follows.
+    assert ask(live_server, seat, "token.update", {"id": "scout", "flags": {"excellencies": {"charms": ["first-excellency"]}}})["ok"]
+    expect(boxes).to_have_count(1)
+    assert boxes.evaluate_all("bs => bs.map(b => b.dataset.charm)") == ["first-excellency"]
+    expect(listed).to_have_count(0)
+    alice.screenshot(path=str(artifacts / "declaration-known-charms.png"), full_page=True)
+    assert errors == []

@@ -423,12 +423,16 @@ async function openTabDialog(actor) {
 // ---------------------------------------------------------------------------------------
 
 /**
- * The declaration dialog. Resolves with the declaration, or null when cancelled.
- * @param {any} ruleset
+ * The declaration dialog: only what the attacking token knows. Resolves with the
+ * declaration, or null when cancelled.
+ * @param {any} ruleset @param {any} token  the attacker as the bridge keeps it (its flags)
  * @returns {Promise<object|null>}
  */
-async function declarationDialog(ruleset) {
-  const model = declarationModel(ruleset);
+async function declarationDialog(ruleset, token) {
+  const model = declarationModel(ruleset, {}, token);
+  const options = model.options.length
+    ? `<p class="hint">${esc(t("Attack.Options"))}</p><ul class="hint">${model.options.map((o) => `<li title="${esc(o.description)}">${esc(o.label)}</li>`).join("")}</ul>`
+    : "";
   const declarables = model.declarables
     .map(
       (d) =>
@@ -439,7 +443,7 @@ async function declarationDialog(ruleset) {
   const DialogV2 = foundry.applications.api.DialogV2;
   const result = await DialogV2.wait({
     window: { title: t("Attack.Title", { ruleset: model.title }) },
-    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}</div>`,
+    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}</div>`,
     buttons: [
       {
         action: "attack",
@@ -477,7 +481,10 @@ async function attack(options = {}) {
   if (!ruleset) throw new BridgeError("unknown_ruleset", flags.ruleset);
   let declaration = options.declaration ?? {};
   if (options.dialog !== false && !options.declaration) {
-    const chosen = await declarationDialog(ruleset);
+    // What the attacker knows, as the bridge has it (it refuses the rest); else as this world has it.
+    const id = idOf(attacker);
+    const token = await connection.request("token.get", { id }).then((ack) => ack.token, () => wantedToken(actor, id));
+    const chosen = await declarationDialog(ruleset, token);
     if (!chosen) return null;
     declaration = chosen;
   }
