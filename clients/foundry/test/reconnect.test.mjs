@@ -58,6 +58,14 @@ test("a restarted client gets the attacks it missed; a dropped one catches up an
   const one = (await gm.request("attack", shot(hit))).attack;
   await until("alice to hear attack.resolved", () => first.seq === one.seq);
 
+  // A machine that never played at this table starts from now: no history to card.
+  const fresh = [];
+  const newcomer = connect(aliceKey, { since: null });
+  newcomer.onSync((sync) => fresh.push(sync));
+  await newcomer.connect();
+  assert.deepEqual([fresh[0].attacks, newcomer.seq, fresh[0].tokens.length], [[], one.seq, 3]);
+  newcomer.close();
+
   // Foundry closes; the GM attacks meanwhile; Foundry starts again from the seq it kept.
   first.close();
   const two = (await gm.request("attack", shot(hit))).attack;

@@ -78,15 +78,19 @@ function registerSettings() {
   game.settings?.register(MODULE_ID, "seen", { scope: "client", config: false, type: String, default: "" });
 }
 
-/** The seq this client saw last at `table`. @param {string} table */
+/**
+ * The seq this client saw last at `table`; null on a machine that never played there
+ * (it starts from now rather than carding the table's whole history).
+ * @param {string} table
+ */
 function seenAt(table) {
   const [at, seq] = String(game.settings?.get(MODULE_ID, "seen") ?? "").split(" ");
-  return at === table && /^\d+$/.test(seq ?? "") ? Number(seq) : 0;
+  return at === table && /^\d+$/.test(seq ?? "") ? Number(seq) : null;
 }
 
 /** @param {BridgeConnection} connection @param {string} table */
 function remember(connection, table) {
-  if (connection.seq > seenAt(table)) void game.settings?.set(MODULE_ID, "seen", `${table} ${connection.seq}`);
+  if (connection.seq > (seenAt(table) ?? -1)) void game.settings?.set(MODULE_ID, "seen", `${table} ${connection.seq}`);
 }
 
 /** @param {"url"|"table"|"key"} key */

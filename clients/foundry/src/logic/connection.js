@@ -38,7 +38,8 @@ export class BridgeConnection {
    * @param {string} options.key  this user's key (the GM key on the GM's machine)
    * @param {number} [options.timeout]  ms to wait for an ordinary acknowledgement
    * @param {number} [options.attackTimeout]  ms to wait for `attack` (questions included)
-   * @param {number} [options.since]  the newest audit seq this client saw before (0: none)
+   * @param {number|null} [options.since]  the newest audit seq this client saw before (0: catch
+   *   up from the table's first record; null: nothing to catch up on, start from now)
    * @param {object} [options.socket]  more socket.io-client options (reconnection delays)
    */
   constructor({ io, url, table, key, timeout = 15000, attackTimeout = 15 * 60 * 1000, since = 0, socket = {} }) {
@@ -49,6 +50,7 @@ export class BridgeConnection {
     this.socket = io(url, { auth: { table, key }, autoConnect: false, reconnection: true, transports: ["websocket", "polling"], ...socket });
     /** The newest audit seq seen (`attack.resolved`, `attack.undone`, `table.sync`). */
     this.seq = Number.isInteger(since) && since > 0 ? since : 0;
+    this._fromNow = since === null;
     this._ready = false;
     this._onSync = null;
     this._onSyncError = null;
@@ -93,7 +95,9 @@ export class BridgeConnection {
   async sync({ pages = 20 } = {}) {
     const out = { attacks: [], undone: [], tokens: [], pending: [], user: null, role: null, table: null, seq: this.seq, more: false };
     for (let page = 0; page < pages; page += 1) {
-      const ack = await this.request("table.sync", { since: this.seq });
+      // From now: past every record, so the table, tokens and questions come without the history.
+      const ack = await this.request("table.sync", { since: this._fromNow ? Number.MAX_SAFE_INTEGER : this.seq });
+      this._fromNow = false;
       out.attacks.push(...(ack.attacks || []).filter((a) => !a.kind || a.kind === "attack"));
       out.undone.push(...(ack.undone || []));
       Object.assign(out, { tokens: ack.tokens || [], pending: ack.pending || [], user: ack.user, role: ack.role, table: ack.table, more: !!ack.more });
