@@ -49,7 +49,7 @@ export class BridgeConnection {
     this.attackTimeout = attackTimeout;
     this.socket = io(url, { auth: { table, key }, autoConnect: false, reconnection: true, transports: ["websocket", "polling"], ...socket });
     /** The newest audit seq seen (`attack.resolved`, `attack.undone`, `table.sync`). */
-    this.seq = Number.isInteger(since) && since > 0 ? since : 0;
+    this.seq = typeof since === "number" && Number.isInteger(since) && since > 0 ? since : 0;
     this._fromNow = since === null;
     this._ready = false;
     this._onSync = null;
