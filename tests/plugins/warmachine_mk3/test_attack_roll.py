@@ -221,7 +221,7 @@ def test_a_declared_boost_is_free_and_not_asked_again():
 
 def test_declared_extra_dice_are_added_at_5a():
     record = run(tokens(jack(focus=0), grunt("a", ARM=40)), dice=[1, 2, 3, 1, 1], modifiers={"extra_attack_dice": 1})
-    assert {"number": "attack_dice", "from": 2, "to": 3, "plugin": "vtt_warmachine_mk3"} in (
+    assert {"number": "attack_dice", "from": 2, "to": 3, "plugin": "warmachine_mk3"} in (
         step(record, "attack_roll_dice_count", "a")["changes"]
     )
 
