@@ -574,11 +574,11 @@ def make_host(
     extra = [p for p in env.get(PLUGINS_ENV, "").split(",") if p.strip()] + list(plugins)
     for plugin in extra:
         if isinstance(plugin, str):
-            name = plugin.strip()
+            name = _installed_name(plugin.strip())
             if pm.is_blocked(name) or pm.has_plugin(name):
                 continue
             try:
-                module = _import_plugin(name)
+                module = _import_plugin(plugin.strip())
             except ImportError as exc:
                 raise PluginValidationError(
                     f"cannot import plugin {name!r}: {exc}", details={"plugin": name}
@@ -587,7 +587,8 @@ def make_host(
                 continue  # installed and also named for development: load it once
             pm.register(module, name=name)
         else:
-            pm.register(plugin, name=getattr(plugin, "__name__", None) or type(plugin).__name__)
+            name = getattr(plugin, "__name__", None) or type(plugin).__name__
+            pm.register(plugin, name=_installed_name(name) if isinstance(plugin, ModuleType) else name)
 
     rulesets: dict[str, Ruleset] = {}
     owners: dict[str, str] = {}
@@ -621,6 +622,18 @@ def make_host(
     if traced:
         _trace_calls(host)
     return host
+
+
+def _installed_name(module: str) -> str:
+    """The name a plugin module is installed under (its ``vtt_bridge`` entry point), else ``module``.
+
+    Packs key their token flags and declarables by that name, so a host built from
+    module paths (``entry_points=False``, ``$VTT_BRIDGE_PLUGINS``) names them the same.
+    """
+    from importlib.metadata import entry_points
+
+    names = sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.value == module)
+    return names[0] if names else module
 
 
 def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, Any]) -> None:

@@ -194,7 +194,8 @@ def exalted2e_attack_reroll(ctx: AttackContext) -> None:
     A pack whose option was chosen rolls its new dice through ``ctx.dice``
     (a complete reroll: ``ctx.attack_pool`` d10, target 7, double 10). The
     ruleset's own implementation then keeps the best of the step-3 roll and
-    every roll made at this step (the others are marked discarded), sets
+    every roll made at this step (rerolls set aside are marked discarded; the
+    step-3 roll stays as judged there, and a note says which roll counts), sets
     ``ctx.attack_successes`` and ``ctx.outcome["botch"]``, and ends the cycle on
     a miss (no successes; a botch when a 1 shows).
 

@@ -57,6 +57,8 @@ __all__ = [
     "onslaught_key",
     "range_penalty",
     "roll_pool",
+    "keep_better",
+    "kept_note",
     "soak",
     "successes",
     "total_soak",
@@ -110,8 +112,10 @@ def keep_better(rolls: Sequence[Any]) -> Any:
     """After a reroll the better result is final (seed 002, step 4); the others are set aside.
 
     Better means more successes; between two failures, one without a 1 is better
-    than a botch. The rolls set aside are marked discarded, so the card shows them
-    struck through. Returns the roll that counts.
+    than a botch. ``rolls[0]`` is the first roll, the others the rerolls made at
+    the reroll step. Rerolls set aside are marked discarded, so the card shows them
+    struck through under that step; the first roll stays as it was judged at its
+    own step (the caller notes when it is set aside). Returns the roll that counts.
     """
     best = rolls[0]
     rank = best.successes, 1 not in best.active
@@ -119,10 +123,20 @@ def keep_better(rolls: Sequence[Any]) -> Any:
         mine = roll.successes, 1 not in roll.active
         if mine > rank:
             best, rank = roll, mine
-    for roll in rolls:
+    for roll in rolls[1:]:
         if roll is not best:
             roll.discard_all()
     return best
+
+
+def kept_note(first: Any, best: Any) -> str:
+    """The card's line after a reroll: which roll counts (seed 002, step 4)."""
+    def n(roll: Any) -> str:
+        return f"{roll.successes} success{'' if roll.successes == 1 else 'es'}"
+
+    if best is first:
+        return f"the first roll stands ({n(first)}); the reroll is set aside"
+    return f"the reroll counts ({n(best)}); the first roll ({n(first)}) is set aside"
 
 
 STUNT_DICE: Mapping[str, int] = {"1": 1, "2": 2, "3": 3}

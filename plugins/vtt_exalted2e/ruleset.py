@@ -459,7 +459,9 @@ def exalted2e_attack_reroll(ctx) -> None:
     best = st.roll
     rerolls = ctx.dice.rolls[st.mark :]
     if rerolls:
-        st.roll = best = rules.keep_better([best, *rerolls])
+        first = best
+        st.roll = best = rules.keep_better([first, *rerolls])
+        ctx.note(rules.kept_note(first, best))
     successes = best.successes + ctx.auto_successes
     ctx.attack_successes = successes
     outcome = ctx.outcome

@@ -131,8 +131,9 @@ def exalted2e_mass_attack_reroll(ctx: AttackContext) -> None:
     The pack whose option was chosen (``ctx.answer("attack_reroll")``) rolls its
     reroll through ``ctx.dice`` in this step (``vtt_exalted2e.rules.roll_pool``).
     The ruleset's own implementation keeps the better of the attack roll and the
-    rolls made in this step, sets the others aside, and counts it again with the
-    Magnitude difference.
+    rolls made in this step, sets the others aside (a reroll struck through under
+    this step; the first roll stays as judged, a note says it is set aside), and
+    counts it again with the Magnitude difference.
 
     :param ctx: the attack context.
     :return: nothing; the value is ignored.

@@ -268,7 +268,10 @@ def exalted2e_mass_attack_reroll(ctx) -> None:
     st = _state(ctx)
     rerolls = ctx.dice.rolls[st.mark :]
     if rerolls:
-        _count_attack(ctx, st, exalted.keep_better([ctx.stash[ATTACK_ROLL], *rerolls]))
+        first = ctx.stash[ATTACK_ROLL]
+        best = exalted.keep_better([first, *rerolls])
+        ctx.note(exalted.kept_note(first, best))
+        _count_attack(ctx, st, best)
 
 
 # ---------------------------------------------------------------------------
@@ -321,6 +324,7 @@ def exalted2e_mass_defense_reroll(ctx) -> None:
     if rerolls:
         before = first.successes
         best = exalted.keep_better([first, *rerolls])
+        ctx.note(exalted.kept_note(first, best))
         ctx.stash[DEFENSE_ROLL] = best
         ctx.dv += best.successes - before
     ctx.successes = rules.past_dv(st.past_penalty, ctx.dv)  # a pack may have raised DV too

@@ -74,7 +74,9 @@ def godsgloom_active_pool_reroll(ctx: AttackContext) -> None:
     successes too; the new results replace the old. Asked again until it answers "decline".
 
     The ruleset's own implementation rerolls every die the attacker rolled, both
-    colours (``ctx.dice.reroll`` per die), and spends one of
+    colours, as a roll of this step per colour ("attacker 🟥 Pool Reroll": the
+    replaced results ``rerolled``, the new ones after them; ATC.10's roll stays as
+    judged), and spends one of
     ``ctx.attacker_pool_rerolls``; answer None or "decline" does
     nothing. Ids it does not know (a pack's own options) are left to that pack.
 
@@ -102,7 +104,8 @@ def godsgloom_active_single_reroll(ctx: AttackContext) -> None:
     """Step RDP.10. The active player rerolls one die it picks, one at a time, each
     after seeing the last result; the same die may be rerolled again.
 
-    The ruleset's own implementation rerolls the chosen die and spends one of
+    The ruleset's own implementation rerolls the chosen die as a roll of this step
+    ("attacker 🟥 die 2 reroll") and spends one of
     ``ctx.attacker_single_rerolls``; answer None or "decline" does nothing.
 
     :param ctx: the attack context; ``ctx.answer("active_single_reroll")`` holds the choice.
@@ -166,8 +169,8 @@ def godsgloom_criticals(ctx: AttackContext) -> None:
     1s on its 🟦 → one extra 🟦. Extra dice count at once and can't be rerolled.
 
     The ruleset's own implementation checks the attacker, then the defender (🟥
-    before 🟦), adds each extra die to its pool's roll (``ctx.dice.add``) and
-    recounts ``ctx.<side>_hits`` / ``ctx.<side>_blocks`` from the dice.
+    before 🟦), rolls each extra die as a roll of this step ("attacker 🟥
+    critical extra die"), adds it to its pool and recounts ``ctx.<side>_hits`` / ``ctx.<side>_blocks`` from the dice.
 
     :param ctx: the attack context.
     :return: None; the result is ignored.

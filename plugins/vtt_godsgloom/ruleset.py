@@ -37,21 +37,40 @@ DONE = Option(id="decline", label="Done: no more rerolls")
 
 
 class _Pool:
-    """One rolled pool of one side: its roll, and which die now stands at each position.
+    """One rolled pool of one side: the die standing at each position, and extra dice.
 
-    A reroll appends the new result to the roll; ``positions[p]`` follows the die at
-    position ``p`` to its newest result. Extra dice from Critical Effects are added to
-    the roll but get no position: they can't be rerolled.
+    ATC.10's roll stays on the card as it was judged there. A reroll is a roll of
+    its own under the RDP step that chose it (:func:`_reroll`); ``faces[p]`` is
+    the newest result at position ``p``. Extra dice from Critical Effects are a
+    roll of their own under ATC.30: they count, but can't be rerolled.
     """
 
-    __slots__ = ("roll", "positions")
+    __slots__ = ("roll", "faces", "extra")
 
     def __init__(self, roll: Roll) -> None:
         self.roll = roll
-        self.positions = list(range(len(roll.faces)))
+        self.faces = list(roll.faces)
+        self.extra: list[int] = []
 
     def standing(self) -> list[int]:
-        return [self.roll.faces[i] for i in self.positions]
+        return list(self.faces)
+
+    @property
+    def successes(self) -> int:
+        return sum(1 for face in self.faces if face >= SUCCESS) + sum(1 for face in self.extra if face >= SUCCESS)
+
+
+def _reroll(ctx: AttackContext, pool: _Pool, label: str, slots: list[int]) -> None:
+    """Reroll the dice at ``slots`` as a roll of the current step.
+
+    The roll shows the results it replaces as ``rerolled`` and the new results
+    after them (Foundry's own way of writing a reroll), so the card reads the
+    reroll under the step that made it and the earlier roll stays as judged.
+    """
+    roll = Roll(label, 6, [pool.faces[s] for s in slots], target=SUCCESS, step=ctx.dice.step)
+    ctx.dice.rolls.append(roll)
+    for i, slot in enumerate(slots):
+        pool.faces[slot] = roll.faces[ctx.dice.reroll(roll, i)]
 
 
 #: The dice of this test, by (side, colour).
@@ -76,8 +95,8 @@ def _tally(ctx: AttackContext) -> None:
     pools = ctx.stash[POOLS]
     for side in SIDES:
         hits, blocks = pools.get((side, "attack")), pools.get((side, "defence"))
-        setattr(ctx, f"{side}_hits", hits.roll.successes if hits else 0)
-        setattr(ctx, f"{side}_blocks", blocks.roll.successes if blocks else 0)
+        setattr(ctx, f"{side}_hits", hits.successes if hits else 0)
+        setattr(ctx, f"{side}_blocks", blocks.successes if blocks else 0)
 
 
 def setup(ctx: AttackContext) -> None:
@@ -197,7 +216,7 @@ def _pool_reroll(ctx: AttackContext, side: str, decision: str) -> None:
     # RDP.10: every die of the pool, both colours, successes too; new results replace old.
     for colour, pool in rolled:
         before = pool.standing()
-        pool.positions = [ctx.dice.reroll(pool.roll, index) for index in pool.positions]
+        _reroll(ctx, pool, f"{side} {ICON[colour]} Pool Reroll", list(range(len(pool.faces))))
         ctx.note(f"{side} Pool Reroll on {ICON[colour]}: {before} → {pool.standing()}")
     _tally(ctx)
 
@@ -208,13 +227,13 @@ def _single_reroll(ctx: AttackContext, side: str, decision: str) -> None:
     if choice is None or choice.kind != "die":
         return
     pool = ctx.stash[POOLS].get((side, choice.colour))
-    if pool is None or choice.position > len(pool.positions):
+    if pool is None or choice.position > len(pool.faces):
         raise InvalidRequest(f"the {side} has no such die to reroll", details={"reroll": [answer.option]})
     _spend(ctx, side, "single")
     slot = choice.position - 1
-    before = pool.roll.faces[pool.positions[slot]]
-    pool.positions[slot] = ctx.dice.reroll(pool.roll, pool.positions[slot])
-    after = pool.roll.faces[pool.positions[slot]]
+    before = pool.faces[slot]
+    _reroll(ctx, pool, f"{side} {ICON[choice.colour]} die {choice.position} reroll", [slot])
+    after = pool.faces[slot]
     ctx.note(f"{side} rerolls {ICON[choice.colour]} die {choice.position}: {before} → {after}")
     _tally(ctx)
 
@@ -267,14 +286,15 @@ def godsgloom_criticals(ctx: AttackContext) -> None:
     pools = ctx.stash[POOLS]
     for side in SIDES:
         attack, defence = pools.get((side, "attack")), pools.get((side, "defence"))
-        crit = critical_effects(attack.roll.active if attack else (), defence.roll.active if defence else ())
+        crit = critical_effects(attack.standing() if attack else (), defence.standing() if defence else ())
         for colour, pool, extra, why in (
             ("attack", attack, crit.extra_attack, "two or more 6s"),
             ("defence", defence, crit.extra_defence, "two or more 1s"),
         ):
             if extra:
-                (index,) = ctx.dice.add(pool.roll, 1)
-                ctx.note(f"{side}: {why} on {ICON[colour]} — one extra {ICON[colour]} rolled: {pool.roll.faces[index]}")
+                (face,) = ctx.dice.roll(1, 6, label=f"{side} {ICON[colour]} critical extra die", target=SUCCESS).faces
+                pool.extra.append(face)
+                ctx.note(f"{side}: {why} on {ICON[colour]} — one extra {ICON[colour]} rolled: {face}")
     _tally(ctx)
 
 

@@ -168,8 +168,8 @@ def warmachine_mk3_attack_roll_dice(ctx: AttackContext) -> None:
     """Step 5b. Roll the dice.
 
     The ruleset's own implementation rolls ``ctx.attack_dice`` d6. When the sequence
-    came back from 5e, the dice removed at 5c are added back first and the earlier
-    roll is marked rerolled.
+    came back from 5e, the dice removed at 5c are added back first and the reroll is
+    a roll of its own ("attack roll (reroll)"); the earlier roll stays as it was judged.
 
     :param ctx: the attack context.
     :return: None; the result is ignored.
@@ -358,8 +358,8 @@ def warmachine_mk3_damage_roll_dice(ctx: AttackContext) -> None:
     """Step 9b. Roll the dice.
 
     The ruleset's own implementation rolls ``ctx.damage_dice`` d6. When the sequence
-    came back from 9e, the dice removed at 9c are added back first and the earlier
-    roll is marked rerolled.
+    came back from 9e, the dice removed at 9c are added back first and the reroll is
+    a roll of its own ("damage roll (reroll)"); the earlier roll stays as it was judged.
 
     :param ctx: the attack context.
     :return: None; the result is ignored.

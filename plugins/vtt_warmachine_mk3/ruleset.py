@@ -129,15 +129,15 @@ def _discard_lowest(roll: Roll, count: int) -> list[int]:
 
 
 def _fresh_roll(ctx: AttackContext, rolls: dict[str, Roll], n: int, label: str, modifier: int) -> Roll:
-    """Steps 5b/9b: roll; coming back from a reroll, the removed dice return first."""
+    """Steps 5b/9b: roll; coming back from a reroll, the removed dice return first.
+
+    A reroll is a roll of its own under this step; the roll it replaces stays on
+    the card as it was judged (removed dice and all).
+    """
     model = ctx.item or ""
     previous = rolls.get(model)
     if previous is not None:  # seed 001, 5e/9e: "add all dice removed in step c back to the roll"
         removed = [i for i in range(len(previous.faces)) if not previous.is_active(i)]
-        for i in removed:
-            previous.restore(i)
-        for i in range(len(previous.faces)):
-            previous.mark(i, "rerolled")
         if removed:
             ctx.note(f"the {len(removed)} removed {'die is' if len(removed) == 1 else 'dice are'} added back")
         label += " (reroll)"

@@ -138,14 +138,20 @@ def test_a_chosen_reroll_is_marked_rerolled_without_foundrys_r_modifier():
     ]  # fmt: skip
 
 
-def test_a_pool_reroll_then_an_extra_die_reads_as_two_terms(examples):
-    # GODSGLOOM ATC.30: "two or more 6s" on 🟥 rolls one extra 🟥 die, after the Pool Reroll.
+def test_a_pool_reroll_and_an_extra_die_are_rolls_under_the_steps_that_made_them(examples):
+    # GODSGLOOM: ATC.10's roll stays as judged; RDP.10's Pool Reroll and ATC.30's extra die
+    # ("two or more 6s" on 🟥) are rolls of their own under those steps.
     steps = examples["rerolls_and_criticals.json"]["steps"]
-    red = next(r for r in rolls_of(steps) if r["options"]["flavor"] == "attacker 🟥")
-    assert red["formula"] == "4d6cs>=3 + 1d6cs>=3" and red["total"] == 5 == foundry_total(red)
-    first, extra = red["terms"][0], red["terms"][2]
-    assert sum(1 for r in first["results"] if r.get("rerolled")) == 4 and len(first["results"]) == 8
-    assert [r["result"] for r in extra["results"]] == [5]
+    by_step = {(s["step"], r["options"]["flavor"]): r for s in steps for r in s["rolls"]}
+    red = by_step[("roll", "attacker 🟥")]
+    assert red["formula"] == "4d6cs>=3" and red["total"] == 1 == foundry_total(red)
+    assert all(r["active"] for r in red["terms"][0]["results"])
+    reroll = by_step[("active_pool_reroll", "attacker 🟥 Pool Reroll")]
+    assert reroll["formula"] == "4d6cs>=3" and reroll["total"] == 4 == foundry_total(reroll)
+    results = reroll["terms"][0]["results"]
+    assert [r.get("rerolled", False) for r in results] == [True] * 4 + [False] * 4
+    extra = by_step[("criticals", "attacker 🟥 critical extra die")]
+    assert extra["formula"] == "1d6cs>=3" and [r["result"] for r in extra["terms"][0]["results"]] == [5]
 
 
 def test_a_superseded_roll_keeps_its_dice_count():

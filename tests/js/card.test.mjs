@@ -136,3 +136,63 @@ test("show never prints null", () => {
   assert.equal(show({ anoria: 3 }), "anoria 3");
   assert.equal(show(false), "no");
 });
+
+// -- each roll as judged at its step; rerolls and extra dice under the step that made them ------
+
+import { describeRoll, totalOf } from "../../vtt_bridge/server/static/common/rolls.js";
+
+const RECORDS = ["exalted2e_counterattack.json", "exalted2e_mass_routs.json", "warmachine_reroll.json", "highest_die_parry.json", "godsgloom_rerolls.json"];
+
+/** Every step of a card, nested attacks' steps included. */
+const allSteps = (card) => card.steps.flatMap((s) => [s, ...s.children.flatMap(allSteps)]);
+
+test("every roll of every ruleset's record reads, in Foundry's terms, the total its step judged", () => {
+  for (const name of RECORDS) {
+    const card = cardModel(fixture(name));
+    const rolls = allSteps(card).flatMap((s) => s.rolls);
+    assert.ok(rolls.length > 0, name);
+    for (const roll of rolls) {
+      assert.equal(totalOf(roll), roll.total, `${name}: ${roll.options.flavor} ${roll.formula}`);
+      assert.doesNotMatch(roll.formula, /(^|\D)0d/, `${name}: ${roll.formula}`);
+      // No roll is struck through by a later step: a roll set aside is set aside where it was made.
+      assert.notEqual(describeRoll(roll).superseded, true, `${name}: ${roll.options.flavor}`);
+    }
+  }
+});
+
+test("GODSGLOOM: ATC.10 shows the dice as judged; each reroll and the critical dice sit under their own step", () => {
+  const card = cardModel(fixture("godsgloom_rerolls.json"));
+  const line = (roll) => {
+    const d = describeRoll(roll);
+    return `${plain(d.label)}: ${d.formula} [${d.faces.map((f) => (f.rerolled ? `(${f.value})` : f.value)).join(" ")}] = ${d.total}`;
+  };
+  const byStep = card.steps.filter((s) => s.rolls.length).map((s) => [s.title, s.rolls.map(line)]);
+  assert.deepEqual(byStep, [
+    [
+      "ATC.10 Roll",
+      ["attacker red: 4d6cs>=3 [1 2 6 2] = 1", "attacker blue: 1d6cs>=3 [5] = 1", "defender red: 1d6cs>=3 [3] = 1", "defender blue: 3d6cs>=3 [1 1 2] = 0"],
+    ],
+    [
+      "RDP.10 Active player: Pool Reroll",
+      ["attacker red Pool Reroll: 4d6cs>=3 [(1) (2) (6) (2) 4 6 6 3] = 4", "attacker blue Pool Reroll: 1d6cs>=3 [(5) 2] = 0"],
+    ],
+    ["RDP.20 Inactive player: Single-Die Reroll", ["defender blue die 3 reroll: 1d6cs>=3 [(2) 1] = 0"]],
+    ["RDP.20 Inactive player: Single-Die Reroll", ["defender blue die 3 reroll: 1d6cs>=3 [(1) 4] = 1"]],
+    ["ATC.30 Criticals", ["attacker red critical extra die: 1d6cs>=3 [5] = 1", "defender blue critical extra die: 1d6cs>=3 [3] = 1"]],
+  ]);
+  // The rerolls keep their colour on the card.
+  assert.deepEqual(card.steps[0].rolls.concat(card.steps.find((s) => s.step === "criticals").rolls).map(rollColour), ["red", "blue", "red", "blue", "red", "blue"]);
+});
+
+test("Warmachine: the missed attack roll stays as judged at 5b; the reroll is a roll under the 5b it returns to", () => {
+  const card = cardModel(fixture("warmachine_reroll.json"));
+  const dice = card.steps.filter((s) => s.step === "attack_roll_dice");
+  assert.equal(dice.length, 2);
+  const [first, again] = dice.map((s) => describeRoll(s.rolls[0]));
+  assert.deepEqual([first.label, first.formula, first.faces.map((f) => [f.value, f.active]), first.total], ["attack roll", "2d6 + 7", [[1, true], [2, true]], 10]);
+  assert.deepEqual([again.label, again.formula, again.faces.map((f) => [f.value, f.active]), again.total], ["attack roll (reroll)", "2d6 + 7", [[5, true], [4, true]], 16]);
+  // Between them, the step that chose the reroll, with its decision.
+  const between = card.steps.slice(card.steps.indexOf(dice[0]) + 1, card.steps.indexOf(dice[1]));
+  const reroll = between.find((s) => s.step === "attack_roll_reroll");
+  assert.deepEqual(reroll.decisions.map((d) => [d.key, d.how]), [["reroll_attack[caster]", "given"]]);
+});

@@ -194,3 +194,24 @@ def test_packs_run_in_the_same_order_in_the_kit_the_server_and_the_cli(install, 
     extra = vt.host("tests.kit.packs.broken", block=BUILTINS)
     assert [p.name for p in extra.plugins()][-1] == "tests.kit.packs.broken"
     assert extra.call_order("duel_roll")[0] == "tests.kit.packs.broken"
+
+
+def test_a_host_built_from_module_paths_keys_flags_as_the_packs_read_them():
+    """Without entry points, an installed pack named by module path (or passed as the module)
+    is registered under its entry-point name: its token flags are keyed ``excellencies``,
+    the key the pack reads (``flags.excellencies.charms``), not ``vtt_excellencies``."""
+    import vtt_excellencies
+
+    from pathlib import Path
+
+    example = json.loads((Path(__file__).resolve().parents[2] / "plugins/vtt_exalted2e/examples/excellencies_anoria_vs_monk.json").read_text())
+    for extra in ("vtt_excellencies", vtt_excellencies):
+        host = vt.host("vtt_exalted2e", extra, entry_points=False)
+        assert set(host.flag_schemas("exalted2e")) == {"excellencies"}
+        assert {p.name for p in host.plugins()} == {"exalted2e", "excellencies"}
+        # Anoria knows only the Second Excellency: the pack refuses her First, as it does on the server.
+        tokens = {t["id"]: t for t in example["tokens"]}
+        tokens["anoria"] = {**tokens["anoria"], "flags": {"excellencies": {"charms": ["second-excellency"]}}}
+        with pytest.raises(InvalidRequest, match="does not know Essence Overwhelming"):
+            vt.resolve("exalted2e", vt.tokens("exalted2e", tokens, host=host), host=host, attacker="anoria", targets=["monk"],
+                       declaration=example["declaration"], seed=example["seed"], answers=example["answers"])

@@ -385,3 +385,81 @@ def test_pack_data_the_server_refuses_is_named_and_nothing_is_created(restartabl
         assert server_request(live, seat.auth("gm"), "token.list")["tokens"] == []
     finally:
         context.close()
+
+
+def test_a_rerolled_warmachine_attack_shows_the_reroll_under_its_step(expect, live_server, seated, artifacts):
+    """Seed 001, step 5e: "Resolve effects that cause the attack roll to be rerolled. Return to
+    step b if needed." The missed roll [1 2] + 7 = 10 stays on the card as step 5b judged it;
+    the reroll [5 4] + 7 = 16 is a roll under the 5b the sequence returned to, after the 5e
+    step that chose it — on a page watching live and on one opened afterwards alike."""
+    import json
+    from pathlib import Path
+
+    example = json.loads((Path(__file__).resolve().parents[2] / "plugins/vtt_warmachine_mk3/examples/reroll_granted.json").read_text())
+    make, open_page, errors = seated
+    seat = make([{**token, "ruleset": example["ruleset"]} for token in example["tokens"]])
+    alice = open_page(seat, "alice")
+    done = ask(
+        live_server,
+        seat,
+        "attack",
+        {k: example[k] for k in ("ruleset", "attacker", "targets", "declaration", "dice", "answers")},
+    )
+    assert done["ok"], done
+    bob = open_page(seat, "bob")  # drawn from table.sync, not from the live steps
+    for page in (alice, bob):
+        card = page.locator(f'#chat .card[data-attack="{done["attack"]["id"]}"]')
+        expect(card).to_have_attribute("data-status", "resolved")
+        card.locator("details.fold > summary").click()
+        steps = card.locator("li.step")
+        expect(steps.first).to_be_visible()
+        order = steps.evaluate_all("ls => ls.map(l => l.dataset.step)")
+        first, again = [i for i, s in enumerate(order) if s == "attack_roll_dice"]
+        assert "attack_roll_reroll" in order[first + 1 : again], order
+        rolls = [steps.nth(i).locator(".roll") for i in (first, again)]
+        for roll, flavor, faces, total in ((rolls[0], "attack roll", ["1", "2"], "= 10"), (rolls[1], "attack roll (reroll)", ["5", "4"], "= 16")):
+            expect(roll).to_have_count(1)
+            expect(roll.locator(".flavor")).to_have_text(flavor)
+            expect(roll.locator("code")).to_have_text("2d6 + 7")
+            assert roll.locator(".die").evaluate_all("ds => ds.map(d => d.dataset.face)") == faces
+            assert roll.locator(".die.rerolled, .die.discarded").count() == 0
+            expect(roll.locator(".total")).to_have_text(total)
+        assert "superseded" not in (rolls[0].get_attribute("class") or "")
+        reroll = steps.nth(order.index("attack_roll_reroll", first))
+        expect(reroll.locator("[data-decision]")).to_contain_text("Reroll granted by Battlegroup captain")
+    alice.screenshot(path=str(artifacts / "warmachine-reroll-card.png"), full_page=True)
+    assert errors == []
+
+
+def test_the_declaration_offers_only_the_charms_the_attacker_knows(expect, live_server, seated, artifacts):
+    """The Excellencies pack: "``flags.excellencies.charms`` lists the Excellencies a character
+    knows; without it a token knows them all" — and the server refuses the others. The form
+    offers Hero (who knows only the Second Excellency) that one, Scout (no list) both, and
+    lists the Excellencies chosen at a decision without a box."""
+    make, open_page, errors = seated
+    hero = next(t for t in EXALTED_TOKENS if t["id"] == "hero")
+    tokens = [
+        {**hero, "flags": {"excellencies": {"charms": ["second-excellency", "third-excellency"]}}},
+        {**hero, "id": "scout", "name": "Scout"},
+        *(t for t in EXALTED_TOKENS if t["id"] != "hero"),
+    ]
+    seat = make(tokens, users=("alice",))
+    alice = open_page(seat, "alice")
+    alice.select_option("#attack-ruleset", "exalted2e")
+    alice.select_option("#attack-attacker", "hero")
+    boxes = alice.locator("#declaration [data-charm]")
+    expect(boxes).to_have_count(1)
+    assert boxes.evaluate_all("bs => bs.map(b => b.dataset.charm)") == ["second-excellency"]
+    listed = alice.locator("#declaration .declarable-options [data-option]")
+    assert listed.evaluate_all("ls => ls.map(l => l.dataset.option)") == ["third-excellency"]
+    alice.select_option("#attack-attacker", "scout")
+    expect(boxes).to_have_count(2)
+    assert boxes.evaluate_all("bs => bs.map(b => b.dataset.charm)") == ["first-excellency", "second-excellency"]
+    assert listed.evaluate_all("ls => ls.map(l => l.dataset.option)") == ["third-excellency", "solar-counterattack"]
+    # The GM teaches Scout nothing but the First Excellency: the open form follows.
+    assert ask(live_server, seat, "token.update", {"id": "scout", "flags": {"excellencies": {"charms": ["first-excellency"]}}})["ok"]
+    expect(boxes).to_have_count(1)
+    assert boxes.evaluate_all("bs => bs.map(b => b.dataset.charm)") == ["first-excellency"]
+    expect(listed).to_have_count(0)
+    alice.screenshot(path=str(artifacts / "declaration-known-charms.png"), full_page=True)
+    assert errors == []

@@ -112,6 +112,27 @@ test("the declaration dialog comes from the declaration schema and the declarabl
   assert.deepEqual(collectDeclaration(model, {}, []), { stunt: 0, charms: [] });
 });
 
+test("the declaration dialog offers only what the attacking token knows (flags.<plugin>.charms)", () => {
+  const ruleset = {
+    id: "exalted2e", title: "Exalted 2e",
+    declaration_schema: { type: "object", properties: { charms: { type: "array" } } },
+    declarables: [
+      { id: "first-excellency", label: "Essence Overwhelming", plugin: "excellencies", kind: "charm", params: { type: "object", properties: {} } },
+      { id: "second-excellency", label: "Essence Triumphant", plugin: "excellencies", kind: "charm", params: { type: "object", properties: {} } },
+      { id: "third-excellency", label: "Essence Resurgent", plugin: "excellencies", kind: "option" },
+    ],
+    flags: { excellencies: { type: "object", properties: { charms: { type: "array" } } } },
+  };
+  const hero = { id: "a-hero", flags: { excellencies: { charms: ["second-excellency"] } } };
+  const model = declarationModel(ruleset, {}, hero);
+  assert.deepEqual(model.declarables.map((d) => d.id), ["second-excellency"]);
+  assert.deepEqual(model.options, []); // Essence Resurgent is not known either
+  // An id it does not know cannot be sent, even if a stale form ticks it.
+  assert.deepEqual(collectDeclaration(model, {}, ["first-excellency", "second-excellency"]), { charms: [{ id: "second-excellency" }] });
+  const open = declarationModel(ruleset, {}, { id: "a-scout", flags: {} });
+  assert.deepEqual([open.declarables.map((d) => d.id), open.options.map((o) => o.id)], [["first-excellency", "second-excellency"], ["third-excellency"]]);
+});
+
 test("a field model draws as a form and reads back", async () => {
   const { formHtml, rawValues } = await import("../src/logic/form.js");
   const { fieldModel, walk, collect } = await import("../../../vtt_bridge/server/static/common/schema-form.js");

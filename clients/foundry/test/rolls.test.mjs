@@ -31,8 +31,11 @@ test("describeRoll lists each die with what it counted for", () => {
   assert.equal(d.formula, "{1d10,1d8}kh");
   assert.equal(d.total, 7);
   assert.deepEqual(d.faces.map((f) => [f.value, f.sides, f.active, f.discarded]), [[3, 10, false, true], [7, 8, true, false]]);
-  const red = examples.find((e) => e.example.endsWith("rerolls_and_criticals.json")).rolls.find((r) => r.options.flavor === "attacker 🟥");
-  const faces = describeRoll(red).faces;
+  // GODSGLOOM: ATC.10's roll as judged there; the Pool Reroll a roll of its own, the 4 replaced dice rerolled.
+  const gloom = examples.find((e) => e.example.endsWith("rerolls_and_criticals.json")).rolls;
+  const red = gloom.find((r) => r.options.flavor === "attacker 🟥");
+  assert.equal(describeRoll(red).faces.filter((f) => f.rerolled).length, 0);
+  const faces = describeRoll(gloom.find((r) => r.options.flavor === "attacker 🟥 Pool Reroll")).faces;
   assert.equal(faces.filter((f) => f.rerolled).length, 4);
   assert.ok(faces.every((f) => f.colour === "red"));
   const attack = examples.find((e) => e.example.endsWith("sword_vs_soldier.json")).rolls[0];

@@ -598,7 +598,8 @@ def test_reroll_keeps_the_better_roll_and_both_failing_misses(riposte_host):
     rolls = step(record, "attack_reroll")["rolls"]
     assert len(rolls) == 1 and rolls[0]["total"] == 6
     first = step(record, "attack_roll")["rolls"][0]
-    assert all(r["active"] is False and r["discarded"] for r in first["terms"][0]["results"])
+    assert first["total"] == 0 and all(r["active"] for r in first["terms"][0]["results"])  # as judged at step 3
+    assert step(record, "attack_reroll")["notes"][-1]["text"] == "the reroll counts (6 successes); the first roll (0 successes) is set aside"
     assert changes(record, "attack_reroll") == {"attack_successes": (0, 6)}
 
 

@@ -281,7 +281,8 @@ def test_a_reroll_is_counted_again_with_the_magnitude_difference():
     assert res.step("attack_reroll").value("successes") == 7
     assert res.damage == 4
     first = res.record["steps"][2]["rolls"][0]["terms"][0]["results"]
-    assert all(not r["active"] for r in first)  # the first roll is set aside
+    assert all(r["active"] for r in first)  # the first roll stays as judged at step 3; step 4 sets it aside
+    assert res.step("attack_reroll").notes[0][0] == "the reroll counts (5 successes); the first roll (0 successes) is set aside"  # dice only: +2 Magnitude
 
 
 def test_a_worse_reroll_leaves_the_first_roll_standing():

@@ -64,7 +64,32 @@ def rolls(record: dict[str, Any]) -> dict[str, list[tuple[int, bool]]]:
 
 
 def active(record: dict[str, Any], label: str) -> list[int]:
-    return [face for face, counts in rolls(record)[label] if counts]
+    """The dice of one colour as they stand at the end, read from the card.
+
+    ATC.10's roll (``label``) as judged there, then each later roll of that colour
+    under the step that made it: a Pool Reroll replaces every die, ``die N reroll``
+    the die at position N, a critical extra die is added.
+    """
+    standing: list[int] = []
+    for step in record["steps"]:
+        for roll in step["rolls"]:
+            flavor = roll["options"]["flavor"]
+            if flavor != label and not flavor.startswith(label + " "):
+                continue
+            new = [r["result"] for t in roll["terms"] if t["class"] == "Die" for r in t["results"] if r["active"]]
+            rest = flavor[len(label) :].strip()
+            if not rest:
+                standing = new
+            elif rest == "Pool Reroll":
+                assert len(new) == len(standing)
+                standing = new
+            elif rest.startswith("die ") and rest.endswith(" reroll"):
+                (face,) = new
+                standing[int(rest.split()[1]) - 1] = face
+            else:
+                assert rest == "critical extra die", flavor
+                standing = standing + new
+    return standing
 
 
 def steps(record: dict[str, Any], name: str) -> list[dict[str, Any]]:

@@ -111,10 +111,16 @@ def test_pool_reroll_rerolls_every_die_both_colours_successes_too_and_the_new_re
     res.answer("pool")
     assert res.advance() is None  # the only Pool Reroll is spent: not asked again
     record = res.record
-    assert rolls(record)["attacker 🟥"] == [(6, False), (5, False), (1, False), (1, True), (2, True), (2, True)]
-    assert rolls(record)["attacker 🟦"] == [(2, False), (2, False), (4, True), (1, True)]
-    results = steps(record, "roll")[0]["rolls"][0]["terms"][0]["results"]
-    assert all(r.get("rerolled") for r in results[:3])
+    # ATC.10 shows the dice as judged there; the reroll is a roll of its own under RDP.10,
+    # the replaced dice marked rerolled and the new results after them.
+    assert rolls(record)["attacker 🟥"] == [(6, True), (5, True), (1, True)]
+    assert rolls(record)["attacker 🟥 Pool Reroll"] == [(6, False), (5, False), (1, False), (1, True), (2, True), (2, True)]
+    assert rolls(record)["attacker 🟦 Pool Reroll"] == [(2, False), (2, False), (4, True), (1, True)]
+    (reroll_step,) = [s for s in steps(record, "active_pool_reroll") if s["rolls"]]
+    red = reroll_step["rolls"][0]
+    assert red["formula"] == "3d6cs>=3" and red["total"] == 0
+    assert all(r.get("rerolled") for r in red["terms"][0]["results"][:3])
+    assert steps(record, "roll")[0]["rolls"][0]["total"] == 2
     assert changes(record, "active_pool_reroll") == {
         "attacker_pool_rerolls": (1, 0), "attacker_hits": (2, 0), "attacker_blocks": (0, 1),
     }  # fmt: skip
@@ -136,7 +142,16 @@ def test_single_die_rerolls_one_at_a_time_the_same_die_twice():
     res.answer("die:attack:1")
     assert res.advance() is None
     record = res.record
-    assert rolls(record)["attacker 🟥"] == [(1, False), (4, True), (4, True), (2, False), (5, True)]
+    assert rolls(record)["attacker 🟥"] == [(1, True), (4, True), (4, True)]  # as judged at ATC.10
+    rerolled = [s["rolls"] for s in steps(record, "active_single_reroll") if s["rolls"]]
+    assert [[(r["options"]["flavor"], r["formula"], r["total"]) for r in rs] for rs in rerolled] == [
+        [("attacker 🟥 die 1 reroll", "1d6cs>=3", 0)],
+        [("attacker 🟥 die 1 reroll", "1d6cs>=3", 1)],
+    ]
+    assert [[(x["result"], x["active"]) for x in rs[0]["terms"][0]["results"]] for rs in rerolled] == [
+        [(1, False), (2, True)],
+        [(2, False), (5, True)],
+    ]
     assert [(d["key"], d["answer"]["option"], d["how"]) for d in record["decisions"]] == [
         ("active_single_reroll", "die:attack:1", "answered"),
         ("active_single_reroll", "die:attack:1", "answered"),
@@ -151,7 +166,7 @@ def test_single_die_rerolls_given_in_advance_as_a_list():
         dice=[1, 4, 4, 2, 2, 2, 2, 2, 2, 2, 5],
         answers={"active_single_reroll": ["die:attack:1", "die:attack:1"]},
     )
-    assert active(record, "attacker 🟥") == [4, 4, 5]
+    assert active(record, "attacker 🟥") == [5, 4, 4]  # die 1: 1 → 2 → 5
     assert [d["how"] for d in record["decisions"]] == ["given", "given"]
 
 
@@ -179,7 +194,7 @@ def test_the_inactive_player_rerolls_after_the_active_one():
         ("inactive_single_reroll", "d", "die:attack:1"),
     ]
     assert active(record, "defender 🟦") == [5, 6]
-    assert active(record, "defender 🟥") == [2, 4]
+    assert active(record, "defender 🟥") == [4, 2]
     outcome = record["outcome"]
     assert (outcome["defender_hits"], outcome["defender_blocks"], outcome["attacker_wounds"]) == (1, 2, 1)
     assert after(record, "a")["health"]["current"] == 4
@@ -238,7 +253,7 @@ def test_criticals_read_the_dice_as_they_stand_after_rerolls():
         dice=[2, 2, 3, 2, 2, 2, 2, 2, 2, 6, 6, 1],
         answers={"active_single_reroll": ["die:attack:1", "die:attack:2"]},
     )
-    assert active(record, "attacker 🟥") == [3, 6, 6, 1]
+    assert active(record, "attacker 🟥") == [6, 6, 3, 1]  # dice 1 and 2 rerolled to 6s, then the extra die
     assert [n["text"] for n in steps(record, "criticals")[0]["notes"]][0].startswith("attacker: two or more 6s")
 
 

@@ -14,19 +14,20 @@ from ..godsgloom.helpers import active, changes, host, run, start, steps, unit
 from vtt_godsgloom_momentum.rules import holds, onslaught_applies
 
 PACK = "vtt_godsgloom_momentum"
+NAME = "godsgloom_momentum"  # its entry-point name: the host names it so, loaded by path too
 MISS_9 = [2] * 9
 
 
 def test_the_pack_implements_only_the_reroll_and_auto_success_steps():
     h = host(PACK)
-    plugin = h.pm.get_plugin(PACK)
+    plugin = h.pm.get_plugin(NAME)
     assert {c.name for c in h.pm.get_hookcallers(plugin)} == {
         "godsgloom_reroll", "godsgloom_auto_successes", "vtt_bridge_declarables"
     }  # fmt: skip
     listed = {d.id: d for d in h.declarables("godsgloom")}
     assert set(listed) == {"momentum", "onslaught"}
     assert not any(d.inert for d in listed.values())  # a token's traits act undeclared
-    assert h.call_order("godsgloom_reroll") == [PACK, "vtt_godsgloom"]  # before the ruleset's own
+    assert h.call_order("godsgloom_reroll") == [NAME, "godsgloom"]  # before the ruleset's own
 
 
 def test_momentum_offers_one_single_die_reroll_per_test_to_its_holder():
@@ -36,10 +37,10 @@ def test_momentum_offers_one_single_die_reroll_per_test_to_its_holder():
     res.answer("die:attack:1")
     assert res.advance() is None  # one per test: spent, not asked again
     record = res.record
-    assert active(record, "attacker 🟥") == [2, 2, 4]
+    assert active(record, "attacker 🟥") == [4, 2, 2]
     reroll = steps(record, "reroll")[0]
     assert reroll["changes"] == [
-        {"number": "attacker_single_rerolls", "from": 0, "to": 1, "plugin": PACK}
+        {"number": "attacker_single_rerolls", "from": 0, "to": 1, "plugin": NAME}
     ]
     assert "a" not in record["changes"]  # Momentum is not a token resource
 
@@ -93,7 +94,7 @@ def test_onslaught_adds_an_auto_hit_at_atc_40(attack, holder, expected):
     record = run(who.get("attacker"), who.get("defender"), declaration={"attack": attack}, dice=dice, packs=(PACK,))
     assert changes(record, "auto_successes") == expected
     for change in steps(record, "auto_successes")[0]["changes"]:
-        assert change["plugin"] == PACK
+        assert change["plugin"] == NAME
 
 
 def test_the_onslaught_hit_is_cancelled_like_any_other():
@@ -122,4 +123,4 @@ def test_example_requests_resolve(path):
     data = json.loads(path.read_text())
     record = resolve_request(host(PACK), data)
     assert record["dice_used"] == len(data["dice"])
-    assert any(c["plugin"] == PACK for s in record["steps"] for c in s["changes"])
+    assert any(c["plugin"] == NAME for s in record["steps"] for c in s["changes"])

@@ -24,8 +24,8 @@ def test_the_pack_changes_only_steps_5e_6_9e_and_9g():
 
 def test_the_pack_runs_before_the_rulesets_own_step():
     host = make_host(plugins=["vtt_warmachine_mk3", "vtt_warmachine_abilities"], entry_points=False, environ={})
-    assert host.call_order("warmachine_mk3_redirect") == ["vtt_warmachine_abilities", "vtt_warmachine_mk3"]
-    assert host.call_order("warmachine_mk3_damage_transfer") == ["vtt_warmachine_abilities", "vtt_warmachine_mk3"]
+    assert host.call_order("warmachine_mk3_redirect") == ["warmachine_abilities", "warmachine_mk3"]
+    assert host.call_order("warmachine_mk3_damage_transfer") == ["warmachine_abilities", "warmachine_mk3"]
 
 
 def test_without_the_ruleset_the_pack_still_loads():
@@ -52,16 +52,16 @@ def test_the_pack_lists_its_abilities_and_the_flags_it_keeps():
     listed = {d.id: d for d in host.declarables("warmachine_mk3")}
     assert set(listed) == {"reroll", "grants_reroll", "shield_guard", "transference"}
     assert all(d.kind == "option" and d.inert for d in listed.values())
-    flags = host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"shield_guard": True}})
+    flags = host.load_flags("warmachine_mk3", {"warmachine_abilities": {"shield_guard": True}})
     assert flags == {
-        "vtt_warmachine_abilities": {
+        "warmachine_abilities": {
             "reroll_attack": False, "reroll_damage": False, "grants_reroll": None,
             "shield_guard": True, "transference": True,
         }
     }  # fmt: skip
     with pytest.raises(InvalidRequest) as err:
-        host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"grants_reroll": 30}})
-    assert list(err.value.details["flags"]["vtt_warmachine_abilities"]) == ["grants_reroll"]
+        host.load_flags("warmachine_mk3", {"warmachine_abilities": {"grants_reroll": 30}})
+    assert list(err.value.details["flags"]["warmachine_abilities"]) == ["grants_reroll"]
     with pytest.raises(InvalidRequest) as err:
-        host.load_flags("warmachine_mk3", {"vtt_warmachine_abilities": {"sheild_guard": True}})
-    assert err.value.details == {"flags": {"vtt_warmachine_abilities": {"sheild_guard": ["Unknown field."]}}}
+        host.load_flags("warmachine_mk3", {"warmachine_abilities": {"sheild_guard": True}})
+    assert err.value.details == {"flags": {"warmachine_abilities": {"sheild_guard": ["Unknown field."]}}}

@@ -36,7 +36,7 @@ def test_a_guard_that_steps_in_is_hit_and_suffers_the_damage_instead():
     assert record["outcome"]["damage"] == 0
     notes = [n["text"] for n in step(record, "redirect")["notes"]]
     assert notes == ["Shield Guard: G steps in", "G is hit automatically instead of A"]
-    assert {"number": "redirect_to", "from": "", "to": "g", "plugin": "vtt_warmachine_abilities"} in (
+    assert {"number": "redirect_to", "from": "", "to": "g", "plugin": "warmachine_abilities"} in (
         step(record, "redirect")["changes"]
     )
 

@@ -53,7 +53,7 @@ def test_transferred_damage_is_marked_on_the_warbeast_and_costs_a_fury():
     assert record["outcome"]["models"]["w"]["damage"] == 6
     assert [s["item"] for s in record["steps"] if s["step"] == "apply_damage"] == ["w"]
     assert step(record, "damage_transfer", "k")["notes"][0] == {
-        "text": "damage transference: K spends 1 fury (2 → 1)", "plugin": "vtt_warmachine_abilities",
+        "text": "damage transference: K spends 1 fury (2 → 1)", "plugin": "warmachine_abilities",
     }
 
 

@@ -221,7 +221,7 @@ def test_a_declared_boost_is_free_and_not_asked_again():
 
 def test_declared_extra_dice_are_added_at_5a():
     record = run(tokens(jack(focus=0), grunt("a", ARM=40)), dice=[1, 2, 3, 1, 1], modifiers={"extra_attack_dice": 1})
-    assert {"number": "attack_dice", "from": 2, "to": 3, "plugin": "vtt_warmachine_mk3"} in (
+    assert {"number": "attack_dice", "from": 2, "to": 3, "plugin": "warmachine_mk3"} in (
         step(record, "attack_roll_dice_count", "a")["changes"]
     )
 
@@ -278,9 +278,11 @@ def test_an_attack_reroll_returns_to_5b_with_the_removed_dice_added_back():
     ]
     first = step(record, "attack_roll_dice", "a", 0)["rolls"][0]
     second = step(record, "attack_roll_dice", "a", 1)["rolls"][0]
-    assert [(r["result"], r["active"], r.get("rerolled", False)) for r in first["terms"][0]["results"]] == [
-        (1, False, True), (2, False, True), (3, False, True),  # the removed 1 came back, then all were rerolled
+    # The first roll stays as judged at 5d (the 1 removed); the reroll is a roll of its own.
+    assert [(r["result"], r["active"], r.get("discarded", False)) for r in first["terms"][0]["results"]] == [
+        (1, False, True), (2, True, False), (3, True, False),
     ]
+    assert first["formula"] == "3d6dl1 + 5" and first["total"] == 10 and "superseded" not in first["options"]
     assert faces(second) == [6, 5, 4] and active(second) == [6, 5]
     assert second["options"]["flavor"] == "attack roll (reroll)"
     assert step(record, "attack_roll_dice", "a", 1)["notes"][0]["text"] == "the 1 removed die is added back"

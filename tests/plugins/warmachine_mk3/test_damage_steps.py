@@ -90,7 +90,8 @@ def test_a_damage_reroll_returns_to_9b_with_the_removed_dice_added_back():
     )
     first = step(record, "damage_roll_dice", "a", 0)["rolls"][0]
     second = step(record, "damage_roll_dice", "a", 1)["rolls"][0]
-    assert all(r["rerolled"] and not r["active"] for r in first["terms"][0]["results"])
+    assert first["formula"] == "3d6dl1 + 12" and first["total"] == 15  # as judged at 9d, not folded into the reroll
+    assert not any(r.get("rerolled") for r in first["terms"][0]["results"])
     assert faces(second) == [6, 6, 2] and second["options"]["flavor"] == "damage roll (reroll)"
     assert record["outcome"]["models"]["a"]["damage"] == 10
     assert steps(record).count("damage_roll_would_damage[a]") == 2

@@ -10,7 +10,7 @@ import { io } from "socket.io-client";
 
 import { collect, fieldModel, walk, errorsAt, applyErrors, setValues } from "../../../../vtt_bridge/server/static/common/schema-form.js";
 import { doubleFaces, parseDouble } from "../../../../vtt_bridge/server/static/common/rolls.js";
-import { BridgeConnection, BridgeError } from "../logic/connection.js";
+import { BridgeConnection, BridgeError, questionId } from "../logic/connection.js";
 import { defaultAdapters } from "../logic/adapters.js";
 import { bridgeTokenId, bridgeUserName } from "../logic/ids.js";
 import { MODULE_ID, actorUpdateFromToken, bridgeFlags, isWriter, syncRequest, tokenFromActor } from "../logic/tokens.js";
@@ -73,6 +73,24 @@ function registerSettings() {
       onChange: reconnect,
     });
   }
+  // The newest audit seq this client saw, per table ("<table> <seq>"), so a Foundry
+  // restarted mid-game catches up from there (table.sync) instead of from the start.
+  game.settings?.register(MODULE_ID, "seen", { scope: "client", config: false, type: String, default: "" });
+}
+
+/**
+ * The seq this client saw last at `table`; null on a machine that never played there
+ * (it starts from now rather than carding the table's whole history).
+ * @param {string} table
+ */
+function seenAt(table) {
+  const [at, seq] = String(game.settings?.get(MODULE_ID, "seen") ?? "").split(" ");
+  return at === table && /^\d+$/.test(seq ?? "") ? Number(seq) : null;
+}
+
+/** @param {BridgeConnection} connection @param {string} table */
+function remember(connection, table) {
+  if (connection.seq > (seenAt(table) ?? -1)) void game.settings?.set(MODULE_ID, "seen", `${table} ${connection.seq}`);
 }
 
 /** @param {"url"|"table"|"key"} key */
@@ -87,10 +105,13 @@ async function connect() {
   const table = setting("table");
   const key = setting("key");
   if (!url || !table || !key) return null;
-  const connection = new BridgeConnection({ io, url, table, key });
+  const connection = new BridgeConnection({ io, url, table, key, since: seenAt(table) });
   connection.onDecision((decision, { signal }) => askDialog(decision, signal));
   connection.on("token.updated", ({ token }) => void writeBack(token));
   connection.on("connect", () => void refreshRulesets());
+  connection.on("attack.resolved", () => remember(connection, table));
+  connection.on("attack.undone", () => remember(connection, table));
+  connection.onSync((sync, { reconnect }) => caughtUp(connection, table, sync, reconnect), report);
   try {
     await connection.connect();
     state.connection = connection;
@@ -103,6 +124,36 @@ async function connect() {
     connection.close();
     return null;
   }
+}
+
+/**
+ * After a connect or a reconnection (table.sync): post the cards of this user's own
+ * attacks that no chat message shows yet (the attack went on while this Foundry was
+ * away), let the writer bring actors up to the tokens' versions, and say which
+ * questions the table still waits for.
+ * @param {BridgeConnection} connection @param {string} table @param {any} sync @param {boolean} reconnect
+ */
+async function caughtUp(connection, table, sync, reconnect) {
+  let posted = 0;
+  for (const record of sync.attacks) {
+    if (record.user === connection.user && !cardPosted(record.id)) {
+      await postCard(record);
+      posted += 1;
+    }
+  }
+  if (game.user && isWriter(game.user, gameUsers())) {
+    for (const token of sync.tokens) {
+      const actor = actorOf(token.id);
+      if (actor && bridgeFlags(actor.toObject()).version !== token.version) await writeBack(token);
+    }
+  }
+  for (const question of sync.pending) {
+    if (connection.open.has(questionId(question))) continue;
+    const who = (question.waiting ?? []).join(", ");
+    ui.notifications?.info(t("Pending", { prompt: String(question.prompt ?? question.key), who, left: String(Math.round(question.remaining ?? 0)) }));
+  }
+  if (reconnect) ui.notifications?.info(t("CaughtUp", { count: String(sync.attacks.length), posted: String(posted) }));
+  remember(connection, table);
 }
 
 async function refreshRulesets() {
@@ -376,12 +427,16 @@ async function openTabDialog(actor) {
 // ---------------------------------------------------------------------------------------
 
 /**
- * The declaration dialog. Resolves with the declaration, or null when cancelled.
- * @param {any} ruleset
+ * The declaration dialog: only what the attacking token knows. Resolves with the
+ * declaration, or null when cancelled.
+ * @param {any} ruleset @param {any} token  the attacker as the bridge keeps it (its flags)
  * @returns {Promise<object|null>}
  */
-async function declarationDialog(ruleset) {
-  const model = declarationModel(ruleset);
+async function declarationDialog(ruleset, token) {
+  const model = declarationModel(ruleset, {}, token);
+  const options = model.options.length
+    ? `<p class="hint">${esc(t("Attack.Options"))}</p><ul class="hint">${model.options.map((o) => `<li title="${esc(o.description)}">${esc(o.label)}</li>`).join("")}</ul>`
+    : "";
   const declarables = model.declarables
     .map(
       (d) =>
@@ -392,7 +447,7 @@ async function declarationDialog(ruleset) {
   const DialogV2 = foundry.applications.api.DialogV2;
   const result = await DialogV2.wait({
     window: { title: t("Attack.Title", { ruleset: model.title }) },
-    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}</div>`,
+    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}</div>`,
     buttons: [
       {
         action: "attack",
@@ -430,7 +485,10 @@ async function attack(options = {}) {
   if (!ruleset) throw new BridgeError("unknown_ruleset", flags.ruleset);
   let declaration = options.declaration ?? {};
   if (options.dialog !== false && !options.declaration) {
-    const chosen = await declarationDialog(ruleset);
+    // What the attacker knows, as the bridge has it (it refuses the rest); else as this world has it.
+    const id = idOf(attacker);
+    const token = await connection.request("token.get", { id }).then((ack) => ack.token, () => wantedToken(actor, id));
+    const chosen = await declarationDialog(ruleset, token);
     if (!chosen) return null;
     declaration = chosen;
   }
@@ -448,8 +506,17 @@ async function attack(options = {}) {
 // Chat cards
 // ---------------------------------------------------------------------------------------
 
-/** The attacker's client posts one card per resolution. @param {any} record */
+/** Is there a chat card of this attack already? @param {string} id */
+function cardPosted(id) {
+  return !!game.messages?.contents.some((/** @type {any} */ m) => m.flags?.[MODULE_ID]?.attack === id && !m.flags?.[MODULE_ID]?.gm);
+}
+
+/**
+ * The attacker's client posts one card per resolution (once: a resolution caught up
+ * after a reconnection and its late acknowledgement post one card). @param {any} record
+ */
 async function postCard(record) {
+  if (cardPosted(record.id)) return;
   const card = chatCard(record, { undo: true });
   const RollClass = foundry.dice.Roll;
   const rolls = card.rolls.map((data) => RollClass.fromData(/** @type {any} */ (data)));

@@ -6,6 +6,7 @@ declare global {
     "vtt-bridge.url": string;
     "vtt-bridge.table": string;
     "vtt-bridge.key": string;
+    "vtt-bridge.seen": string;
   }
 
   interface FlagConfig {

@@ -7,6 +7,12 @@
  * Questions (`decision`) go to `onDecision`'s handler: what it resolves with is the
  * answer; `undefined` (the dialog was closed) sends nothing, so the rules' default
  * applies when the question times out. `decision.closed` closes the open question.
+ *
+ * After every connect — the first, and each reconnection socket.io makes after a
+ * drop or a bridge restart — the connection catches up with `table.sync` from the
+ * newest audit `seq` it has seen (`since`, kept by the caller across restarts of
+ * Foundry) and hands what it missed to `onSync`'s handler: the attacks committed
+ * meanwhile, the undos, every token, and the questions still out for this user.
  */
 
 export class BridgeError extends Error {
@@ -32,13 +38,22 @@ export class BridgeConnection {
    * @param {string} options.key  this user's key (the GM key on the GM's machine)
    * @param {number} [options.timeout]  ms to wait for an ordinary acknowledgement
    * @param {number} [options.attackTimeout]  ms to wait for `attack` (questions included)
+   * @param {number|null} [options.since]  the newest audit seq this client saw before (0: catch
+   *   up from the table's first record; null: nothing to catch up on, start from now)
+   * @param {object} [options.socket]  more socket.io-client options (reconnection delays)
    */
-  constructor({ io, url, table, key, timeout = 15000, attackTimeout = 15 * 60 * 1000 }) {
+  constructor({ io, url, table, key, timeout = 15000, attackTimeout = 15 * 60 * 1000, since = 0, socket = {} }) {
     if (typeof io !== "function") throw new TypeError("io is socket.io-client's io()");
     if (!url || !table || !key) throw new BridgeError("invalid_request", "the bridge URL, table id and key are needed", {});
     this.timeout = timeout;
     this.attackTimeout = attackTimeout;
-    this.socket = io(url, { auth: { table, key }, autoConnect: false, reconnection: true, transports: ["websocket", "polling"] });
+    this.socket = io(url, { auth: { table, key }, autoConnect: false, reconnection: true, transports: ["websocket", "polling"], ...socket });
+    /** The newest audit seq seen (`attack.resolved`, `attack.undone`, `table.sync`). */
+    this.seq = typeof since === "number" && Number.isInteger(since) && since > 0 ? since : 0;
+    this._fromNow = since === null;
+    this._ready = false;
+    this._onSync = null;
+    this._onSyncError = null;
     this.user = null;
     this.role = null;
     this.table = null;
@@ -47,6 +62,60 @@ export class BridgeConnection {
     this._decide = null;
     this.socket.on("decision", (decision, reply) => this._asked(decision, reply));
     this.socket.on("decision.closed", (info) => this._closed(info));
+    this.socket.on("attack.resolved", (data) => this._saw(data?.attack?.seq));
+    this.socket.on("attack.undone", (data) => this._saw(data?.undo?.seq));
+    // socket.io reconnected on its own (a drop, a bridge restart): catch up.
+    this.socket.on("connect", () => {
+      if (this._ready) void this._catchUp(true).catch((err) => this._onSyncError?.(err));
+    });
+  }
+
+  _saw(seq) {
+    if (Number.isInteger(seq) && seq > this.seq) this.seq = seq;
+  }
+
+  /**
+   * What the client missed: `handler(sync, {reconnect})` after every connect, where
+   * `sync` is `{attacks, undone, tokens, pending, user, role, table, seq, more}` —
+   * the attacks (oldest first) and undos committed after the seq seen before, every
+   * token, the questions put to this user that are still out. `onError(err)` hears
+   * a catch-up that failed after a reconnection (the first one rejects `connect`).
+   * @param {(sync: any, how: {reconnect: boolean}) => unknown} handler
+   * @param {((err: unknown) => void)|null} [onError]
+   */
+  onSync(handler, onError = null) {
+    this._onSync = handler;
+    this._onSyncError = onError;
+  }
+
+  /**
+   * `table.sync` from the newest seq seen, paged (at most `pages` pages of 200
+   * records); advances `seq`.
+   */
+  async sync({ pages = 20 } = {}) {
+    const out = { attacks: [], undone: [], tokens: [], pending: [], user: null, role: null, table: null, seq: this.seq, more: false };
+    for (let page = 0; page < pages; page += 1) {
+      // From now: past every record, so the table, tokens and questions come without the history.
+      const ack = await this.request("table.sync", { since: this._fromNow ? Number.MAX_SAFE_INTEGER : this.seq });
+      this._fromNow = false;
+      out.attacks.push(...(ack.attacks || []).filter((a) => !a.kind || a.kind === "attack"));
+      out.undone.push(...(ack.undone || []));
+      Object.assign(out, { tokens: ack.tokens || [], pending: ack.pending || [], user: ack.user, role: ack.role, table: ack.table, more: !!ack.more });
+      if (ack.more && Number.isInteger(ack.next)) this._saw(ack.next);
+      else this._saw(ack.seq);
+      out.seq = this.seq;
+      if (!ack.more) break;
+    }
+    return out;
+  }
+
+  async _catchUp(reconnect) {
+    const sync = await this.sync();
+    if (sync.user) this.user = sync.user;
+    if (sync.role) this.role = sync.role;
+    if (sync.table) this.table = sync.table;
+    if (this._onSync) await this._onSync(sync, { reconnect });
+    return sync;
   }
 
   /** Connect and learn who we are (`table.get`). Rejects with the refusal's code. */
@@ -70,6 +139,8 @@ export class BridgeConnection {
     this.user = info.user;
     this.role = info.role;
     this.table = info.table;
+    await this._catchUp(false);
+    this._ready = true;
     return info;
   }
 
@@ -123,7 +194,9 @@ export class BridgeConnection {
     const payload = { ruleset, attacker, targets, declaration, request_id: requestId };
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return (await this.request("attack", payload, { timeout: this.attackTimeout })).attack;
+        const record = (await this.request("attack", payload, { timeout: this.attackTimeout })).attack;
+        this._saw(record?.seq);
+        return record;
       } catch (err) {
         if (!(err instanceof BridgeError) || err.code !== "server_stopping" || attempt >= 3) throw err;
         if (!(await this._reconnected(this.attackTimeout))) throw err;
@@ -178,6 +251,7 @@ export class BridgeConnection {
   }
 
   close() {
+    this._ready = false;
     for (const q of this.open.values()) q.close();
     this.socket.disconnect();
   }

@@ -3,6 +3,7 @@
  * packs let an attacker declare (Charms and abilities as checkboxes with their typed
  * parameters, from `rulesets.list` `declarables`), GM dice, and the odds before the roll. */
 
+import { declarablesFor } from "../common/declarables.js";
 import { errorsAt } from "../common/schema-form.js";
 import { failCard, onResolved } from "./chat.js";
 import { call, whenOffline, whenOnline } from "./connection.js";
@@ -69,7 +70,7 @@ export function renderAttackers() {
   select.value = state.attacker;
   state.targets = state.targets.filter((id) => state.tokens.get(id)?.ruleset === rid && id !== state.attacker);
   renderTargets();
-  if (!state.declaration || state.declaration.for !== `${rid}/${state.attacker}`) buildDeclaration();
+  if (!state.declaration || state.declaration.for !== declarationFor(rid)) buildDeclaration();
   else scheduleOdds();
 }
 
@@ -120,6 +121,12 @@ function renderTargets() {
 
 class FormError extends Error {}
 
+/** What the declaration form is built for: the ruleset, the attacker and what it knows. */
+function declarationFor(rid) {
+  const known = declarablesOf(rid, state.tokens.get(state.attacker));
+  return `${rid}/${state.attacker}/${[...known.declare, ...known.options].map((d) => d.id).join(",")}`;
+}
+
 /** Build the declaration fieldset for the current ruleset and attacker. */
 function buildDeclaration() {
   const rid = currentRuleset();
@@ -127,9 +134,11 @@ function buildDeclaration() {
   const attacker = state.tokens.get(state.attacker);
   const fieldset = $("declaration");
   const legend = h("legend", {}, "Declaration");
-  if (!schema || !schema.properties || !Object.keys(schema.properties).length || (Object.keys(schema.properties).length === 1 && schema.properties.charms && !declarablesOf(rid).length)) {
+  const known = declarablesOf(rid, attacker);
+  const installed = declarablesOf(rid, null).declare.length + declarablesOf(rid, null).options.length;
+  if (!schema || !schema.properties || !Object.keys(schema.properties).length || (Object.keys(schema.properties).length === 1 && schema.properties.charms && !installed)) {
     fill(fieldset, legend, h("p", { class: "hint" }, "This ruleset takes no declaration."));
-    state.declaration = { for: `${rid}/${state.attacker}`, read: () => ({}) };
+    state.declaration = { for: declarationFor(rid), read: () => ({}) };
     scheduleOdds();
     return;
   }
@@ -137,10 +146,10 @@ function buildDeclaration() {
   const props = { ...schema.properties };
   delete props.charms;
   const form = objectFields({ ...schema, properties: props }, { attacker, rid, path: [] });
-  const charms = schema.properties.charms ? declarables(rid) : null;
+  const charms = schema.properties.charms && installed ? declarables(known, attacker) : null;
   fill(fieldset, legend, ...form.nodes, ...(charms ? [charms.node] : []));
   state.declaration = {
-    for: `${rid}/${state.attacker}`,
+    for: declarationFor(rid),
     read() {
       const out = form.read() ?? {};
       const picked = charms ? charms.read() : [];
@@ -489,19 +498,22 @@ function renderOdds(odds) {
 
 // -- declarables: Charms and abilities the packs offer --------------------------------
 
-/** What an attacker may declare under a ruleset (none from a server without declarables). */
-export function declarablesOf(rid) {
-  const list = state.rulesets.get(rid)?.declarables;
-  return Array.isArray(list) ? list : [];
+/**
+ * What `attacker` may declare under a ruleset, and the decision options it knows
+ * (../common/declarables.js: only what the token knows; none from a server without declarables).
+ */
+export function declarablesOf(rid, attacker) {
+  return declarablesFor(state.rulesets.get(rid), attacker ?? null);
 }
 
 /**
- * Checkboxes, one per declarable, grouped by pack; a checked one shows its parameters
- * (typed fields). `read()` gives `declaration.charms`: `[{id, ...params}]`.
+ * Checkboxes, one per declarable the attacker knows, grouped by pack; a checked one
+ * shows its parameters (typed fields). The decision options it knows are listed
+ * under them, without a box: they are chosen when asked. `read()` gives
+ * `declaration.charms`: `[{id, ...params}]`.
  */
-function declarables(rid) {
-  const list = declarablesOf(rid);
-  if (!list.length) return null;
+function declarables(known, attacker) {
+  const list = known.declare;
   const items = list.map((d) => {
     const schema = paramsSchema(d.params);
     const params = schema ? new SchemaForm(schema, undefined, { name: `charm-${d.id}`, onChange: () => scheduleOdds() }) : null;
@@ -533,9 +545,22 @@ function declarables(rid) {
     "fieldset",
     { class: "declarables", dataset: { field: "charms" } },
     h("legend", {}, "Charms and abilities"),
+    list.length ? null : h("p", { class: "hint small" }, `${attacker?.name ?? "This token"} knows nothing to declare here.`),
     [...byPlugin.entries()].map(([plugin, group]) =>
       h("div", { class: "declarable-pack" }, byPlugin.size > 1 && plugin ? h("div", { class: "pack-name hint" }, human(plugin)) : null, group.map((i) => i.node)),
     ),
+    known.options.length
+      ? h(
+          "div",
+          { class: "declarable-options" },
+          h("div", { class: "hint small" }, "Chosen when the rules ask:"),
+          h(
+            "ul",
+            { class: "hint small" },
+            known.options.map((d) => h("li", { dataset: { option: d.id, plugin: d.plugin }, title: d.description || undefined }, d.label || human(d.id), d.description ? ` — ${d.description}` : "")),
+          ),
+        )
+      : null,
   );
   return {
     node,
