@@ -219,8 +219,18 @@ async def prepare(store: Store, tables: int, rulesets: list[Ruleset]) -> dict[st
     return seats
 
 
+PROFILE: list[str] = []  # --profile FILE: the server's event-loop process runs under cProfile
+
+
 def start_server(*args: str) -> tuple[subprocess.Popen, str]:
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
+    if PROFILE:
+        # The stats of the server process (not its resolvers: a forked child stops profiling).
+        code = (
+            "import cProfile, sys; from vtt_bridge.cli import main;"
+            " import time; p = cProfile.Profile(time.process_time); p.enable();"
+            " code = main(sys.argv[1:]); p.disable(); p.dump_stats(" + repr(PROFILE[0]) + "); sys.exit(code)"
+        )
     argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0", *args]
     argv += ["--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -284,13 +294,18 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time of the server: the process, every process under it, and those already reaped."""
+def cpu_seconds(pid: int, *, alone: bool = False) -> float:
+    """CPU time of the server: the process, every process under it, and those already reaped.
+
+    ``alone``: the process ``pid`` only (with one server process: its event loop, without the resolvers).
+    """
     total = 0
     for n, member in enumerate(_tree(pid)):
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])
+            if alone:
+                break
             if n == 0:
                 total += int(fields[13]) + int(fields[14])
     return total / os.sysconf("SC_CLK_TCK")
@@ -393,13 +408,13 @@ async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, ev
 
     tasks = [asyncio.create_task(run(c, n)) for n, c in enumerate(connected)]
     await asyncio.sleep(0.2)
-    cpu0 = cpu_seconds(pid)
+    cpu0, loop0 = cpu_seconds(pid), cpu_seconds(pid, alone=True)
     t0 = time.perf_counter()
     go.set()
     await asyncio.gather(*tasks)
     elapsed = time.perf_counter() - t0
     seen = await settle(connected)  # count the server's CPU until the last broadcast has arrived
-    cpu = cpu_seconds(pid) - cpu0
+    cpu, loop = cpu_seconds(pid) - cpu0, cpu_seconds(pid, alone=True) - loop0
     for client in connected:
         await client.close()
     committed = len(latencies)
@@ -410,11 +425,19 @@ async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, ev
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
         "cpu_ms": cpu / max(1, committed) * 1000,
+        "loop_ms": loop / max(1, committed) * 1000,
         "messages": seen / max(1, committed),
     }
 
 
-def line(label: str, r: dict[str, Any], *, rate_target: float | None = None, p99_target: float | None = None) -> str:
+def line(
+    label: str,
+    r: dict[str, Any],
+    *,
+    rate_target: float | None = None,
+    p99_target: float | None = None,
+    split: bool = True,
+) -> str:
     failed = ", ".join(f"{n} {c}" for c, n in r["failed"].items()) or "0"
     text = (
         f"   {label:34s} {r['rate']:7,.0f} attacks/s"
@@ -423,6 +446,7 @@ def line(label: str, r: dict[str, Any], *, rate_target: float | None = None, p99
         + (f" (target <= {p99_target:g})" if p99_target else "")
         + f"  CPU {r['cpu_ms']:.2f} ms/attack"
         + (f" (target <= {T_CPU})" if rate_target == T_RATE_1 else "")
+        + (f" [loop {r['loop_ms']:.2f}, resolvers {r['cpu_ms'] - r['loop_ms']:.2f}]" if split else "")
         + f"  {r['messages']:.1f} msgs/attack  [{r['committed']} committed, failed: {failed}]"
     )
     return text
@@ -443,47 +467,59 @@ async def single_process(args, tmp: Path, rulesets: list[Ruleset]) -> None:
     try:
         async with aiohttp.ClientSession() as http:
             print(f"server {url} (pid {proc.pid}, {args.resolvers} resolver processes); SQLite")
-            rt = await round_trips(http, url, seats["duel"][0], duel, args.round_trips, args.seconds * 4)
-            echo, atk = rt["echo"], rt["attack"]
-            e50, e99 = percentile(echo, 50), percentile(echo, 99)
-            a50, a99 = percentile(atk, 50), percentile(atk, 99)
-            print(f"\n1. round trip, duel, one client, {len(atk)} of each, interleaved")
-            print(f"   echo    p50 {e50:6.3f} ms   p99 {e99:6.3f} ms")
-            print(f"   attack  p50 {a50:6.3f} ms   p99 {a99:6.3f} ms")
-            print(f"   ratio   p50 {a50 / e50:6.2f} (target <= {T_RATIO:g})")
-            n = min(1000, args.round_trips)
-            echo_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "echo", n)
-            attack_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "attack", n)
-            print(
-                f"   server CPU per request: echo {echo_cpu:.3f} ms, attack {attack_cpu:.3f} ms"
-                " (its broadcasts to its own client included; every server process counted)"
-            )
-
-            runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
-            print(f"\n2. throughput, one server process (SQLite): {runs}")
-            for ruleset in rulesets:
-                runs = (("every broadcast", None), ("results only", RESULTS_ONLY))
-                for n, (label, events) in enumerate(runs):
-                    tables = seats[ruleset.name][n * args.tables : (n + 1) * args.tables]
-                    r = await throughput(http, url, proc.pid, tables, ruleset, args, events)
-                    light = ruleset.name == "duel" and events is None
-                    print(line(f"{ruleset.name}, {label}", r, rate_target=T_RATE_1 if light else None))
-
+            if args.only != "throughput":
+                await measure_round_trips(args, http, url, proc, seats, duel)
+            if args.only != "round-trips":
+                await measure_throughput(args, http, url, proc, seats, rulesets)
             if memory:
-                tables = memory["duel"]
-                empty = memory_mb(proc.pid)
-                for seat in tables:
-                    client = await Client().connect(http, url, auth(seat))
-                    await client.call("token.list", {})
-                    await client.close()
-                size = memory_mb(proc.pid)
-                print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
-                print(
-                    f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
-                    f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
-                )
+                await measure_memory(http, url, proc, memory)
     finally:
         stop_server(proc)
+
+
+async def measure_round_trips(args, http, url: str, proc, seats, duel: Ruleset) -> None:
+    rt = await round_trips(http, url, seats["duel"][0], duel, args.round_trips, args.seconds * 4)
+    echo, atk = rt["echo"], rt["attack"]
+    e50, e99 = percentile(echo, 50), percentile(echo, 99)
+    a50, a99 = percentile(atk, 50), percentile(atk, 99)
+    print(f"\n1. round trip, duel, one client, {len(atk)} of each, interleaved")
+    print(f"   echo    p50 {e50:6.3f} ms   p99 {e99:6.3f} ms")
+    print(f"   attack  p50 {a50:6.3f} ms   p99 {a99:6.3f} ms")
+    print(f"   ratio   p50 {a50 / e50:6.2f} (target <= {T_RATIO:g})")
+    n = min(1000, args.round_trips)
+    echo_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "echo", n)
+    attack_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "attack", n)
+    print(
+        f"   server CPU per request: echo {echo_cpu:.3f} ms, attack {attack_cpu:.3f} ms"
+        " (its broadcasts to its own client included; every server process counted)"
+    )
+
+
+async def measure_throughput(args, http, url: str, proc, seats, rulesets: list[Ruleset]) -> None:
+    runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
+    print(f"\n2. throughput, one server process (SQLite): {runs}")
+    for ruleset in rulesets:
+        runs = (("every broadcast", None), ("results only", RESULTS_ONLY))
+        for n, (label, events) in enumerate(runs):
+            tables = seats[ruleset.name][n * args.tables : (n + 1) * args.tables]
+            r = await throughput(http, url, proc.pid, tables, ruleset, args, events)
+            light = ruleset.name == "duel" and events is None
+            print(line(f"{ruleset.name}, {label}", r, rate_target=T_RATE_1 if light else None))
+
+
+async def measure_memory(http, url: str, proc, memory) -> None:
+    tables = memory["duel"]
+    empty = memory_mb(proc.pid)
+    for seat in tables:
+        client = await Client().connect(http, url, auth(seat))
+        await client.call("token.list", {})
+        await client.close()
+    size = memory_mb(proc.pid)
+    print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
+    print(
+        f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
+        f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
+    )
 
 
 async def workers(args, rulesets: list[Ruleset]) -> None:
@@ -505,6 +541,7 @@ async def workers(args, rulesets: list[Ruleset]) -> None:
                                 r,
                                 rate_target=T_RATE_2 if light and count == 2 else None,
                                 p99_target=T_P99 if light and count == 2 else None,
+                                split=False,
                             )
                         )
             finally:
@@ -536,7 +573,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--no-workers", action="store_true", help="skip the Redis runs with 1 and 2 workers")
     parser.add_argument("--quick", action="store_true", help="a short run: 200 round trips, 1 s of load per run")
+    parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats go to FILE")
+    parser.add_argument(
+        "--only", choices=["round-trips", "throughput"], help="measure only this part of the single-process run"
+    )
     args = parser.parse_args(argv)
+    if args.profile:
+        PROFILE.append(str(Path(args.profile).resolve()))
     if args.rulesets[0] != "duel":
         args.rulesets = ["duel", *[r for r in args.rulesets if r != "duel"]]
     if args.quick:

@@ -282,6 +282,7 @@ class _Worker:
 
 
 def _child(sock: socket.socket, host: Any) -> None:
+    sys.setprofile(None)  # a profiler watching the server (bench/server_bench.py --profile) stays there
     # The event loop's signal plumbing belongs to the parent.
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
