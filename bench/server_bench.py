@@ -20,11 +20,13 @@ server's. Measured:
 2. committed attacks per second with 50 concurrent clients over 10 tables
    (5 per table) for the light ``duel`` ruleset and the real ``exalted2e``
    and ``warmachine_mk3`` (their example attacks, the Excellency and
-   Warmachine packs loaded), with every client receiving every broadcast and
-   with clients subscribed only to results (``auth.events``): latency p50/p99,
-   and the server's CPU per committed attack — every process of the server
-   counted (its resolvers too), broadcasts included (the count waits until
-   they have all arrived);
+   Warmachine packs loaded): every client receiving every broadcast, one
+   message each (a client that does not ask for batches); every broadcast in
+   ``batch`` messages (``auth.batch``); and only results (``auth.events``),
+   batched. Latency p50/p99, messages received per attack, and the server's
+   CPU per committed attack — every process of the server counted (its
+   resolvers too; the event loop's share and the resolvers' are shown),
+   broadcasts included (the count waits until they have all arrived);
 4. the same load over Redis with ``--workers 1`` and ``--workers 2``;
 3. the server's resident memory once 100 tables of 50 tokens each are loaded.
 
@@ -63,6 +65,13 @@ from vtt_bridge.state import AuditDraft, RedisStore, SQLiteStore, Store, TokenCh
 
 PAIRS = 25  # 50 tokens a table: a0..a24 attack b0..b24
 RESULTS_ONLY = ["attack.resolved", "token.updated"]
+# The throughput runs: (label, auth.events, auth.batch). "one by one" is what a client
+# that does not ask for batches receives; the targets apply to the batched run.
+RUNS = (
+    ("every broadcast, one by one", None, False),
+    ("every broadcast, batched", None, True),
+    ("results only, batched", RESULTS_ONLY, True),
+)
 EXAMPLES = {
     "exalted2e": ROOT / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json",
     "warmachine_mk3": ROOT / "plugins/vtt_warmachine_mk3/examples/melee_jack_punch.json",
@@ -327,10 +336,12 @@ def memory_mb(pid: int) -> float:
     return total / 1024
 
 
-def auth(seat: tuple[str, str], events: list[str] | None = None) -> dict[str, Any]:
+def auth(seat: tuple[str, str], events: list[str] | None = None, batch: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"table": seat[0], "key": seat[1]}
     if events is not None:
         out["events"] = events
+    if batch:
+        out["batch"] = True
     return out
 
 
@@ -385,9 +396,9 @@ async def round_trips(http, url: str, seat, ruleset: Ruleset, count: int, limit:
     return times
 
 
-async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, events) -> dict[str, Any]:
+async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, events, batch=False) -> dict[str, Any]:
     clients = args.clients
-    connected = [await Client().connect(http, url, auth(seats[n % len(seats)], events)) for n in range(clients)]
+    connected = [await Client().connect(http, url, auth(seats[n % len(seats)], events, batch)) for n in range(clients)]
     latencies: list[float] = []
     failures: dict[str, int] = {}
     go = asyncio.Event()
@@ -460,7 +471,7 @@ async def single_process(args, tmp: Path, rulesets: list[Ruleset]) -> None:
     db = tmp / "bench.sqlite"
     # Each run gets tables of its own: the real rulesets' tokens wear out (a wrecked
     # warjack is no longer a valid target), so a second run must not inherit the first's.
-    seats = await prepare(SQLiteStore(db), 2 * args.tables, rulesets)
+    seats = await prepare(SQLiteStore(db), len(RUNS) * args.tables, rulesets)
     memory = await prepare(SQLiteStore(db), args.memory_tables, [rulesets[0]]) if args.memory_tables else {}
     proc, url = start_server("--db", str(db), "--resolvers", str(args.resolvers))
     duel = rulesets[0]
@@ -499,11 +510,10 @@ async def measure_throughput(args, http, url: str, proc, seats, rulesets: list[R
     runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
     print(f"\n2. throughput, one server process (SQLite): {runs}")
     for ruleset in rulesets:
-        runs = (("every broadcast", None), ("results only", RESULTS_ONLY))
-        for n, (label, events) in enumerate(runs):
+        for n, (label, events, batch) in enumerate(RUNS):
             tables = seats[ruleset.name][n * args.tables : (n + 1) * args.tables]
-            r = await throughput(http, url, proc.pid, tables, ruleset, args, events)
-            light = ruleset.name == "duel" and events is None
+            r = await throughput(http, url, proc.pid, tables, ruleset, args, events, batch)
+            light = ruleset.name == "duel" and events is None and batch
             print(line(f"{ruleset.name}, {label}", r, rate_target=T_RATE_1 if light else None))
 
 

@@ -37,8 +37,9 @@ __all__ = ["BROADCASTS", "Outbox", "TableRuntime"]
 
 log = logging.getLogger("vtt_bridge.server")
 
-# Sends a batch of broadcasts, ``(event, data, room)``, in order.
-Emit = Callable[[list[tuple[str, Any, str]]], Awaitable[None]]
+# Sends a batch of broadcasts, ``(event, data, room)``, in order; and to each
+# batch room (``{room: events}``) the batch's events it wants, as one message.
+Emit = Callable[[list[tuple[str, Any, str]], Mapping[str, frozenset[str]]], Awaitable[None]]
 
 # Every event the server broadcasts to a table. A connection receives all of
 # them unless it names the ones it wants (``auth.events``); each event has its
@@ -69,6 +70,9 @@ class Outbox:
     def __init__(self, room: str, emit: Emit) -> None:
         self.room = room
         self.rooms = {event: f"{room}/{event}" for event in BROADCASTS}
+        # Connections that take their broadcasts in batches (``auth.batch``), one
+        # room per choice of events: the room's name → the events it receives.
+        self.batch_rooms: dict[str, frozenset[str]] = {}
         self._emit = emit
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -101,7 +105,7 @@ class Outbox:
             while not queue.empty():
                 batch.append(queue.get_nowait())
             try:
-                await self._emit([(event, data, self.rooms[event]) for event, data in batch])
+                await self._emit([(event, data, self.rooms[event]) for event, data in batch], self.batch_rooms)
             except Exception:
                 log.exception("broadcast failed", extra=fields(room=self.room, events=[e for e, _ in batch]))
             finally:
@@ -140,9 +144,14 @@ class TableRuntime:
     def room(self) -> str:
         return f"table:{self.info.id}"
 
-    def rooms(self, events: Iterable[str]) -> list[str]:
-        """The rooms a connection joins to receive ``events``."""
-        return [self.outbox.rooms[event] for event in events]
+    def rooms(self, events: Iterable[str], *, batch: bool = False) -> list[str]:
+        """The rooms a connection joins to receive ``events`` (``batch``: together, as ``batch`` messages)."""
+        if not batch:
+            return [self.outbox.rooms[event] for event in events]
+        wanted = frozenset(events)
+        room = f"{self.room}/batch:{','.join(sorted(wanted))}"
+        self.outbox.batch_rooms.setdefault(room, wanted)
+        return [room]
 
     @property
     def decision_timeout(self) -> float:

@@ -1,0 +1,51 @@
+"""Broadcasts in batches (``auth.batch``): what leaves together arrives as one ``batch`` message."""
+
+from __future__ import annotations
+
+from .kit import Client, ignore
+
+
+def unbatched(client) -> list[tuple[str, object]]:
+    """A batch client's broadcasts, one by one, in the order they arrived."""
+    out = []
+    for name, data in client.events:
+        if name == "batch":
+            out.extend((event, payload) for event, payload in data)
+        else:
+            out.append((name, data))
+    return out
+
+
+async def test_a_batch_client_gets_the_same_broadcasts_in_the_same_order_in_fewer_messages(seat):
+    gm = await seat.join("gm")
+    plain = await seat.join("carol")
+    batched = await seat.join("carol", batch=True)
+    await seat.join("bob", ignore)
+    # bob is asked (and ignores it): the step before the question goes out on its own,
+    # the result and the token update together.
+    ack = await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]})
+    await plain.wait_for("token.updated")
+    await batched.wait_for("batch", 3)
+    assert unbatched(batched) == plain.events
+    assert {name for name, _ in batched.events} == {"batch"}
+    assert len(batched.events) < len(plain.events)
+    last = batched.events[-1][1]
+    assert [event for event, _ in last] == ["attack.resolved", "token.updated"]
+    assert last[0][1] == {"attack": ack["attack"]}
+    assert last[1][1]["token"]["id"] == "b" and last[1][1]["token"]["system"]["hp"] == 9
+
+
+async def test_a_batch_client_gets_only_the_events_it_asked_for(seat):
+    gm = await seat.join("gm")
+    results = await seat.join("carol", batch=True, events=["attack.resolved"])
+    await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}})
+    await gm.ok("token.update", {"id": "c", "name": "Carol's cart"})
+    await results.wait_for("batch")
+    await gm.ok("echo", {})  # anything more would have been queued before this answer
+    assert [[event for event, _ in data] for _, data in results.events] == [["attack.resolved"]]
+
+
+async def test_batch_must_be_a_boolean(seat):
+    client = Client(seat.server.url)
+    assert not await client.try_connect({**seat.auth("gm"), "batch": "yes"})
+    assert client.refused["data"]["code"] == "invalid_request" and "batch" in client.refused["data"]["details"]
