@@ -396,7 +396,10 @@ async def round_trips(http, url: str, seat, ruleset: Ruleset, count: int, limit:
     return times
 
 
-async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, events, batch=False) -> dict[str, Any]:
+async def throughput(
+    http, url: str, pid: int, seats, ruleset: Ruleset, args, events, batch=False, event="attack"
+) -> dict[str, Any]:
+    """``event`` requests (attacks, or bare echoes) from ``args.clients`` clients at once, each waiting for its ack."""
     clients = args.clients
     connected = [await Client().connect(http, url, auth(seats[n % len(seats)], events, batch)) for n in range(clients)]
     latencies: list[float] = []
@@ -410,7 +413,7 @@ async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, ev
             if time.monotonic() > deadline:
                 break
             t0 = time.perf_counter()
-            ack = await client.call("attack", ruleset.attack(n * 7 + i))
+            ack = await client.call(event, ruleset.attack(n * 7 + i) if event == "attack" else {"n": i})
             if ack["ok"]:
                 latencies.append((time.perf_counter() - t0) * 1000)
             else:
@@ -509,6 +512,9 @@ async def measure_round_trips(args, http, url: str, proc, seats, duel: Ruleset) 
 async def measure_throughput(args, http, url: str, proc, seats, rulesets: list[Ruleset]) -> None:
     runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
     print(f"\n2. throughput, one server process (SQLite): {runs}")
+    # The floor: a bare round trip (one message in, its ack out) under the same load.
+    r = await throughput(http, url, proc.pid, seats["duel"][: args.tables], rulesets[0], args, None, event="echo")
+    print(line("echo, no broadcasts (the floor)", r).replace("attacks/s", "echoes/s ").replace("ms/attack", "ms/echo"))
     for ruleset in rulesets:
         for n, (label, events, batch) in enumerate(RUNS):
             tables = seats[ruleset.name][n * args.tables : (n + 1) * args.tables]
