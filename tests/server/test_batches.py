@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from .kit import Client, ignore
 
 
@@ -49,3 +51,18 @@ async def test_batch_must_be_a_boolean(seat):
     client = Client(seat.server.url)
     assert not await client.try_connect({**seat.auth("gm"), "batch": "yes"})
     assert client.refused["data"]["code"] == "invalid_request" and "batch" in client.refused["data"]["details"]
+
+
+async def test_a_batch_room_is_forgotten_when_its_last_connection_leaves(seat):
+    gm = await seat.join("gm")
+    first = await seat.join("carol", batch=True, events=["token.updated"])
+    second = await seat.join("carol", batch=True, events=["token.updated"])
+    outbox = seat.server.bridge.tables[seat.id].outbox
+    assert len(outbox.batch_rooms) == 1
+    await first.close()
+    await gm.ok("token.update", {"id": "c", "name": "Cart"})
+    await second.wait_for("batch")
+    await second.close()
+    async with asyncio.timeout(5):
+        while outbox.batch_rooms:
+            await asyncio.sleep(0.01)

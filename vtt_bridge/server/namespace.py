@@ -133,7 +133,7 @@ class TableNamespace(socketio.AsyncNamespace):
             raise ConnectionRefusedError(
                 "internal server error", {"code": "internal", "message": "internal server error", "details": {}}
             ) from None
-        for room in (runtime.room, *runtime.rooms(events, batch=batch)):
+        for room in (runtime.room, *runtime.rooms(events, batch=sid if batch else None)):
             await self.enter_room(sid, room)
         log.info("connected", extra=fields(sid=sid, table=caller.table, user=caller.user))
 

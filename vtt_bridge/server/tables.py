@@ -135,6 +135,9 @@ class TableRuntime:
         self.early: dict[tuple[str, str], asyncio.Future[None]] = {}
         self._prompt_ids = itertools.count()
         self.outbox = Outbox(self.room, emit)
+        # Connections taking batches: by batch room, and each one's room.
+        self._batched: dict[str, set[str]] = {}
+        self._batch_room: dict[str, str] = {}
 
     @property
     def id(self) -> str:
@@ -144,13 +147,20 @@ class TableRuntime:
     def room(self) -> str:
         return f"table:{self.info.id}"
 
-    def rooms(self, events: Iterable[str], *, batch: bool = False) -> list[str]:
-        """The rooms a connection joins to receive ``events`` (``batch``: together, as ``batch`` messages)."""
-        if not batch:
+    def rooms(self, events: Iterable[str], *, batch: str | None = None) -> list[str]:
+        """The rooms a connection joins to receive ``events``.
+
+        ``batch``: the sid of a connection that takes them together, as
+        ``batch`` messages; its room (one per choice of events) is the
+        outbox's while someone is in it (see :meth:`leave`).
+        """
+        if batch is None:
             return [self.outbox.rooms[event] for event in events]
         wanted = frozenset(events)
         room = f"{self.room}/batch:{','.join(sorted(wanted))}"
         self.outbox.batch_rooms.setdefault(room, wanted)
+        self._batched.setdefault(room, set()).add(batch)
+        self._batch_room[batch] = room
         return [room]
 
     @property
@@ -194,6 +204,14 @@ class TableRuntime:
     def leave(self, sid: str, reason: str | None = None) -> None:
         """``sid`` is gone; ``reason`` is socket.io's (``"transport close"``, ``"client disconnect"``, ...)."""
         self.sessions.pop(sid, None)
+        room = self._batch_room.pop(sid, None)
+        if room is not None:
+            members = self._batched.get(room)
+            if members is not None:
+                members.discard(sid)
+                if not members:
+                    del self._batched[room]
+                    self.outbox.batch_rooms.pop(room, None)
         for future in self._departures.pop(sid, ()):
             if not future.done():
                 future.set_result(reason)
