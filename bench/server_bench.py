@@ -303,16 +303,17 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def cpu_seconds(pid: int, *, alone: bool = False) -> float:
+def cpu_seconds(pid: int, *, alone: bool = False, system: bool = False) -> float:
     """CPU time of the server: the process, every process under it, and those already reaped.
 
-    ``alone``: the process ``pid`` only (with one server process: its event loop, without the resolvers).
+    ``alone``: the process ``pid`` only (with one server process: its event loop, without the resolvers);
+    ``system``: only the time spent in the kernel (sockets, the database file).
     """
     total = 0
     for n, member in enumerate(_tree(pid)):
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
+            total += (0 if system else int(fields[11])) + int(fields[12])
             if alone:
                 break
             if n == 0:
@@ -422,13 +423,14 @@ async def throughput(
 
     tasks = [asyncio.create_task(run(c, n)) for n, c in enumerate(connected)]
     await asyncio.sleep(0.2)
-    cpu0, loop0 = cpu_seconds(pid), cpu_seconds(pid, alone=True)
+    cpu0, loop0, sys0 = cpu_seconds(pid), cpu_seconds(pid, alone=True), cpu_seconds(pid, alone=True, system=True)
     t0 = time.perf_counter()
     go.set()
     await asyncio.gather(*tasks)
     elapsed = time.perf_counter() - t0
     seen = await settle(connected)  # count the server's CPU until the last broadcast has arrived
     cpu, loop = cpu_seconds(pid) - cpu0, cpu_seconds(pid, alone=True) - loop0
+    kernel = cpu_seconds(pid, alone=True, system=True) - sys0
     for client in connected:
         await client.close()
     committed = len(latencies)
@@ -440,6 +442,7 @@ async def throughput(
         "p99": percentile(latencies, 99),
         "cpu_ms": cpu / max(1, committed) * 1000,
         "loop_ms": loop / max(1, committed) * 1000,
+        "loop_sys_ms": kernel / max(1, committed) * 1000,
         "messages": seen / max(1, committed),
     }
 
@@ -460,7 +463,11 @@ def line(
         + (f" (target <= {p99_target:g})" if p99_target else "")
         + f"  CPU {r['cpu_ms']:.2f} ms/attack"
         + (f" (target <= {T_CPU})" if rate_target == T_RATE_1 else "")
-        + (f" [loop {r['loop_ms']:.2f}, resolvers {r['cpu_ms'] - r['loop_ms']:.2f}]" if split else "")
+        + (
+            f" [loop {r['loop_ms']:.2f} (kernel {r['loop_sys_ms']:.2f}), resolvers {r['cpu_ms'] - r['loop_ms']:.2f}]"
+            if split
+            else ""
+        )
         + f"  {r['messages']:.1f} msgs/attack  [{r['committed']} committed, failed: {failed}]"
     )
     return text
