@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from .kit import Client, ignore
+from vtt_bridge.server import BridgeServer
+
+from .kit import Client, ignore, seat_table
 
 
 def unbatched(client) -> list[tuple[str, object]]:
@@ -66,3 +68,29 @@ async def test_a_batch_room_is_forgotten_when_its_last_connection_leaves(seat):
     async with asyncio.timeout(5):
         while outbox.batch_rooms:
             await asyncio.sleep(0.01)
+
+
+async def test_over_redis_a_batch_client_gets_the_single_events(tmp_path):
+    # Several processes share their broadcasts through the bus, one by one (docs/protocol.md, "Batches").
+    from ..state.redis_server import redis_server
+    from .conftest import config
+
+    with redis_server() as url:
+        one = BridgeServer(config(tmp_path / "one", redis=url, redis_prefix="batch:"))
+        two = BridgeServer(config(tmp_path / "two", redis=url, redis_prefix="batch:"))
+        await one.start()
+        await two.start()
+        try:
+            seat = await seat_table(one)
+            seat.server = two
+            batched = await seat.join("carol", batch=True)
+            seat.server = one
+            gm = await seat.join("gm")
+            attack = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}}
+            await gm.ok("attack", attack)
+            await batched.wait_for("token.updated")
+            assert [name for name, _ in batched.events] == ["attack.resolved", "token.updated"]
+            await seat.close()
+        finally:
+            await one.stop()
+            await two.stop()
