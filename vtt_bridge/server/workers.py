@@ -189,9 +189,10 @@ class _Worker:
     """The loop inside a resolver process: messages in, one answer each out.
 
     Jobs that arrive together are answered together: while another message
-    is already waiting, a reply is held (at most ``_HOLD`` seconds) and the
-    held replies go out in one write — each system call, and each wake-up of
-    the event loop, then carries several attacks.
+    is already waiting, a reply is held and the held replies go out in one
+    write — each system call, and each wake-up of the event loop, then
+    carries several attacks. A reply is held ``_HOLD`` seconds at most: a
+    timer signal (``SIGALRM``) sends it even while the next job's hooks run.
     """
 
     def __init__(self, sock: socket.socket, host: Any) -> None:
@@ -217,6 +218,13 @@ class _Worker:
         with contextlib.suppress(Exception):
             self.flush()
             _send_blocking(self.sock, ("stuck", self.current, _where(frame, self.host)))
+
+    def overdue(self, signum: int, frame: Any) -> None:
+        """SIGALRM: replies held ``_HOLD`` seconds go out, whatever the job running now does."""
+        if self.sending:
+            return
+        with contextlib.suppress(Exception):
+            self.flush()
 
     def flush(self) -> None:
         if not self.held:
@@ -249,6 +257,7 @@ class _Worker:
             body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
             if not self.held:
                 self.held_since = time.monotonic()
+                signal.setitimer(signal.ITIMER_REAL, _HOLD)
             self.held.append(_HEADER.pack(len(body)) + body)
 
     def start(self, job_id: int, table: str, refs: list, new: list, spec: dict, settled: list, sent: int) -> tuple:
@@ -336,6 +345,7 @@ def _child(sock: socket.socket, host: Any) -> None:
     os.closerange(keep + 1, 65536)
     worker = _Worker(sock, host)
     signal.signal(signal.SIGUSR1, worker.report)
+    signal.signal(signal.SIGALRM, worker.overdue)
     worker.run()
 
 
