@@ -20,11 +20,14 @@ server's. Measured:
 2. committed attacks per second with 50 concurrent clients over 10 tables
    (5 per table) for the light ``duel`` ruleset and the real ``exalted2e``
    and ``warmachine_mk3`` (their example attacks, the Excellency and
-   Warmachine packs loaded), with every client receiving every broadcast and
-   with clients subscribed only to results (``auth.events``): latency p50/p99,
-   and the server's CPU per committed attack — every process of the server
-   counted (its resolvers too), broadcasts included (the count waits until
-   they have all arrived);
+   Warmachine packs loaded): every client receiving every broadcast, one
+   message each (a client that does not ask for batches); every broadcast in
+   ``batch`` messages (``auth.batch``); and only results (``auth.events``),
+   batched. Latency p50/p99, messages received per attack, and the server's
+   CPU per committed attack — every process of the server counted (its
+   resolvers too; the event loop's share and the resolvers' are shown),
+   broadcasts included (the count waits until they have all arrived), after
+   one warm-up request per client (a resolver is sent a table's tokens once);
 4. the same load over Redis with ``--workers 1`` and ``--workers 2``;
 3. the server's resident memory once 100 tables of 50 tokens each are loaded.
 
@@ -63,6 +66,13 @@ from vtt_bridge.state import AuditDraft, RedisStore, SQLiteStore, Store, TokenCh
 
 PAIRS = 25  # 50 tokens a table: a0..a24 attack b0..b24
 RESULTS_ONLY = ["attack.resolved", "token.updated"]
+# The throughput runs: (label, auth.events, auth.batch). "one by one" is what a client
+# that does not ask for batches receives; the targets apply to the batched run.
+RUNS = (
+    ("every broadcast, one by one", None, False),
+    ("every broadcast, batched", None, True),
+    ("results only, batched", RESULTS_ONLY, True),
+)
 EXAMPLES = {
     "exalted2e": ROOT / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json",
     "warmachine_mk3": ROOT / "plugins/vtt_warmachine_mk3/examples/melee_jack_punch.json",
@@ -219,8 +229,18 @@ async def prepare(store: Store, tables: int, rulesets: list[Ruleset]) -> dict[st
     return seats
 
 
+PROFILE: list[str] = []  # --profile FILE: the server's event-loop process runs under cProfile
+
+
 def start_server(*args: str) -> tuple[subprocess.Popen, str]:
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
+    if PROFILE:
+        # The stats of the server process (not its resolvers: a forked child stops profiling).
+        code = (
+            "import cProfile, sys; from vtt_bridge.cli import main;"
+            " import time; p = cProfile.Profile(time.process_time); p.enable();"
+            " code = main(sys.argv[1:]); p.disable(); p.dump_stats(" + repr(PROFILE[0]) + "); sys.exit(code)"
+        )
     argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0", *args]
     argv += ["--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -284,13 +304,19 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time of the server: the process, every process under it, and those already reaped."""
+def cpu_seconds(pid: int, *, alone: bool = False, system: bool = False) -> float:
+    """CPU time of the server: the process, every process under it, and those already reaped.
+
+    ``alone``: the process ``pid`` only (with one server process: its event loop, without the resolvers);
+    ``system``: only the time spent in the kernel (sockets, the database file).
+    """
     total = 0
     for n, member in enumerate(_tree(pid)):
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
+            total += (0 if system else int(fields[11])) + int(fields[12])
+            if alone:
+                break
             if n == 0:
                 total += int(fields[13]) + int(fields[14])
     return total / os.sysconf("SC_CLK_TCK")
@@ -312,10 +338,12 @@ def memory_mb(pid: int) -> float:
     return total / 1024
 
 
-def auth(seat: tuple[str, str], events: list[str] | None = None) -> dict[str, Any]:
+def auth(seat: tuple[str, str], events: list[str] | None = None, batch: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"table": seat[0], "key": seat[1]}
     if events is not None:
         out["events"] = events
+    if batch:
+        out["batch"] = True
     return out
 
 
@@ -370,9 +398,12 @@ async def round_trips(http, url: str, seat, ruleset: Ruleset, count: int, limit:
     return times
 
 
-async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, events) -> dict[str, Any]:
+async def throughput(
+    http, url: str, pid: int, seats, ruleset: Ruleset, args, events, batch=False, event="attack"
+) -> dict[str, Any]:
+    """``event`` requests (attacks, or bare echoes) from ``args.clients`` clients at once, each waiting for its ack."""
     clients = args.clients
-    connected = [await Client().connect(http, url, auth(seats[n % len(seats)], events)) for n in range(clients)]
+    connected = [await Client().connect(http, url, auth(seats[n % len(seats)], events, batch)) for n in range(clients)]
     latencies: list[float] = []
     failures: dict[str, int] = {}
     go = asyncio.Event()
@@ -384,22 +415,31 @@ async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, ev
             if time.monotonic() > deadline:
                 break
             t0 = time.perf_counter()
-            ack = await client.call("attack", ruleset.attack(n * 7 + i))
+            ack = await client.call(event, ruleset.attack(n * 7 + i) if event == "attack" else {"n": i})
             if ack["ok"]:
                 latencies.append((time.perf_counter() - t0) * 1000)
             else:
                 code = ack["error"]["code"]
                 failures[code] = failures.get(code, 0) + 1
 
+    # Warm up: one request per client first, so each resolver holds the tables' tokens
+    # (sent once per resolver and table) and the figures are the steady state's.
+    warm = await asyncio.gather(
+        *(c.call(event, ruleset.attack(n * 7 + 400) if event == "attack" else {}) for n, c in enumerate(connected))
+    )
+    assert all(ack["ok"] for ack in warm), [ack for ack in warm if not ack["ok"]][:1]
+    await settle(connected)
     tasks = [asyncio.create_task(run(c, n)) for n, c in enumerate(connected)]
     await asyncio.sleep(0.2)
-    cpu0 = cpu_seconds(pid)
+    base = sum(c.broadcasts for c in connected)
+    cpu0, loop0, sys0 = cpu_seconds(pid), cpu_seconds(pid, alone=True), cpu_seconds(pid, alone=True, system=True)
     t0 = time.perf_counter()
     go.set()
     await asyncio.gather(*tasks)
     elapsed = time.perf_counter() - t0
     seen = await settle(connected)  # count the server's CPU until the last broadcast has arrived
-    cpu = cpu_seconds(pid) - cpu0
+    cpu, loop = cpu_seconds(pid) - cpu0, cpu_seconds(pid, alone=True) - loop0
+    kernel = cpu_seconds(pid, alone=True, system=True) - sys0
     for client in connected:
         await client.close()
     committed = len(latencies)
@@ -410,11 +450,20 @@ async def throughput(http, url: str, pid: int, seats, ruleset: Ruleset, args, ev
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
         "cpu_ms": cpu / max(1, committed) * 1000,
-        "messages": seen / max(1, committed),
+        "loop_ms": loop / max(1, committed) * 1000,
+        "loop_sys_ms": kernel / max(1, committed) * 1000,
+        "messages": (seen - base) / max(1, committed),
     }
 
 
-def line(label: str, r: dict[str, Any], *, rate_target: float | None = None, p99_target: float | None = None) -> str:
+def line(
+    label: str,
+    r: dict[str, Any],
+    *,
+    rate_target: float | None = None,
+    p99_target: float | None = None,
+    split: bool = True,
+) -> str:
     failed = ", ".join(f"{n} {c}" for c, n in r["failed"].items()) or "0"
     text = (
         f"   {label:34s} {r['rate']:7,.0f} attacks/s"
@@ -423,6 +472,11 @@ def line(label: str, r: dict[str, Any], *, rate_target: float | None = None, p99
         + (f" (target <= {p99_target:g})" if p99_target else "")
         + f"  CPU {r['cpu_ms']:.2f} ms/attack"
         + (f" (target <= {T_CPU})" if rate_target == T_RATE_1 else "")
+        + (
+            f" [loop {r['loop_ms']:.2f} (kernel {r['loop_sys_ms']:.2f}), resolvers {r['cpu_ms'] - r['loop_ms']:.2f}]"
+            if split
+            else ""
+        )
         + f"  {r['messages']:.1f} msgs/attack  [{r['committed']} committed, failed: {failed}]"
     )
     return text
@@ -436,54 +490,68 @@ async def single_process(args, tmp: Path, rulesets: list[Ruleset]) -> None:
     db = tmp / "bench.sqlite"
     # Each run gets tables of its own: the real rulesets' tokens wear out (a wrecked
     # warjack is no longer a valid target), so a second run must not inherit the first's.
-    seats = await prepare(SQLiteStore(db), 2 * args.tables, rulesets)
+    seats = await prepare(SQLiteStore(db), len(RUNS) * args.tables, rulesets)
     memory = await prepare(SQLiteStore(db), args.memory_tables, [rulesets[0]]) if args.memory_tables else {}
     proc, url = start_server("--db", str(db), "--resolvers", str(args.resolvers))
     duel = rulesets[0]
     try:
         async with aiohttp.ClientSession() as http:
             print(f"server {url} (pid {proc.pid}, {args.resolvers} resolver processes); SQLite")
-            rt = await round_trips(http, url, seats["duel"][0], duel, args.round_trips, args.seconds * 4)
-            echo, atk = rt["echo"], rt["attack"]
-            e50, e99 = percentile(echo, 50), percentile(echo, 99)
-            a50, a99 = percentile(atk, 50), percentile(atk, 99)
-            print(f"\n1. round trip, duel, one client, {len(atk)} of each, interleaved")
-            print(f"   echo    p50 {e50:6.3f} ms   p99 {e99:6.3f} ms")
-            print(f"   attack  p50 {a50:6.3f} ms   p99 {a99:6.3f} ms")
-            print(f"   ratio   p50 {a50 / e50:6.2f} (target <= {T_RATIO:g})")
-            n = min(1000, args.round_trips)
-            echo_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "echo", n)
-            attack_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "attack", n)
-            print(
-                f"   server CPU per request: echo {echo_cpu:.3f} ms, attack {attack_cpu:.3f} ms"
-                " (its broadcasts to its own client included; every server process counted)"
-            )
-
-            runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
-            print(f"\n2. throughput, one server process (SQLite): {runs}")
-            for ruleset in rulesets:
-                runs = (("every broadcast", None), ("results only", RESULTS_ONLY))
-                for n, (label, events) in enumerate(runs):
-                    tables = seats[ruleset.name][n * args.tables : (n + 1) * args.tables]
-                    r = await throughput(http, url, proc.pid, tables, ruleset, args, events)
-                    light = ruleset.name == "duel" and events is None
-                    print(line(f"{ruleset.name}, {label}", r, rate_target=T_RATE_1 if light else None))
-
+            if args.only != "throughput":
+                await measure_round_trips(args, http, url, proc, seats, duel)
+            if args.only != "round-trips":
+                await measure_throughput(args, http, url, proc, seats, rulesets)
             if memory:
-                tables = memory["duel"]
-                empty = memory_mb(proc.pid)
-                for seat in tables:
-                    client = await Client().connect(http, url, auth(seat))
-                    await client.call("token.list", {})
-                    await client.close()
-                size = memory_mb(proc.pid)
-                print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
-                print(
-                    f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
-                    f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
-                )
+                await measure_memory(http, url, proc, memory)
     finally:
         stop_server(proc)
+
+
+async def measure_round_trips(args, http, url: str, proc, seats, duel: Ruleset) -> None:
+    rt = await round_trips(http, url, seats["duel"][0], duel, args.round_trips, args.seconds * 4)
+    echo, atk = rt["echo"], rt["attack"]
+    e50, e99 = percentile(echo, 50), percentile(echo, 99)
+    a50, a99 = percentile(atk, 50), percentile(atk, 99)
+    print(f"\n1. round trip, duel, one client, {len(atk)} of each, interleaved")
+    print(f"   echo    p50 {e50:6.3f} ms   p99 {e99:6.3f} ms")
+    print(f"   attack  p50 {a50:6.3f} ms   p99 {a99:6.3f} ms")
+    print(f"   ratio   p50 {a50 / e50:6.2f} (target <= {T_RATIO:g})")
+    n = min(1000, args.round_trips)
+    echo_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "echo", n)
+    attack_cpu = await cpu_per_call(http, url, proc.pid, seats["duel"][1], duel, "attack", n)
+    print(
+        f"   server CPU per request: echo {echo_cpu:.3f} ms, attack {attack_cpu:.3f} ms"
+        " (its broadcasts to its own client included; every server process counted)"
+    )
+
+
+async def measure_throughput(args, http, url: str, proc, seats, rulesets: list[Ruleset]) -> None:
+    runs = f"{args.clients} clients over {args.tables} tables, up to {args.seconds:g} s each run"
+    print(f"\n2. throughput, one server process (SQLite): {runs}")
+    # The floor: a bare round trip (one message in, its ack out) under the same load.
+    r = await throughput(http, url, proc.pid, seats["duel"][: args.tables], rulesets[0], args, None, event="echo")
+    print(line("echo, no broadcasts (the floor)", r).replace("attacks/s", "echoes/s ").replace("ms/attack", "ms/echo"))
+    for ruleset in rulesets:
+        for n, (label, events, batch) in enumerate(RUNS):
+            tables = seats[ruleset.name][n * args.tables : (n + 1) * args.tables]
+            r = await throughput(http, url, proc.pid, tables, ruleset, args, events, batch)
+            light = ruleset.name == "duel" and events is None and batch
+            print(line(f"{ruleset.name}, {label}", r, rate_target=T_RATE_1 if light else None))
+
+
+async def measure_memory(http, url: str, proc, memory) -> None:
+    tables = memory["duel"]
+    empty = memory_mb(proc.pid)
+    for seat in tables:
+        client = await Client().connect(http, url, auth(seat))
+        await client.call("token.list", {})
+        await client.close()
+    size = memory_mb(proc.pid)
+    print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
+    print(
+        f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
+        f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
+    )
 
 
 async def workers(args, rulesets: list[Ruleset]) -> None:
@@ -505,6 +573,7 @@ async def workers(args, rulesets: list[Ruleset]) -> None:
                                 r,
                                 rate_target=T_RATE_2 if light and count == 2 else None,
                                 p99_target=T_P99 if light and count == 2 else None,
+                                split=False,
                             )
                         )
             finally:
@@ -536,7 +605,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--no-workers", action="store_true", help="skip the Redis runs with 1 and 2 workers")
     parser.add_argument("--quick", action="store_true", help="a short run: 200 round trips, 1 s of load per run")
+    parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats go to FILE")
+    parser.add_argument(
+        "--only", choices=["round-trips", "throughput"], help="measure only this part of the single-process run"
+    )
     args = parser.parse_args(argv)
+    if args.profile:
+        PROFILE.append(str(Path(args.profile).resolve()))
     if args.rulesets[0] != "duel":
         args.rulesets = ["duel", *[r for r in args.rulesets if r != "duel"]]
     if args.quick:

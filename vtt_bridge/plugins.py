@@ -40,6 +40,7 @@ BLOCK_ENV = "VTT_BRIDGE_BLOCK_PLUGINS"
 TRACE_ENV = "VTT_BRIDGE_TRACE_HOOKS"
 PLUGINS_ENV = "VTT_BRIDGE_PLUGINS"
 DECLARATION_CACHE = 1024  # validated declarations kept per host
+LEAN_SCHEMAS = 256  # token schemas with unchanged fields taken as they are (Host.changed_token), per host
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +89,8 @@ class Host:
                 self._modules.setdefault(_module_name(plugin), name)
         self._plugin_cache: dict[str, str | None] = {}
         self._schemas: dict[tuple[str, str], Schema] = {}
+        self._lean: dict[tuple[str, frozenset[str]], Schema] = {}
+        self._containers: dict[str, list[tuple[str, str, fields.Field]]] = {}
         self._declarations: dict[tuple[str, bytes], Mapping[str, Any]] = {}
         self._declarables: dict[str, dict[str, Declarable]] = {}
         self._flags: dict[str, dict[str, Schema]] = {}
@@ -306,10 +309,14 @@ class Host:
         return self._load(ruleset_id, "token", data)
 
     def _load(self, ruleset_id: str, which: str, data: Any) -> dict[str, Any]:
+        return self._load_with(self._schema(ruleset_id, which), ruleset_id, which, data)
+
+    @staticmethod
+    def _load_with(schema: Schema, ruleset_id: str, which: str, data: Any) -> dict[str, Any]:
         if not isinstance(data, Mapping):
             raise InvalidRequest(f"the {which} must be an object", details={which: ["Not a valid mapping type."]})
         try:
-            return self._schema(ruleset_id, which).load(data)
+            return schema.load(data)
         except ValidationError as err:
             raise InvalidRequest(f"invalid {which} for {ruleset_id}", details={which: err.messages}) from None
 
@@ -374,9 +381,9 @@ class Host:
         token (from ``writers``: ``{token id: (plugin, step)}``, as the resolution's
         ``ctx.changes.writers`` records them).
         """
-        clamped = clamp(self._schema(before.ruleset, "token"), system)
+        schema = self._lean_schema(before, system)
         try:
-            loaded = self.load_system(before.ruleset, clamped)
+            loaded = self._load_with(schema, before.ruleset, "token", clamp(schema, system))
         except InvalidRequest as exc:
             plugin, step = (writers or {}).get(before.id) or (None, None)
             hook = f"{before.ruleset}_{step}" if step is not None else None
@@ -394,6 +401,47 @@ class Host:
             version=before.version + 1,
             flags=before.flags,
         )
+
+    def _lean_schema(self, before: Token, system: Mapping[str, Any]) -> Schema:
+        """The token schema for checking ``system``, the change of ``before`` a resolution made.
+
+        ``before`` passed this schema when it was stored, so the nested objects,
+        lists and maps ``system`` leaves exactly as they were (a character's
+        abilities, weapons, armor ...) are not loaded field by field a second
+        time: the schema used takes them as they are. What changed is loaded in
+        full, and schema-level validators and post-load hooks still see the
+        whole ``system``. (Most of an attack's schema work was re-checking what
+        it did not touch.)
+        """
+        schema = self._schema(before.ruleset, "token")
+        containers = self._containers.get(before.ruleset)
+        if containers is None:
+            kinds = (fields.Nested, fields.List, fields.Dict, fields.Tuple)
+            containers = self._containers[before.ruleset] = [
+                (name, field.data_key or name, field)
+                for name, field in schema.load_fields.items()
+                if isinstance(field, kinds)
+            ]
+        plain = before.plain()
+        same = frozenset(
+            name
+            for name, key, _field in containers
+            if key in system and key in plain and system[key] == plain[key]
+        )
+        if not same:
+            return schema
+        lean = self._lean.get((before.ruleset, same))
+        if lean is None:
+            if len(self._lean) >= LEAN_SCHEMAS:
+                return schema
+            taken = {
+                name: fields.Raw(data_key=field.data_key, attribute=field.attribute, allow_none=True)
+                for name, _key, field in containers
+                if name in same
+            }
+            cls = type(schema)
+            lean = self._lean[(before.ruleset, same)] = type(cls.__name__, (cls,), taken)()
+        return lean
 
     # -- resolving -----------------------------------------------------------
 

@@ -17,7 +17,7 @@ import pytest
 from vtt_bridge.state import RedisStore, SQLiteStore, replay
 
 from ..state.redis_server import redis_server
-from .kit import Client, answer, seat_table
+from .kit import Client, answer, ignore, seat_table
 from .processes import ServerProcess, children, servers
 
 pytestmark = pytest.mark.slow
@@ -151,7 +151,7 @@ async def test_a_process_killed_mid_attack_loses_nothing_acknowledged_and_its_cl
             gm = await seat.join("gm")
             acknowledged = [(await gm.ok("attack", {**HIT, "request_id": f"r{n}"}))["attack"] for n in range(5)]
             # An attack waiting for bob's answer holds the table's lease on process one.
-            bob = await seat.join("bob")  # never answers
+            bob = await seat.join("bob", ignore)  # never answers (without a policy: None at once)
             pending = asyncio.ensure_future(gm.call("attack", {**HIT, "answers": {}}, timeout=20))
             await bob.wait_for("decision")
             before = await seat.state()

@@ -41,3 +41,32 @@ async def test_commits_arriving_together_share_one_transaction_and_a_conflict_sp
     with pytest.raises(Conflict):
         await store.commit("t1", _create("y"))
     await store.close()
+
+
+async def test_a_lone_commit_that_conflicts_changes_nothing_and_says_so(tmp_path):
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    await store.open()
+    await store.create_table(TableInfo(id="t0", name="t", created=0.0, settings={}))
+    await store.commit("t0", _create("dup"))
+    with pytest.raises(Conflict):
+        await store.commit("t0", _create("dup"))
+    assert len(await store.audit("t0")) == 1
+    entry = await store.commit("t0", _create("next"))
+    assert entry.seq == 2
+    await store.close()
+
+
+async def test_checkpoints_run_in_their_own_thread_not_inside_a_commit(tmp_path):
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    await store.open()
+    assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    await store.create_table(TableInfo(id="t0", name="t", created=0.0, settings={}))
+    for n in range(50):
+        await store.commit("t0", _create(f"x{n}"))
+    size = (tmp_path / "s.sqlite").stat().st_size
+    # The checkpointer copies the WAL into the database file within an interval or two.
+    async with asyncio.timeout(10):
+        while (tmp_path / "s.sqlite").stat().st_size <= size:
+            await asyncio.sleep(0.05)
+    await store.close()
+    assert store._checkpoints is None

@@ -36,7 +36,7 @@ from ..errors import (
 )
 from ..state import messages
 from ..state.keys import new_id
-from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps
+from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps, token_wire
 from .logs import fields
 from .oddsrun import OddsRunner
 from .prompts import Prompter
@@ -348,7 +348,7 @@ class Attacks:
         runtime.outbox.put("attack.resolved", {"attack": payload})
         for change in changes.values():
             if change.after is not None:
-                runtime.outbox.put("token.updated", {"token": change.after.to_dict()})
+                runtime.outbox.put("token.updated", {"token": token_wire(change.after)})
         log.info(
             "attack resolved",
             extra=fields(
@@ -395,8 +395,8 @@ class Attacks:
             if token_id in wire:
                 continue
             change = changes.get(token_id)
-            before = tokens[token_id].to_dict()
-            wire[token_id] = {"before": before, "after": change.after.to_dict() if change and change.after else before}
+            before = token_wire(tokens[token_id])
+            wire[token_id] = {"before": before, "after": token_wire(change.after) if change and change.after else before}
         payload = {
             **about,
             "table": caller.table,
@@ -458,7 +458,7 @@ class Attacks:
                 ) from None
             after = Token(now.id, now.name, now.ruleset, system, ownership=now.ownership, version=now.version + 1)
             changes[tid] = TokenChange(before=now, after=after)
-            wire[tid] = {"before": now.to_dict(), "after": after.to_dict()}
+            wire[tid] = {"before": token_wire(now), "after": token_wire(after)}
             record_changes[tid] = {"before": thaw(now.system), "after": thaw(system)}
         return {**payload, "tokens": wire, "changes": record_changes}, changes
 

@@ -152,12 +152,15 @@ class Bridge:
                 runtime.rev = rev
         return runtime
 
-    async def authenticate(self, sid: str, auth: Any) -> tuple[Caller, TableRuntime, list[str]]:
-        """Check ``auth = {table, key, events?}`` and register the connection.
+    async def authenticate(self, sid: str, auth: Any) -> tuple[Caller, TableRuntime, list[str], bool]:
+        """Check ``auth = {table, key, events?, batch?}`` and register the connection.
 
-        Returns the caller, its table and the broadcast events it receives
-        (``events`` if given, else all). An unknown table and a wrong key get
-        the same answer, so a key cannot be used to discover which tables exist.
+        Returns the caller, its table, the broadcast events it receives
+        (``events`` if given, else all) and whether it receives them in
+        ``batch`` messages (asked for, and this server is one process: over a
+        shared store the broadcasts travel one by one through the bus). An
+        unknown table and a wrong key get the same answer, so a key cannot be
+        used to discover which tables exist.
         """
         if (
             not isinstance(auth, Mapping)
@@ -174,6 +177,9 @@ class Bridge:
                 "auth.events lists the broadcasts to receive",
                 details={"events": [f"Each must be one of: {', '.join(BROADCASTS)}."]},
             )
+        batch = auth.get("batch", False)
+        if not isinstance(batch, bool):
+            raise InvalidRequest("auth.batch is true or false", details={"batch": ["Not a valid boolean."]})
         refused = Forbidden("the key does not open this table", details={})
         table_id, key = auth["table"], auth["key"]
         if not table_id or len(table_id) > 100 or not key or len(key) > 200:
@@ -188,7 +194,7 @@ class Bridge:
         runtime.join(caller)
         if self.store.shared:
             await self.store.join(table_id, sid, found.user, self.node)
-        return caller, runtime, list(dict.fromkeys(events))
+        return caller, runtime, list(dict.fromkeys(events)), batch and not self.store.shared
 
     def leave(self, sid: str, reason: str | None = None) -> Caller | None:
         caller = self.callers.pop(sid, None)

@@ -5,13 +5,16 @@ Engine.IO sockets: each event is encoded once, then queued on every
 listener's socket in order, without the task per recipient that a plain
 ``emit`` creates — so each socket's writer wakes once for the whole batch.
 That is what python-socketio's own manager does for a room, minus the
-bookkeeping; rooms nobody listens to cost nothing. With a message bus
+bookkeeping; rooms nobody listens to cost nothing. Connections that asked
+for batches (``auth.batch``) sit in a room per choice of events and are sent
+the whole batch as one ``batch`` message. With a message bus
 (Redis) every broadcast goes through ``emit``, one after another, so the bus
 carries them to the other processes in order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import engineio
@@ -25,24 +28,42 @@ class Broadcaster:
         self.sio = sio
         self.namespace = namespace
 
-    async def __call__(self, batch: list[tuple[str, Any, str]]) -> None:
-        """Send ``(event, data, room)`` broadcasts in order."""
+    async def __call__(
+        self, batch: list[tuple[str, Any, str]], batch_rooms: Mapping[str, frozenset[str]] | None = None
+    ) -> None:
+        """Send ``(event, data, room)`` broadcasts in order.
+
+        ``batch_rooms`` (room → the events its connections receive): each
+        such room is sent one ``batch`` message, ``[[event, data], ...]``,
+        with the events of ``batch`` it wants, in order — encoded once for
+        all its listeners. (Only with one server process: connections ask
+        for batches only there, see ``Bridge.authenticate``.)
+        """
         sio = self.sio
         manager = sio.manager
         if type(manager) is not socketio.AsyncManager:
             for event, data, room in batch:
                 await sio.emit(event, data, to=room, namespace=self.namespace)
             return
-        eio = sio.eio
         for event, data, room in batch:
-            listeners = list(manager.get_participants(self.namespace, room))
-            if not listeners:
-                continue
-            encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
-            message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
-            for _sid, eio_sid in listeners:
-                # Queues the packet on the socket (a socket already gone is skipped).
-                await eio.send_packet(eio_sid, message)
+            await self._send(room, event, data)
+        for room, events in (batch_rooms or {}).items():
+            items = [[event, data] for event, data, _room in batch if event in events]
+            if items:
+                await self._send(room, "batch", items)
+
+    async def _send(self, room: str, event: str, data: Any) -> None:
+        """``event`` to every listener of ``room``, encoded once."""
+        sio = self.sio
+        listeners = list(sio.manager.get_participants(self.namespace, room))
+        if not listeners:
+            return
+        encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
+        message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
+        eio = sio.eio
+        for _sid, eio_sid in listeners:
+            # Queues the packet on the socket (a socket already gone is skipped).
+            await eio.send_packet(eio_sid, message)
 
 
 def plain_websockets(sio: socketio.AsyncServer) -> None:

@@ -117,7 +117,7 @@ class TableNamespace(socketio.AsyncNamespace):
             log.info("connection refused", extra=fields(sid=sid, code=auth.error.code, reason=auth.error.message))
             raise ConnectionRefusedError(auth.error.message, auth.error.to_dict())
         try:
-            caller, runtime, events = await self.bridge.authenticate(sid, auth)
+            caller, runtime, events, batch = await self.bridge.authenticate(sid, auth)
         except VTTError as exc:
             log.info("connection refused", extra=fields(sid=sid, code=exc.code, reason=exc.message))
             raise ConnectionRefusedError(exc.message, exc.to_dict()) from None
@@ -126,7 +126,7 @@ class TableNamespace(socketio.AsyncNamespace):
             raise ConnectionRefusedError(
                 "internal server error", {"code": "internal", "message": "internal server error", "details": {}}
             ) from None
-        for room in (runtime.room, *runtime.rooms(events)):
+        for room in (runtime.room, *runtime.rooms(events, batch=sid if batch else None)):
             await self.enter_room(sid, room)
         log.info("connected", extra=fields(sid=sid, table=caller.table, user=caller.user))
 

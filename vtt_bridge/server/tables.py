@@ -37,8 +37,9 @@ __all__ = ["BROADCASTS", "Outbox", "TableRuntime"]
 
 log = logging.getLogger("vtt_bridge.server")
 
-# Sends a batch of broadcasts, ``(event, data, room)``, in order.
-Emit = Callable[[list[tuple[str, Any, str]]], Awaitable[None]]
+# Sends a batch of broadcasts, ``(event, data, room)``, in order; and to each
+# batch room (``{room: events}``) the batch's events it wants, as one message.
+Emit = Callable[[list[tuple[str, Any, str]], Mapping[str, frozenset[str]]], Awaitable[None]]
 
 # Every event the server broadcasts to a table. A connection receives all of
 # them unless it names the ones it wants (``auth.events``); each event has its
@@ -69,6 +70,9 @@ class Outbox:
     def __init__(self, room: str, emit: Emit) -> None:
         self.room = room
         self.rooms = {event: f"{room}/{event}" for event in BROADCASTS}
+        # Connections that take their broadcasts in batches (``auth.batch``), one
+        # room per choice of events: the room's name → the events it receives.
+        self.batch_rooms: dict[str, frozenset[str]] = {}
         self._emit = emit
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -101,7 +105,7 @@ class Outbox:
             while not queue.empty():
                 batch.append(queue.get_nowait())
             try:
-                await self._emit([(event, data, self.rooms[event]) for event, data in batch])
+                await self._emit([(event, data, self.rooms[event]) for event, data in batch], self.batch_rooms)
             except Exception:
                 log.exception("broadcast failed", extra=fields(room=self.room, events=[e for e, _ in batch]))
             finally:
@@ -131,6 +135,9 @@ class TableRuntime:
         self.early: dict[tuple[str, str], asyncio.Future[None]] = {}
         self._prompt_ids = itertools.count()
         self.outbox = Outbox(self.room, emit)
+        # Connections taking batches: by batch room, and each one's room.
+        self._batched: dict[str, set[str]] = {}
+        self._batch_room: dict[str, str] = {}
 
     @property
     def id(self) -> str:
@@ -140,9 +147,21 @@ class TableRuntime:
     def room(self) -> str:
         return f"table:{self.info.id}"
 
-    def rooms(self, events: Iterable[str]) -> list[str]:
-        """The rooms a connection joins to receive ``events``."""
-        return [self.outbox.rooms[event] for event in events]
+    def rooms(self, events: Iterable[str], *, batch: str | None = None) -> list[str]:
+        """The rooms a connection joins to receive ``events``.
+
+        ``batch``: the sid of a connection that takes them together, as
+        ``batch`` messages; its room (one per choice of events) is the
+        outbox's while someone is in it (see :meth:`leave`).
+        """
+        if batch is None:
+            return [self.outbox.rooms[event] for event in events]
+        wanted = frozenset(events)
+        room = f"{self.room}/batch:{','.join(sorted(wanted))}"
+        self.outbox.batch_rooms.setdefault(room, wanted)
+        self._batched.setdefault(room, set()).add(batch)
+        self._batch_room[batch] = room
+        return [room]
 
     @property
     def decision_timeout(self) -> float:
@@ -185,6 +204,14 @@ class TableRuntime:
     def leave(self, sid: str, reason: str | None = None) -> None:
         """``sid`` is gone; ``reason`` is socket.io's (``"transport close"``, ``"client disconnect"``, ...)."""
         self.sessions.pop(sid, None)
+        room = self._batch_room.pop(sid, None)
+        if room is not None:
+            members = self._batched.get(room)
+            if members is not None:
+                members.discard(sid)
+                if not members:
+                    del self._batched[room]
+                    self.outbox.batch_rooms.pop(room, None)
         for future in self._departures.pop(sid, ()):
             if not future.done():
                 future.set_result(reason)

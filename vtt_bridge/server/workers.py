@@ -67,6 +67,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import InternalError, PluginError, PluginTimeout, VTTError, error_from_dict
 from ..odds import compute_odds
+from ..state.records import token_wire
 from .logs import fields
 
 __all__ = ["DEFAULT_BUDGET", "Job", "RemoteDecision", "Resolvers", "budget_of", "run", "serve_workers"]
@@ -80,6 +81,8 @@ _REPORT_GRACE = 0.2
 _HEADER = struct.Struct("!I")
 # A resolver whose current job has run this long is passed over for new jobs.
 _SLOW = 0.25
+# The longest a resolver holds a finished job's reply to send it with the next ones.
+_HOLD = 0.002
 
 
 # -- framing (both sides) ---------------------------------------------------------
@@ -111,6 +114,19 @@ class _Frames:
             if not chunk:
                 return None
             buffer += chunk
+
+    def ready(self) -> bool:
+        """Whether a whole message can be read without waiting."""
+        buffer, size = self.buffer, _HEADER.size
+        if len(buffer) < size or len(buffer) < size + _HEADER.unpack_from(buffer)[0]:
+            try:
+                chunk = self.sock.recv(1 << 16, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return False
+            if not chunk:
+                return True  # closed: next() says so at once
+            buffer += chunk
+        return len(buffer) >= size and len(buffer) >= size + _HEADER.unpack_from(buffer)[0]
 
 
 # -- the resolver process -------------------------------------------------------------
@@ -171,7 +187,14 @@ def _where(frame: Any, host: Any) -> dict[str, Any]:
 
 
 class _Worker:
-    """The loop inside a resolver process: one message in, one answer out."""
+    """The loop inside a resolver process: messages in, one answer each out.
+
+    Jobs that arrive together are answered together: while another message
+    is already waiting, a reply is held and the held replies go out in one
+    write — each system call, and each wake-up of the event loop, then
+    carries several attacks. A reply is held ``_HOLD`` seconds at most: a
+    timer signal (``SIGALRM``) sends it even while the next job's hooks run.
+    """
 
     def __init__(self, sock: socket.socket, host: Any) -> None:
         self.sock = sock
@@ -180,21 +203,46 @@ class _Worker:
         self.live: dict[int, tuple[Any, int]] = {}  # job id → (resolution, steps already sent)
         self.current: int | None = None
         self.sending = False
+        self.held: list[bytes] = []  # framed replies not sent yet
+        self.held_since = 0.0
 
     def report(self, signum: int, frame: Any) -> None:
         """SIGUSR1: say where the current job is stuck (the event loop will kill us next).
 
-        Not while a reply is being written: the report would land inside it.
-        The job has finished then, and the event loop sees its reply instead.
+        Replies held back go first: the jobs they answer are done, and the
+        event loop must not take one of them for the one that is stuck. Not
+        while replies are being written: the report would land inside them;
+        the event loop sees those replies instead.
         """
         if self.sending or self.current is None:
             return
         with contextlib.suppress(Exception):
+            self.flush()
             _send_blocking(self.sock, ("stuck", self.current, _where(frame, self.host)))
+
+    def overdue(self, signum: int, frame: Any) -> None:
+        """SIGALRM: replies held ``_HOLD`` seconds go out, whatever the job running now does."""
+        if self.sending:
+            return
+        with contextlib.suppress(Exception):
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.held:
+            return
+        self.sending = True
+        try:
+            data = b"".join(self.held)
+            self.held.clear()
+            self.sock.sendall(data)
+        finally:
+            self.sending = False
 
     def run(self) -> None:
         frames = _Frames(self.sock)
         while True:
+            if self.held and (time.monotonic() - self.held_since > _HOLD or not frames.ready()):
+                self.flush()
             message = frames.next()
             if message is None:
                 return
@@ -210,11 +258,11 @@ class _Worker:
                     reply = self.start(*message[1:]) if kind == "start" else self.settle(*message[1:])
             finally:
                 self.current = None
-            self.sending = True
-            try:
-                _send_blocking(self.sock, reply)
-            finally:
-                self.sending = False
+            body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            if not self.held:
+                self.held_since = time.monotonic()
+                signal.setitimer(signal.ITIMER_REAL, _HOLD)
+            self.held.append(_HEADER.pack(len(body)) + body)
 
     def start(self, job_id: int, table: str, refs: list, new: list, spec: dict, settled: list, sent: int) -> tuple:
         for data in new:
@@ -307,6 +355,7 @@ class _Worker:
 
 
 def _child(sock: socket.socket, host: Any) -> None:
+    sys.setprofile(None)  # a profiler watching the server (bench/server_bench.py --profile) stays there
     # The event loop's signal plumbing belongs to the parent.
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
@@ -321,6 +370,7 @@ def _child(sock: socket.socket, host: Any) -> None:
     os.closerange(keep + 1, 65536)
     worker = _Worker(sock, host)
     signal.signal(signal.SIGUSR1, worker.report)
+    signal.signal(signal.SIGALRM, worker.overdue)
     worker.run()
 
 
@@ -505,7 +555,7 @@ class Resolvers:
             key = (job.table, token_id)
             if known.get(key) is not token:
                 known[key] = token
-                new.append(token.to_dict())
+                new.append(token_wire(token))
         return ("start", job.id, job.table, list(job.tokens), new, job.spec, list(job.settled), job.sent)
 
     def _write(self, proc: _Proc, message: tuple) -> None:
@@ -617,26 +667,23 @@ class Resolvers:
 
     async def _read(self, proc: _Proc) -> None:
         reader = proc.reader
+        buffer, size, unpack = bytearray(), _HEADER.size, _HEADER.unpack_from
         try:
             while True:
-                header = await reader.readexactly(_HEADER.size)
-                reply = pickle.loads(await reader.readexactly(_HEADER.unpack(header)[0]))
-                if reply[0] == "stuck":
-                    if proc.stuck is not None and not proc.stuck.done():
-                        proc.stuck.set_result(reply[2])
-                    continue
-                if not proc.queue:
-                    continue
-                job, _left = proc.queue.popleft()
-                now = asyncio.get_running_loop().time()
-                job.used += now - proc.head_since
-                if reply[0] == "decision":
-                    proc.parked.add(job)
-                    job.sent += len(reply[2])
-                self._arm(proc)
-                if job.future is not None and not job.future.done():
-                    job.future.set_result(reply)
-        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+                # Whatever has arrived, in one read: several replies per wake-up.
+                chunk = await reader.read(1 << 16)
+                if not chunk:
+                    break
+                buffer += chunk
+                start = 0
+                while len(buffer) - start >= size:
+                    end = start + size + unpack(buffer, start)[0]
+                    if len(buffer) < end:
+                        break
+                    self._reply(proc, pickle.loads(buffer[start + size : end]))
+                    start = end
+                del buffer[:start]
+        except (ConnectionError, OSError):
             pass
         except asyncio.CancelledError:
             return
@@ -648,6 +695,24 @@ class Resolvers:
             self.replaced += 1
             self.procs.append(await self._fork())
             self._reroute(proc)
+
+    def _reply(self, proc: _Proc, reply: tuple) -> None:
+        """A resolver's reply: the answer to the job at the head of its queue (or where it is stuck)."""
+        if reply[0] == "stuck":
+            if proc.stuck is not None and not proc.stuck.done():
+                proc.stuck.set_result(reply[2])
+            return
+        if not proc.queue:
+            return
+        job, _left = proc.queue.popleft()
+        now = asyncio.get_running_loop().time()
+        job.used += now - proc.head_since
+        if reply[0] == "decision":
+            proc.parked.add(job)
+            job.sent += len(reply[2])
+        self._arm(proc)
+        if job.future is not None and not job.future.done():
+            job.future.set_result(reply)
 
     def _fail_all(self, proc: _Proc, exc: Exception) -> None:
         for job, _left in proc.queue:

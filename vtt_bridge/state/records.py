@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.tokens import Token
+from ..engine.tokens import Token, thaw
 from . import codec
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "TokenChange",
     "dumps",
     "token_from_dict",
+    "token_wire",
 ]
 
 # Every kind of audit entry; each one carries the token changes it made.
@@ -32,6 +33,24 @@ AUDIT_KINDS = ("token.create", "token.update", "token.delete", "tokens.import", 
 def dumps(value: Any) -> str:
     """Compact JSON, the one encoding every store writes."""
     return codec.dumps(value)
+
+
+def token_wire(token: Token) -> dict[str, Any]:
+    """``token.to_dict()`` for JSON and pickles: its ``system`` is the snapshot's own plain copy.
+
+    ``Token.plain()`` is made once per snapshot, so a token that goes out several
+    times (the attack's record, the audit entry, ``token.updated``, a resolver)
+    is copied once, not each time. Read the result; never change it.
+    """
+    return {
+        "id": token.id,
+        "name": token.name,
+        "ruleset": token.ruleset,
+        "ownership": thaw(token.ownership),
+        "system": token.plain(),
+        "flags": thaw(token.flags),
+        "version": token.version,
+    }
 
 
 def token_from_dict(data: Mapping[str, Any]) -> Token:
@@ -102,8 +121,8 @@ class TokenChange:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "before": self.before.to_dict() if self.before is not None else None,
-            "after": self.after.to_dict() if self.after is not None else None,
+            "before": token_wire(self.before) if self.before is not None else None,
+            "after": token_wire(self.after) if self.after is not None else None,
         }
 
 

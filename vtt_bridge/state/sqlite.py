@@ -7,6 +7,10 @@ mode lets the ``vtt-bridge table`` command write keys from another process
 meanwhile. ``synchronous=NORMAL`` keeps a committed transaction through a
 crash of the process (the WAL is in the OS before the ack goes out); pass
 ``synchronous="FULL"`` to also survive losing power, at an fsync per commit.
+Checkpoints (copying the WAL into the database file, with an fsync) run in a
+thread of their own on their own connection, twice a second, instead of
+inside whichever commit crosses SQLite's automatic threshold: the event loop
+never waits for the disk.
 
 The audit table refuses UPDATE and DELETE through triggers: it is append-only
 by construction, not by convention.
@@ -16,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sqlite3
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,11 @@ from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps
 from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["SQLiteStore"]
+
+log = logging.getLogger("vtt_bridge.state")
+
+# Seconds between two checkpoints of the WAL (see the module docstring).
+CHECKPOINT_INTERVAL = 0.5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
@@ -112,6 +123,7 @@ class SQLiteStore(Store):
         # an unchanged row is not parsed and frozen again.
         self._snapshots: dict[tuple[str, str], Token] = {}
         self._batch: list[tuple[str, AuditDraft, asyncio.Future[AuditEntry]]] = []
+        self._checkpoints: tuple[threading.Thread, threading.Event] | None = None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -132,9 +144,33 @@ class SQLiteStore(Store):
         db.executescript(_SCHEMA)
         if "flags" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)")}:
             db.execute("ALTER TABLE tokens ADD COLUMN flags TEXT NOT NULL DEFAULT '{}'")  # stores made before flags
+        if self.path != ":memory:":
+            db.execute("PRAGMA wal_autocheckpoint=0")
+            stop = threading.Event()
+            thread = threading.Thread(target=self._checkpoint, args=(stop,), name="sqlite checkpoints", daemon=True)
+            thread.start()
+            self._checkpoints = (thread, stop)
         self._db = db
 
+    def _checkpoint(self, stop: threading.Event) -> None:
+        """Copy the WAL into the database file now and then (a thread; see the module docstring)."""
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA busy_timeout=5000")
+            while not stop.wait(CHECKPOINT_INTERVAL):
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error:
+                    log.warning("WAL checkpoint failed; trying again", exc_info=True)
+        finally:
+            db.close()
+
     async def close(self) -> None:
+        if self._checkpoints is not None:
+            thread, stop = self._checkpoints
+            self._checkpoints = None
+            stop.set()
+            thread.join(timeout=10)
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -235,17 +271,28 @@ class SQLiteStore(Store):
         db = self.db
         done: list[tuple[asyncio.Future[AuditEntry], Any]] = []
         try:
-            with self._transaction():
-                for n, (table_id, draft, future) in enumerate(batch):
-                    db.execute(f"SAVEPOINT c{n}")
-                    try:
+            if len(batch) == 1:
+                # Alone in its transaction: no savepoint needed.
+                table_id, draft, future = batch[0]
+                try:
+                    with self._transaction():
                         entry = self._write(table_id, draft)
-                    except Exception as exc:
-                        db.execute(f"ROLLBACK TO c{n}")
-                        done.append((future, exc))
-                    else:
-                        done.append((future, entry))
-                    db.execute(f"RELEASE c{n}")
+                except Exception as exc:  # the write or the COMMIT: either way nothing was written
+                    done.append((future, exc))
+                else:
+                    done.append((future, entry))
+            else:
+                with self._transaction():
+                    for n, (table_id, draft, future) in enumerate(batch):
+                        db.execute(f"SAVEPOINT c{n}")
+                        try:
+                            entry = self._write(table_id, draft)
+                        except Exception as exc:
+                            db.execute(f"ROLLBACK TO c{n}")
+                            done.append((future, exc))
+                        else:
+                            done.append((future, entry))
+                        db.execute(f"RELEASE c{n}")
         except Exception as exc:  # the COMMIT itself failed: nothing of the batch was written
             for _table, _draft, future in batch:
                 if not future.done():

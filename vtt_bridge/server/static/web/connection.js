@@ -114,7 +114,9 @@ export function join(table, key) {
   $("join-button").disabled = true;
   setStatus("connecting", "connecting");
   if (state.table && state.table.id !== table) forget();
-  const socket = io({ auth: { table, key }, reconnectionDelayMax: 5000 });
+  // batch: broadcasts that leave together (an attack's result and its token updates)
+  // arrive as one message; the single events still come from a server of several processes.
+  const socket = io({ auth: { table, key, batch: true }, reconnectionDelayMax: 5000 });
   state.socket = socket;
   state.loaded = false;
 
@@ -163,6 +165,9 @@ export function join(table, key) {
     if (state.socket === socket && !socket.active) scheduleReconnect(socket);
   });
   for (const [event, fn] of Object.entries(handlers)) socket.on(event, fn);
+  socket.on("batch", (items) => {
+    for (const [event, data] of items) handlers[event]?.(data);
+  });
 }
 
 const CLOSED = {
