@@ -61,7 +61,7 @@ async def test_the_lease_is_held_by_one_process_at_a_time_and_a_release_wakes_th
 async def test_a_lease_left_by_a_dead_process_expires(two, redis_url):
     one, other = two
     # A holder that never releases (its process died): the key simply stays until its TTL.
-    await one.redis.set(f"{one.prefix}t:t1:lease", "dead", px=300)
+    await one.link.call("SET", f"{one.prefix}t:t1:lease", "dead", "PX", 300)
     started = time.monotonic()
     async with other.lease("t1"):
         waited = time.monotonic() - started

@@ -10,18 +10,25 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:refs          hash  attack id → JSON list of seqs
     t:<table>:rev           int   bumped by every commit and settings change
     t:<table>:lease         str   the attack lease: who holds it (expires)
+    t:<table>:lease:want    str   set while a process waits for the lease (expires)
     t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
     node:<node>             str   a live server process (expires unless renewed)
 
 A commit is one Lua script, which Redis runs atomically: it checks every
-token's version, and only then writes the tokens, appends the audit entry
-and bumps the table's revision. A process re-reads a table's tokens only
+token's version, and only then writes the tokens, appends the audit entry,
+records the request_id, bumps the table's revision and gives the attack
+lease back — one round trip. A process re-reads a table's tokens only
 when its revision moved, so it sees every other process's writes before it
 checks anything against them. The attack lease (``SET NX PX``, renewed while
 held, released only by its holder) makes a table's attacks run one at a
 time whichever process received them; if a process dies holding it, it
-expires after ``lease_ttl`` seconds.
-Needs the ``redis`` extra (``pip install vtt-bridge[redis]``).
+expires after ``lease_ttl`` seconds. A release is published (to wake the
+waiters) only when someone waits.
+
+Commands go over a :class:`~.redis_link.Link`, one pipelined connection per
+process, and lease releases arrive through its :class:`~.redis_link.Subscriber`
+(which the server's message bus shares). Needs the ``redis`` extra
+(``pip install vtt-bridge[redis]``).
 """
 
 from __future__ import annotations
@@ -35,12 +42,13 @@ from typing import Any
 
 from ..engine.tokens import Token
 from ..errors import Conflict, NotFound
+from .redis_link import Link, Subscriber
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
 from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["RedisStore"]
 
-# KEYS: tokens, audit, requests, refs, rev, lease
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want
 # (after the entry JSON: the lease holder or "", and the channel its release is published on)
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "", entry JSON
 _COMMIT = """
@@ -72,17 +80,19 @@ end
 local holder = ARGV[5 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
     redis.call('DEL', KEYS[6])
-    redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6])
+    if redis.call('DEL', KEYS[7]) == 1 then redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6]) end
 end
 return {'ok', tostring(seq), tostring(rev)}
 """
 
-# KEYS: lease, rev; ARGV: holder, ttl ms. Takes a free lease and answers the table's
-# revision in the same round trip (-1: someone else holds it).
+# KEYS: lease, rev, lease:want; ARGV: holder, ttl ms. Takes a free lease and answers the
+# table's revision in the same round trip (-1: someone else holds it; the holder's release
+# will then be published).
 _ACQUIRE = """
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     return tonumber(redis.call('GET', KEYS[2]) or '0')
 end
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
 return -1
 """
 
@@ -92,11 +102,21 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 
-# KEYS: lease; ARGV: holder, channel. Releases the holder's lease and wakes whoever waits for it.
+# KEYS: lease, lease:want; ARGV: holder, channel. Releases the holder's lease and wakes
+# whoever waits for it.
 _RELEASE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], KEYS[1])
+if redis.call('DEL', KEYS[2]) == 1 then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
+return 1
+"""
+
+# KEYS: tables, rev; ARGV: table id, its JSON as read, its new JSON. A settings change
+# that lands only if nobody changed the table meanwhile (0: read again and retry).
+_SETTINGS = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('INCR', KEYS[2])
 return 1
 """
 
@@ -116,13 +136,9 @@ class RedisStore(Store):
         self.url = url
         self.prefix = prefix
         self.lease_ttl = lease_ttl
-        self._renew: Any = None
-        self._acquire: Any = None
-        self._release: Any = None
-        self._listener: asyncio.Task[None] | None = None
+        self._link: Link | None = None
+        self.subscriber: Subscriber | None = None
         self._waiting: dict[str, set[asyncio.Event]] = {}
-        self._redis: Any = None
-        self._commit: Any = None
         # (table, token) → (its row as stored, its snapshot): an unchanged row is not
         # parsed again. The row, not the version, decides: a token deleted and
         # created again by another process starts at version 1 again.
@@ -130,37 +146,39 @@ class RedisStore(Store):
         self._revs: dict[str, int] = {}
 
     @property
-    def redis(self) -> Any:
-        if self._redis is None:
+    def link(self) -> Link:
+        if self._link is None:
             raise RuntimeError("the store is not open")
-        return self._redis
+        return self._link
 
     async def open(self) -> None:
-        if self._redis is not None:
+        if self._link is not None:
             return
-        try:
-            import redis.asyncio as aioredis
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise RuntimeError("the Redis store needs the redis package: pip install 'vtt-bridge[redis]'") from exc
-        self._redis = aioredis.Redis.from_url(self.url, decode_responses=True)
-        self._commit = self._redis.register_script(_COMMIT)
-        self._renew = self._redis.register_script(_RENEW)
-        self._acquire = self._redis.register_script(_ACQUIRE)
-        self._release = self._redis.register_script(_RELEASE)
-        await self._redis.ping()
+        link = Link(self.url)
+        self._commit, self._acquire, self._renew, self._release, self._settings = (
+            link.script(source) for source in (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS)
+        )
+        await link.open()
+        self._link = link
+        self.subscriber = Subscriber(self.url)
+        # Listening before any lease is tried, so no release is missed.
+        await self.subscriber.subscribe(self._channel, self._released)
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
-            self._listener = None
-        if self._redis is not None:
-            await self._redis.aclose()
-            self._redis = None
+        if self.subscriber is not None:
+            await self.subscriber.close()
+            self.subscriber = None
+        if self._link is not None:
+            await self._link.close()
+            self._link = None
         self._snapshots.clear()
 
     async def ping(self) -> None:
-        await self.redis.ping()
+        await self.link.call("PING")
+
+    async def _hgetall(self, key: str) -> dict[str, str]:
+        flat = await self.link.call("HGETALL", key)
+        return dict(zip(flat[::2], flat[1::2], strict=True))
 
     def _key(self, table_id: str, what: str) -> str:
         return f"{self.prefix}t:{table_id}:{what}"
@@ -168,54 +186,45 @@ class RedisStore(Store):
     # -- tables and keys ----------------------------------------------------
 
     async def create_table(self, table: TableInfo) -> None:
-        created = await self.redis.hsetnx(self.prefix + "tables", table.id, dumps(table.to_dict()))
+        created = await self.link.call("HSETNX", self.prefix + "tables", table.id, dumps(table.to_dict()))
         if not created:
             raise Conflict(f"table {table.id!r} exists", details={"table": table.id})
 
     async def get_table(self, table_id: str) -> TableInfo | None:
-        raw = await self.redis.hget(self.prefix + "tables", table_id)
+        raw = await self.link.call("HGET", self.prefix + "tables", table_id)
         return TableInfo.from_dict(json.loads(raw)) if raw else None
 
     async def list_tables(self) -> list[TableInfo]:
-        raw = await self.redis.hgetall(self.prefix + "tables")
+        raw = await self._hgetall(self.prefix + "tables")
         tables = [TableInfo.from_dict(json.loads(v)) for v in raw.values()]
         return sorted(tables, key=lambda t: (t.created, t.id))
 
     async def update_settings(self, table_id: str, settings: Mapping[str, Any]) -> TableInfo:
-        # Settings change rarely and only by the GM; a watch/retry loop keeps
+        # Settings change rarely and only by the GM; a compare-and-set loop keeps
         # two simultaneous changes from losing one another.
-        from redis.exceptions import WatchError
-
         key = self.prefix + "tables"
-        async with self.redis.pipeline(transaction=True) as pipe:
-            while True:
-                try:
-                    await pipe.watch(key)
-                    raw = await pipe.hget(key, table_id)
-                    if not raw:
-                        raise NotFound(f"no table {table_id!r}", details={"table": table_id})
-                    table = TableInfo.from_dict(json.loads(raw))
-                    updated = TableInfo(
-                        id=table.id, name=table.name, created=table.created, settings={**table.settings, **settings}
-                    )
-                    pipe.multi()
-                    pipe.hset(key, table_id, dumps(updated.to_dict()))
-                    pipe.incr(self._key(table_id, "rev"))
-                    await pipe.execute()
-                    return updated
-                except WatchError:
-                    continue
+        while True:
+            raw = await self.link.call("HGET", key, table_id)
+            if not raw:
+                raise NotFound(f"no table {table_id!r}", details={"table": table_id})
+            table = TableInfo.from_dict(json.loads(raw))
+            updated = TableInfo(
+                id=table.id, name=table.name, created=table.created, settings={**table.settings, **settings}
+            )
+            keys = [key, self._key(table_id, "rev")]
+            if await self.link.evalsha(self._settings, keys, [table_id, raw, dumps(updated.to_dict())]):
+                return updated
 
     async def set_key(self, table_id: str, key: KeyInfo) -> None:
-        await self.redis.hset(
-            self._key(table_id, "keys"), key.user, dumps({"digest": key.digest, "created": key.created})
+        await self.link.call(
+            "HSET", self._key(table_id, "keys"), key.user, dumps({"digest": key.digest, "created": key.created})
         )
 
     async def delete_key(self, table_id: str, user: str) -> bool:
-        return bool(await self.redis.hdel(self._key(table_id, "keys"), user))
+        return bool(await self.link.call("HDEL", self._key(table_id, "keys"), user))
 
     async def keys(self, table_id: str) -> list[KeyInfo]:
-        raw = await self.redis.hgetall(self._key(table_id, "keys"))
+        raw = await self._hgetall(self._key(table_id, "keys"))
         out = []
         for user, value in raw.items():
             data = json.loads(value)
@@ -225,7 +234,7 @@ class RedisStore(Store):
     # -- tokens and the audit log -------------------------------------------
 
     async def tokens(self, table_id: str) -> dict[str, Token]:
-        raw = await self.redis.hgetall(self._key(table_id, "tokens"))
+        raw = await self._hgetall(self._key(table_id, "tokens"))
         out = {}
         snapshots = self._snapshots
         for token_id in sorted(raw):
@@ -257,8 +266,8 @@ class RedisStore(Store):
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
         # A successful commit gives the table's attack lease back in the same round trip.
         args += [lease.holder if lease is not None else "", self._channel]
-        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease")]
-        status, first, second = await self._commit(keys=keys, args=args)
+        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want")]
+        status, first, second = await self.link.evalsha(self._commit, keys, args)
         if status == "conflict":
             expected = draft.changes[first].before
             raise stale(first, expected.version if expected is not None else None, int(second) if second else None)
@@ -281,20 +290,18 @@ class RedisStore(Store):
         if not seqs:
             return []
         key = self._key(table_id, "audit")
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for seq in seqs:
-                pipe.lindex(key, seq - 1)
-            raws = await pipe.execute()
+        # Sent together: the link pipelines them into one round trip.
+        raws = await asyncio.gather(*(self.link.call("LINDEX", key, seq - 1) for seq in seqs))
         pairs = zip(seqs, raws, strict=True)
         return [AuditEntry(seq=seq, table=table_id, **json.loads(raw)) for seq, raw in pairs if raw]
 
     async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
-        seq = await self.redis.hget(self._key(table_id, "requests"), request_id)
+        seq = await self.link.call("HGET", self._key(table_id, "requests"), request_id)
         found = await self._entries(table_id, [int(seq)]) if seq else []
         return found[0] if found else None
 
     async def by_ref(self, table_id: str, ref: str) -> list[AuditEntry]:
-        raw = await self.redis.hget(self._key(table_id, "refs"), ref)
+        raw = await self.link.call("HGET", self._key(table_id, "refs"), ref)
         return await self._entries(table_id, json.loads(raw)) if raw else []
 
     async def history(
@@ -303,14 +310,14 @@ class RedisStore(Store):
         # Walk the list backwards in pages, from the end of the log at most (a huge
         # ``before`` counts from there) and over HISTORY_SCAN entries at most.
         key = self._key(table_id, "audit")
-        length = await self.redis.llen(key)
+        length = await self.link.call("LLEN", key)
         end = length if before is None else min(before - 1, length)
         floor = max(1, end - HISTORY_SCAN + 1)
         out: list[AuditEntry] = []
         page = 200
         while end >= floor and len(out) < limit:
             start = max(floor, end - page + 1)
-            raws = await self.redis.lrange(key, start - 1, end - 1)
+            raws = await self.link.call("LRANGE", key, start - 1, end - 1)
             for offset in range(len(raws) - 1, -1, -1):
                 data = json.loads(raws[offset])
                 if data["kind"] in kinds:
@@ -332,7 +339,7 @@ class RedisStore(Store):
         out: list[AuditEntry] = []
         start, page = after, 200
         while len(out) < limit:
-            raws = await self.redis.lrange(key, start, start + page - 1)
+            raws = await self.link.call("LRANGE", key, start, start + page - 1)
             for offset, raw in enumerate(raws):
                 data = json.loads(raw)
                 if data["kind"] in kinds:
@@ -345,16 +352,16 @@ class RedisStore(Store):
         return out
 
     async def last_seq(self, table_id: str) -> int:
-        return int(await self.redis.llen(self._key(table_id, "audit")))
+        return int(await self.link.call("LLEN", self._key(table_id, "audit")))
 
     async def audit(self, table_id: str) -> list[AuditEntry]:
-        raws = await self.redis.lrange(self._key(table_id, "audit"), 0, -1)
+        raws = await self.link.call("LRANGE", self._key(table_id, "audit"), 0, -1)
         return [AuditEntry(seq=i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]
 
     # -- several server processes ------------------------------------------------
 
     async def revision(self, table_id: str) -> int | None:
-        return int(await self.redis.get(self._key(table_id, "rev")) or 0)
+        return int(await self.link.call("GET", self._key(table_id, "rev")) or 0)
 
     def committed_revision(self, table_id: str) -> int | None:
         return self._revs.get(table_id)
@@ -363,37 +370,38 @@ class RedisStore(Store):
         return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"))
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
-        await self.redis.hset(self._key(table_id, "sessions"), sid, f"{node}\t{user}")
+        await self.link.call("HSET", self._key(table_id, "sessions"), sid, f"{node}\t{user}")
 
     async def leave(self, table_id: str, sid: str) -> None:
-        await self.redis.hdel(self._key(table_id, "sessions"), sid)
+        await self.link.call("HDEL", self._key(table_id, "sessions"), sid)
 
     async def sessions(self, table_id: str) -> dict[str, str] | None:
         key = self._key(table_id, "sessions")
-        raw = await self.redis.hgetall(key)
+        raw = await self._hgetall(key)
         if not raw:
             return {}
         entries = {sid: value.split("\t", 1) for sid, value in raw.items()}
         nodes = sorted({node for node, _user in entries.values()})
-        alive = dict(zip(nodes, await self.redis.mget([f"{self.prefix}node:{n}" for n in nodes]), strict=True))
+        alive = dict(zip(nodes, await self.link.call("MGET", *(f"{self.prefix}node:{n}" for n in nodes)), strict=True))
         gone = [sid for sid, (node, _user) in entries.items() if not alive[node]]
         if gone:
             # Connections of a process that died without saying goodbye.
-            await self.redis.hdel(key, *gone)
+            await self.link.call("HDEL", key, *gone)
         return {sid: user for sid, (node, user) in entries.items() if alive[node]}
 
     async def heartbeat(self, node: str, ttl: float) -> None:
-        await self.redis.set(f"{self.prefix}node:{node}", "1", px=max(1, int(ttl * 1000)))
-
+        await self.link.call("SET", f"{self.prefix}node:{node}", "1", "PX", max(1, int(ttl * 1000)))
 
     @property
     def _channel(self) -> str:
         return f"{self.prefix}leases"
 
+    def _released(self, key: str) -> None:
+        for event in self._waiting.get(key, ()):
+            event.set()
+
     def _await_release(self, key: str) -> asyncio.Event:
         """An event set when the lease ``key`` is released (by any process)."""
-        if self._listener is None:
-            self._listener = asyncio.get_running_loop().create_task(self._listen(), name="lease releases")
         event = asyncio.Event()
         self._waiting.setdefault(key, set()).add(event)
         return event
@@ -404,19 +412,6 @@ class RedisStore(Store):
             waiting.discard(event)
             if not waiting:
                 del self._waiting[key]
-
-    async def _listen(self) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        try:
-            await pubsub.subscribe(self._channel)
-            while True:
-                message = await pubsub.get_message(timeout=5.0)
-                if message is not None and message.get("type") == "message":
-                    for event in self._waiting.get(message["data"], ()):
-                        event.set()
-        finally:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()
 
 
 class _Lease:
@@ -441,11 +436,13 @@ class _Lease:
 
     async def __aenter__(self) -> _Lease:
         store, ttl_ms = self.store, max(1, int(self.store.lease_ttl * 1000))
+        link = store.link
+        keys = [self.key, self.rev_key, self.key + ":want"]
         while True:
             # Listen before trying, so a release in between is not missed.
             released = store._await_release(self.key)
             try:
-                rev = await store._acquire(keys=[self.key, self.rev_key], args=[self.holder, ttl_ms])
+                rev = await link.evalsha(store._acquire, keys, [self.holder, ttl_ms])
                 if rev >= 0:
                     self.revision = int(rev)
                     break
@@ -460,7 +457,7 @@ class _Lease:
     async def _keep(self, ttl_ms: int) -> None:
         while True:
             await asyncio.sleep(ttl_ms / 3000)
-            await self.store._renew(keys=[self.key], args=[self.holder, ttl_ms])
+            await self.store.link.evalsha(self.store._renew, [self.key], [self.holder, ttl_ms])
 
     async def __aexit__(self, *exc: object) -> None:
         if self._keeper is not None:
@@ -469,4 +466,5 @@ class _Lease:
         if self.released:  # given back by the commit
             return
         with contextlib.suppress(Exception):
-            await self.store._release(keys=[self.key], args=[self.holder, self.store._channel])
+            store = self.store
+            await store.link.evalsha(store._release, [self.key, self.key + ":want"], [self.holder, store._channel])
