@@ -101,3 +101,45 @@ async def test_a_commit_made_under_the_lease_gives_it_back_in_the_same_round_tri
         async with asyncio.timeout(1):
             async with other.lease("t1") as theirs:
                 assert theirs.revision == await one.revision("t1")
+
+
+async def test_a_lease_held_past_its_time_to_live_is_renewed_and_stays_held(two):
+    one, other = two  # lease_ttl 0.5 s
+    async with one.lease("t1"):
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.5):
+                async with other.lease("t1"):
+                    pass
+    # Given back: the other process takes it at once.
+    async with asyncio.timeout(1):
+        async with other.lease("t1"):
+            pass
+
+
+async def test_a_commit_keeps_the_lease_for_this_process_s_next_attack_unless_another_waits(two):
+    one, other = two
+    async with one.lease("t1", queued=lambda: True) as lease:
+        await one.commit("t1", _create("k1"), lease=lease)
+        assert lease.kept == await one.revision("t1") and not lease.released
+    # The next attack here starts at once, from the revision the commit left.
+    async with one.lease("t1", queued=lambda: True) as lease:
+        assert lease.revision == one.committed_revision("t1")
+        theirs = asyncio.ensure_future(other.lease("t1").__aenter__())
+        await asyncio.sleep(0.05)
+        assert not theirs.done()  # held meanwhile; the other process now waits for it
+        await one.commit("t1", _create("k2"), lease=lease)
+        assert lease.released  # not kept: someone else waits
+    async with asyncio.timeout(1):
+        taken = await theirs
+    await taken.__aexit__(None, None, None)
+
+
+async def test_a_kept_lease_nobody_picks_up_is_given_back(two):
+    one, other = two
+    async with one.lease("t1", queued=lambda: True) as lease:
+        await one.commit("t1", _create("k3"), lease=lease)
+        assert lease.kept is not None
+    await asyncio.sleep(0.2)  # the attack that was waiting went away
+    started = time.monotonic()
+    async with other.lease("t1"):
+        assert time.monotonic() - started < 0.1  # free at once, not after the lease's time to live

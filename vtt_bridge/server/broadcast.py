@@ -5,9 +5,10 @@ Engine.IO sockets: each event is encoded once, then queued on every
 listener's socket in order, without the task per recipient that a plain
 ``emit`` creates — so each socket's writer wakes once for the whole batch.
 That is what python-socketio's own manager does for a room, minus the
-bookkeeping; rooms nobody listens to cost nothing. With a message bus
-(Redis) every broadcast goes through ``emit``, one after another, so the bus
-carries them to the other processes in order.
+bookkeeping; rooms nobody listens to cost nothing. With the bridge's Redis
+bus (:mod:`.bus`) the batch is also published to the other processes as one
+message, and they deliver it the same way; with any other manager every
+broadcast goes through ``emit``, one after another.
 """
 
 from __future__ import annotations
@@ -29,10 +30,19 @@ class Broadcaster:
         """Send ``(event, data, room)`` broadcasts in order."""
         sio = self.sio
         manager = sio.manager
-        if type(manager) is not socketio.AsyncManager:
+        publish = getattr(manager, "publish_batch", None)
+        if publish is not None:
+            publish(batch)
+        elif type(manager) is not socketio.AsyncManager:
             for event, data, room in batch:
                 await sio.emit(event, data, to=room, namespace=self.namespace)
             return
+        await self.local(batch)
+
+    async def local(self, batch: list[tuple[str, Any, str]]) -> None:
+        """Send ``(event, data, room)`` broadcasts in order to this process's own listeners."""
+        sio = self.sio
+        manager = sio.manager
         eio = sio.eio
         for event, data, room in batch:
             listeners = list(manager.get_participants(self.namespace, room))

@@ -36,8 +36,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..engine.tokens import Token
@@ -48,9 +49,13 @@ from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["RedisStore"]
 
+log = logging.getLogger("vtt_bridge.state")
+
 # KEYS: tokens, audit, requests, refs, rev, lease, lease:want
-# (after the entry JSON: the lease holder or "", and the channel its release is published on)
-# ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "", entry JSON
+# ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
+# entry JSON, the lease holder or "", the channel a release is published on, and the lease's
+# time to live in ms when this process has the table's next attack waiting, else "": the
+# lease is then kept for it unless another process waits (answered with 'kept').
 _COMMIT = """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
@@ -77,12 +82,16 @@ if ref ~= '' then
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
 end
-local holder = ARGV[5 + n * 3]
+local holder, keep = ARGV[5 + n * 3], ARGV[7 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
+    if keep ~= '' and redis.call('EXISTS', KEYS[7]) == 0 then
+        redis.call('PEXPIRE', KEYS[6], keep)
+        return {'ok', tostring(seq), tostring(rev), 'kept'}
+    end
     redis.call('DEL', KEYS[6])
     if redis.call('DEL', KEYS[7]) == 1 then redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6]) end
 end
-return {'ok', tostring(seq), tostring(rev)}
+return {'ok', tostring(seq), tostring(rev), ''}
 """
 
 # KEYS: lease, rev, lease:want; ARGV: holder, ttl ms. Takes a free lease and answers the
@@ -139,6 +148,12 @@ class RedisStore(Store):
         self._link: Link | None = None
         self.subscriber: Subscriber | None = None
         self._waiting: dict[str, set[asyncio.Event]] = {}
+        # The attack leases this process holds (key → holder), renewed by one task.
+        self._held: dict[str, str] = {}
+        # Leases a commit kept for the table's next attack here: key → (holder, revision, the keep).
+        self._kept: dict[str, tuple[str, int, object]] = {}
+        self._renewer: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
         # (table, token) → (its row as stored, its snapshot): an unchanged row is not
         # parsed again. The row, not the version, decides: a token deleted and
         # created again by another process starts at version 1 again.
@@ -165,6 +180,10 @@ class RedisStore(Store):
         await self.subscriber.subscribe(self._channel, self._released)
 
     async def close(self) -> None:
+        if self._renewer is not None:
+            self._renewer.cancel()
+            await asyncio.gather(self._renewer, return_exceptions=True)
+            self._renewer = None
         if self.subscriber is not None:
             await self.subscriber.close()
             self.subscriber = None
@@ -267,7 +286,9 @@ class RedisStore(Store):
         # A successful commit gives the table's attack lease back in the same round trip.
         args += [lease.holder if lease is not None else "", self._channel]
         keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want")]
-        status, first, second = await self.link.evalsha(self._commit, keys, args)
+        keep = lease is not None and lease.queued is not None and lease.queued()
+        args.append(max(1, int(self.lease_ttl * 1000)) if keep else "")
+        status, first, second, *kept = await self.link.evalsha(self._commit, keys, args)
         if status == "conflict":
             expected = draft.changes[first].before
             raise stale(first, expected.version if expected is not None else None, int(second) if second else None)
@@ -278,7 +299,11 @@ class RedisStore(Store):
             )
         self._revs[table_id] = int(second)
         if lease is not None:
-            lease.released = True
+            if kept and kept[0]:
+                # Handed to this process's next attack on the table, which starts from this revision.
+                lease.kept = int(second)
+            else:
+                lease.released = True
         for token_id, change in draft.changes.items():
             if change.after is None:
                 self._snapshots.pop((table_id, token_id), None)
@@ -366,8 +391,10 @@ class RedisStore(Store):
     def committed_revision(self, table_id: str) -> int | None:
         return self._revs.get(table_id)
 
-    def lease(self, table_id: str) -> _Lease:
-        return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"))
+    def lease(self, table_id: str, *, queued: Callable[[], bool] | None = None) -> _Lease:
+        """The table's attack lease; ``queued()`` says whether this process has another attack
+        waiting for it (then a commit keeps the lease for that one, unless another process waits)."""
+        return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"), queued)
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
         await self.link.call("HSET", self._key(table_id, "sessions"), sid, f"{node}\t{user}")
@@ -406,6 +433,27 @@ class RedisStore(Store):
         self._waiting.setdefault(key, set()).add(event)
         return event
 
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _hold(self, key: str, holder: str) -> None:
+        self._held[key] = holder
+        if self._renewer is None:
+            self._renewer = asyncio.get_running_loop().create_task(self._renew_held(), name="lease renewals")
+
+    async def _renew_held(self) -> None:
+        """Renew every lease this process holds, every third of their time to live."""
+        ttl_ms = max(1, int(self.lease_ttl * 1000))
+        while True:
+            await asyncio.sleep(ttl_ms / 3000)
+            held = list(self._held.items())
+            renewals = (self.link.evalsha(self._renew, [key], [holder, ttl_ms]) for key, holder in held)
+            for (key, _holder), outcome in zip(held, await asyncio.gather(*renewals, return_exceptions=True)):
+                if isinstance(outcome, Exception):
+                    log.warning("could not renew an attack lease", extra={"lease": key, "error": str(outcome)})
+
     def _forget(self, key: str, event: asyncio.Event) -> None:
         waiting = self._waiting.get(key)
         if waiting is not None:
@@ -417,25 +465,39 @@ class RedisStore(Store):
 class _Lease:
     """``async with store.lease(table) as lease``: wait for the table's attack lease, hold it, give it back.
 
-    ``lease.revision`` is the table's revision read when it was taken.
+    ``lease.revision`` is the table's revision read when it was taken. While
+    held, the store renews it (one task for all the leases a process holds).
     A waiter is woken by the holder's release (published by the release
-    script); it also retries every ``_RETRY`` seconds, which is how a lease
-    left by a process that died is taken over once it expires.
+    script, when someone waits); it also retries every ``_RETRY`` seconds,
+    which is how a lease left by a process that died is taken over once it
+    expires.
+
+    A commit made while this process has the table's next attack waiting
+    (``queued``) keeps the lease for it, unless another process waits for the
+    lease: that attack then starts without a round trip, from the revision
+    the commit left — exact, since it was sent after the commit. A kept lease
+    nobody picks up within ``_UNCLAIMED`` seconds is given back.
     """
 
     _RETRY = 0.1
+    _UNCLAIMED = 0.05
 
-    def __init__(self, store: RedisStore, key: str, rev_key: str) -> None:
+    def __init__(self, store: RedisStore, key: str, rev_key: str, queued: Callable[[], bool] | None) -> None:
         self.store = store
         self.key = key
         self.rev_key = rev_key
+        self.queued = queued
         self.holder = secrets.token_hex(12)
         self.revision: int | None = None
         self.released = False
-        self._keeper: asyncio.Task[None] | None = None
+        self.kept: int | None = None
 
     async def __aenter__(self) -> _Lease:
         store, ttl_ms = self.store, max(1, int(self.store.lease_ttl * 1000))
+        handed = store._kept.pop(self.key, None)
+        if handed is not None:
+            self.holder, self.revision, _keep = handed
+            return self
         link = store.link
         keys = [self.key, self.rev_key, self.key + ":want"]
         while True:
@@ -451,20 +513,32 @@ class _Lease:
                         await released.wait()
             finally:
                 store._forget(self.key, released)
-        self._keeper = asyncio.get_running_loop().create_task(self._keep(ttl_ms))
+        store._hold(self.key, self.holder)  # renewed while held
         return self
 
-    async def _keep(self, ttl_ms: int) -> None:
-        while True:
-            await asyncio.sleep(ttl_ms / 3000)
-            await self.store.link.evalsha(self.store._renew, [self.key], [self.holder, ttl_ms])
-
     async def __aexit__(self, *exc: object) -> None:
-        if self._keeper is not None:
-            self._keeper.cancel()
-            await asyncio.gather(self._keeper, return_exceptions=True)
+        store = self.store
+        if self.kept is not None:
+            keep = object()
+            store._kept[self.key] = (self.holder, self.kept, keep)
+            asyncio.get_running_loop().call_later(self._UNCLAIMED, self._unclaimed, keep)
+            return
+        if store._held.get(self.key) == self.holder:
+            del store._held[self.key]
         if self.released:  # given back by the commit
             return
         with contextlib.suppress(Exception):
-            store = self.store
-            await store.link.evalsha(store._release, [self.key, self.key + ":want"], [self.holder, store._channel])
+            await self._give_back()
+
+    def _unclaimed(self, keep: object) -> None:
+        store = self.store
+        if store._kept.get(self.key, (None, None, None))[2] is not keep:
+            return  # taken by the next attack (which gives it back itself)
+        del store._kept[self.key]
+        if store._held.get(self.key) == self.holder:
+            del store._held[self.key]
+        store._later(self._give_back())
+
+    async def _give_back(self) -> None:
+        store = self.store
+        await store.link.evalsha(store._release, [self.key, self.key + ":want"], [self.holder, store._channel])

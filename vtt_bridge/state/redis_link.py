@@ -34,13 +34,20 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-__all__ = ["Link", "RedisReplyError", "Subscriber"]
+__all__ = ["Link", "RedisReplyError", "RedisUnavailable", "Subscriber"]
 
 log = logging.getLogger("vtt_bridge.state")
 
 
 class RedisReplyError(Exception):
     """An error reply from Redis (``NOSCRIPT ...``, ``WRONGTYPE ...``)."""
+
+
+class RedisUnavailable(ConnectionError):
+    """Redis cannot be reached (its ``strerror`` says so on one line, for the CLI)."""
+
+    def __init__(self, why: object) -> None:
+        super().__init__(0, f"Redis: {why} (check the --redis URL and that the server runs)")
 
 
 def _pack(args: tuple[Any, ...]) -> bytes:
@@ -88,11 +95,14 @@ class _Connection:
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise RuntimeError("the Redis store needs hiredis: pip install 'vtt-bridge[redis]'") from exc
         where = self.where
-        if "path" in where:
-            reader, writer = await asyncio.open_unix_connection(where["path"])
-        else:
-            context = ssl_module.create_default_context() if where["ssl"] else None
-            reader, writer = await asyncio.open_connection(where["host"], where["port"], ssl=context)
+        try:
+            if "path" in where:
+                reader, writer = await asyncio.open_unix_connection(where["path"])
+            else:
+                context = ssl_module.create_default_context() if where["ssl"] else None
+                reader, writer = await asyncio.open_connection(where["host"], where["port"], ssl=context)
+        except OSError as exc:
+            raise RedisUnavailable(exc.strerror or exc) from exc
         sock = writer.get_extra_info("socket")
         if sock is not None and "path" not in where:
             import socket
@@ -117,7 +127,7 @@ class _Connection:
             self.writer.write(b"".join(out))
 
     async def _read(self, reader: asyncio.StreamReader, parser: Any) -> None:
-        error: BaseException = ConnectionError("Redis closed the connection")
+        error: BaseException = RedisUnavailable("it closed the connection")
         try:
             while True:
                 data = await reader.read(1 << 16)
@@ -127,10 +137,10 @@ class _Connection:
                 while (reply := parser.gets()) is not False:
                     self._on_reply(reply)
         except asyncio.CancelledError:
-            error = ConnectionError("the connection to Redis was closed")
+            error = RedisUnavailable("the connection was closed")
             raise
         except Exception as exc:  # a reset, a protocol error
-            error = ConnectionError(f"lost the connection to Redis: {exc}")
+            error = RedisUnavailable(f"lost the connection: {exc}")
         finally:
             self.close()
             self._on_lost(error)
