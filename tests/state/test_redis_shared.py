@@ -143,3 +143,21 @@ async def test_a_kept_lease_nobody_picks_up_is_given_back(two):
     started = time.monotonic()
     async with other.lease("t1"):
         assert time.monotonic() - started < 0.1  # free at once, not after the lease's time to live
+
+
+async def test_a_released_lease_goes_to_the_process_that_waited_not_to_the_holder_asking_again(two):
+    one, other = two
+    order = []
+    first = await one.lease("t1").__aenter__()
+    waiting = asyncio.ensure_future(other.lease("t1").__aenter__())
+    await asyncio.sleep(0.05)  # the other process has tried, and waits
+    await first.__aexit__(None, None, None)
+    again = asyncio.ensure_future(one.lease("t1").__aenter__())  # asks again at once
+    async with asyncio.timeout(2):
+        theirs = await waiting
+        order.append("other")
+        await theirs.__aexit__(None, None, None)
+        mine = await again
+        order.append("one")
+        await mine.__aexit__(None, None, None)
+    assert order == ["other", "one"]

@@ -10,7 +10,7 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:refs          hash  attack id → JSON list of seqs
     t:<table>:rev           int   bumped by every commit and settings change
     t:<table>:lease         str   the attack lease: who holds it (expires)
-    t:<table>:lease:want    str   set while a process waits for the lease (expires)
+    t:<table>:lease:want    str   the first waiter for the lease, whom it goes to next (expires)
     t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
     node:<node>             str   a live server process (expires unless renewed)
 
@@ -89,19 +89,23 @@ if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
         return {'ok', tostring(seq), tostring(rev), 'kept'}
     end
     redis.call('DEL', KEYS[6])
-    if redis.call('DEL', KEYS[7]) == 1 then redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6]) end
+    if redis.call('EXISTS', KEYS[7]) == 1 then redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6]) end
 end
 return {'ok', tostring(seq), tostring(rev), ''}
 """
 
-# KEYS: lease, rev, lease:want; ARGV: holder, ttl ms. Takes a free lease and answers the
-# table's revision in the same round trip (-1: someone else holds it; the holder's release
-# will then be published).
+# KEYS: lease, rev, lease:want; ARGV: holder, ttl ms, want ms. Takes a free lease and answers
+# the table's revision in the same round trip; -1: someone else holds it, or it is promised
+# to the first waiter (the ``want`` key, which that waiter renews on every try and which lapses
+# if it gives up). The holder's release is then published, and the lease goes to that waiter
+# rather than to whoever asks first — so a process with attacks queued cannot starve another.
 _ACQUIRE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local want = redis.call('GET', KEYS[3])
+if (not want or want == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    if want then redis.call('DEL', KEYS[3]) end
     return tonumber(redis.call('GET', KEYS[2]) or '0')
 end
-redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
+if not want or want == ARGV[1] then redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[3]) end
 return -1
 """
 
@@ -116,7 +120,7 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 _RELEASE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
-if redis.call('DEL', KEYS[2]) == 1 then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
 return 1
 """
 
@@ -481,6 +485,7 @@ class _Lease:
 
     _RETRY = 0.1
     _UNCLAIMED = 0.05
+    _WANT_MS = 500  # a waiter's claim lapses this long after its last try
 
     def __init__(self, store: RedisStore, key: str, rev_key: str, queued: Callable[[], bool] | None) -> None:
         self.store = store
@@ -504,7 +509,7 @@ class _Lease:
             # Listen before trying, so a release in between is not missed.
             released = store._await_release(self.key)
             try:
-                rev = await link.evalsha(store._acquire, keys, [self.holder, ttl_ms])
+                rev = await link.evalsha(store._acquire, keys, [self.holder, ttl_ms, self._WANT_MS])
                 if rev >= 0:
                     self.revision = int(rev)
                     break
