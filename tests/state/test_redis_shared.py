@@ -131,6 +131,8 @@ async def test_a_commit_keeps_the_lease_for_this_process_s_next_attack_unless_an
         assert lease.released  # not kept: someone else waits
     async with asyncio.timeout(1):
         taken = await theirs
+    # Handed straight over, with the revision the commit left.
+    assert taken.revision == one.committed_revision("t1")
     await taken.__aexit__(None, None, None)
 
 
@@ -161,3 +163,18 @@ async def test_a_released_lease_goes_to_the_process_that_waited_not_to_the_holde
         order.append("one")
         await mine.__aexit__(None, None, None)
     assert order == ["other", "one"]
+
+
+async def test_a_waiter_that_gives_up_does_not_keep_the_lease_from_the_next(two):
+    one, other = two
+    held = await one.lease("t1").__aenter__()
+    gives_up = asyncio.ensure_future(other.lease("t1").__aenter__())
+    await asyncio.sleep(0.05)  # it has claimed the lease as the first waiter
+    gives_up.cancel()
+    await asyncio.gather(gives_up, return_exceptions=True)
+    await asyncio.sleep(0.05)
+    await held.__aexit__(None, None, None)
+    started = time.monotonic()
+    async with asyncio.timeout(1):
+        async with other.lease("t1"):
+            assert time.monotonic() - started < 0.3

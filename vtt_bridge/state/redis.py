@@ -53,9 +53,10 @@ log = logging.getLogger("vtt_bridge.state")
 
 # KEYS: tokens, audit, requests, refs, rev, lease, lease:want
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
-# entry JSON, the lease holder or "", the channel a release is published on, and the lease's
-# time to live in ms when this process has the table's next attack waiting, else "": the
-# lease is then kept for it unless another process waits (answered with 'kept').
+# entry JSON, the lease holder or "", the channel a release is published on, "1" when this
+# process has the table's next attack waiting (else ""), the lease's time to live in ms.
+# The lease then goes, in this order: to the first waiter if there is one (handed over: see
+# _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
 _COMMIT = """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
@@ -82,23 +83,34 @@ if ref ~= '' then
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
 end
-local holder, keep = ARGV[5 + n * 3], ARGV[7 + n * 3]
+local holder, keep, ttl = ARGV[5 + n * 3], ARGV[7 + n * 3], ARGV[8 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
-    if keep ~= '' and redis.call('EXISTS', KEYS[7]) == 0 then
-        redis.call('PEXPIRE', KEYS[6], keep)
+    local want = redis.call('GET', KEYS[7])
+    if want then
+        redis.call('SET', KEYS[6], want, 'PX', ttl)
+        redis.call('DEL', KEYS[7])
+        redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6] .. '\\n' .. want .. '\\n' .. rev)
+    elseif keep ~= '' then
+        redis.call('PEXPIRE', KEYS[6], ttl)
         return {'ok', tostring(seq), tostring(rev), 'kept'}
+    else
+        redis.call('DEL', KEYS[6])
     end
-    redis.call('DEL', KEYS[6])
-    if redis.call('EXISTS', KEYS[7]) == 1 then redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6]) end
 end
 return {'ok', tostring(seq), tostring(rev), ''}
 """
+
+# How a lease is handed over: the holder's commit or release sets the lease to the first
+# waiter's holder id (the ``want`` key) and publishes "<lease key>\n<its holder>\n<revision>"
+# on the leases channel; the waiter then holds it without another round trip, starting from
+# that revision.
 
 # KEYS: lease, rev, lease:want; ARGV: holder, ttl ms, want ms. Takes a free lease and answers
 # the table's revision in the same round trip; -1: someone else holds it, or it is promised
 # to the first waiter (the ``want`` key, which that waiter renews on every try and which lapses
 # if it gives up). The holder's release is then published, and the lease goes to that waiter
 # rather than to whoever asks first — so a process with attacks queued cannot starve another.
+# (A waiter's claim is dropped by the release script if it gives up.)
 _ACQUIRE = """
 local want = redis.call('GET', KEYS[3])
 if (not want or want == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -115,12 +127,19 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 
-# KEYS: lease, lease:want; ARGV: holder, channel. Releases the holder's lease and wakes
-# whoever waits for it.
+# KEYS: lease, lease:want, rev; ARGV: holder, channel, ttl ms. Gives the holder's lease back
+# (handed over to the first waiter, if any) and drops a claim the holder made as a waiter.
 _RELEASE = """
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PUBLISH', ARGV[2], KEYS[1]) end
+local want = redis.call('GET', KEYS[2])
+if want then
+    redis.call('SET', KEYS[1], want, 'PX', ARGV[3])
+    redis.call('DEL', KEYS[2])
+    redis.call('PUBLISH', ARGV[2], KEYS[1] .. '\\n' .. want .. '\\n' .. (redis.call('GET', KEYS[3]) or '0'))
+else
+    redis.call('DEL', KEYS[1])
+end
 return 1
 """
 
@@ -154,6 +173,8 @@ class RedisStore(Store):
         self._waiting: dict[str, set[asyncio.Event]] = {}
         # The attack leases this process holds (key → holder), renewed by one task.
         self._held: dict[str, str] = {}
+        # This process's waiters for a lease (holder → the revision, once handed over to it).
+        self._claims: dict[str, int | None] = {}
         # Leases a commit kept for the table's next attack here: key → (holder, revision, the keep).
         self._kept: dict[str, tuple[str, int, object]] = {}
         self._renewer: asyncio.Task[None] | None = None
@@ -291,7 +312,7 @@ class RedisStore(Store):
         args += [lease.holder if lease is not None else "", self._channel]
         keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want")]
         keep = lease is not None and lease.queued is not None and lease.queued()
-        args.append(max(1, int(self.lease_ttl * 1000)) if keep else "")
+        args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000))]
         status, first, second, *kept = await self.link.evalsha(self._commit, keys, args)
         if status == "conflict":
             expected = draft.changes[first].before
@@ -427,7 +448,10 @@ class RedisStore(Store):
     def _channel(self) -> str:
         return f"{self.prefix}leases"
 
-    def _released(self, key: str) -> None:
+    def _released(self, message: str) -> None:
+        key, *handed = message.split("\n")
+        if len(handed) == 2 and handed[0] in self._claims:
+            self._claims[handed[0]] = int(handed[1])  # handed to a waiter of this process
         for event in self._waiting.get(key, ()):
             event.set()
 
@@ -471,10 +495,12 @@ class _Lease:
 
     ``lease.revision`` is the table's revision read when it was taken. While
     held, the store renews it (one task for all the leases a process holds).
-    A waiter is woken by the holder's release (published by the release
-    script, when someone waits); it also retries every ``_RETRY`` seconds,
-    which is how a lease left by a process that died is taken over once it
-    expires.
+    The first waiter claims the lease (``lease:want``); the holder's commit
+    or release hands it straight over and publishes so, with the revision the
+    waiter starts from — no second try, and a process with more attacks queued
+    cannot take it back first. Other waiters retry when woken and every
+    ``_RETRY`` seconds, which is also how a lease left by a process that died
+    is taken over once it expires.
 
     A commit made while this process has the table's next attack waiting
     (``queued``) keeps the lease for it, unless another process waits for the
@@ -505,19 +531,29 @@ class _Lease:
             return self
         link = store.link
         keys = [self.key, self.rev_key, self.key + ":want"]
-        while True:
-            # Listen before trying, so a release in between is not missed.
-            released = store._await_release(self.key)
-            try:
-                rev = await link.evalsha(store._acquire, keys, [self.holder, ttl_ms, self._WANT_MS])
-                if rev >= 0:
-                    self.revision = int(rev)
+        claims = store._claims
+        claims[self.holder] = None
+        try:
+            while True:
+                # Listen before trying, so a release in between is not missed.
+                released = store._await_release(self.key)
+                try:
+                    rev = await link.evalsha(store._acquire, keys, [self.holder, ttl_ms, self._WANT_MS])
+                    if rev < 0 and claims[self.holder] is None:
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(self._RETRY):
+                                await released.wait()
+                finally:
+                    store._forget(self.key, released)
+                if rev >= 0 or claims[self.holder] is not None:  # taken, or handed over
+                    self.revision = int(rev) if rev >= 0 else claims[self.holder]
                     break
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self._RETRY):
-                        await released.wait()
-            finally:
-                store._forget(self.key, released)
+        except BaseException:
+            # Given up (cancelled): drop the claim, and the lease if it was handed over meanwhile.
+            store._later(self._give_back())
+            raise
+        finally:
+            del claims[self.holder]
         store._hold(self.key, self.holder)  # renewed while held
         return self
 
@@ -546,4 +582,6 @@ class _Lease:
 
     async def _give_back(self) -> None:
         store = self.store
-        await store.link.evalsha(store._release, [self.key, self.key + ":want"], [self.holder, store._channel])
+        ttl_ms = max(1, int(store.lease_ttl * 1000))
+        keys = [self.key, self.key + ":want", self.rev_key]
+        await store.link.evalsha(store._release, keys, [self.holder, store._channel, ttl_ms])
