@@ -178,3 +178,18 @@ async def test_a_waiter_that_gives_up_does_not_keep_the_lease_from_the_next(two)
     async with asyncio.timeout(1):
         async with other.lease("t1"):
             assert time.monotonic() - started < 0.3
+
+
+async def test_a_lease_handed_over_while_the_waiter_s_next_try_is_on_its_way_is_held_once(two):
+    one, other = two
+    key, want = f"{one.prefix}t:t1:lease", f"{one.prefix}t:t1:lease:want"
+    keys = [key, f"{one.prefix}t:t1:rev", want]
+    held = await one.lease("t1").__aenter__()
+    assert await other.link.evalsha(other._acquire, keys, ["w", 5000, 500]) == -1  # "w" waits, first
+    await held.__aexit__(None, None, None)  # handed over to "w"
+    assert await other.link.call("GET", key) == "w"
+    # w's retry, sent before it heard of the handover, finds the lease already its own.
+    assert await other.link.evalsha(other._acquire, keys, ["w", 5000, 500]) >= 0
+    assert await other.link.call("GET", want) is None  # no stale claim of its own left behind
+    await other.link.evalsha(other._release, [key, want, keys[1]], ["w", other._channel, 5000])
+    assert await other.link.call("GET", key) is None

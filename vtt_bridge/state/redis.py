@@ -86,6 +86,10 @@ end
 local holder, keep, ttl = ARGV[5 + n * 3], ARGV[7 + n * 3], ARGV[8 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
     local want = redis.call('GET', KEYS[7])
+    if want == holder then
+        redis.call('DEL', KEYS[7])
+        want = false
+    end
     if want then
         redis.call('SET', KEYS[6], want, 'PX', ttl)
         redis.call('DEL', KEYS[7])
@@ -113,6 +117,11 @@ return {'ok', tostring(seq), tostring(rev), ''}
 # (A waiter's claim is dropped by the release script if it gives up.)
 _ACQUIRE = """
 local want = redis.call('GET', KEYS[3])
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    -- handed over to this waiter while this try was on its way
+    if want == ARGV[1] then redis.call('DEL', KEYS[3]) end
+    return tonumber(redis.call('GET', KEYS[2]) or '0')
+end
 if (not want or want == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     if want then redis.call('DEL', KEYS[3]) end
     return tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -130,7 +139,7 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 # KEYS: lease, lease:want, rev; ARGV: holder, channel, ttl ms. Gives the holder's lease back
 # (handed over to the first waiter, if any) and drops a claim the holder made as a waiter.
 _RELEASE = """
-if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end  -- its own claim
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local want = redis.call('GET', KEYS[2])
 if want then
