@@ -554,18 +554,88 @@ async def measure_memory(http, url: str, proc, memory) -> None:
     )
 
 
+class RedisWatch:
+    """What Redis does: its CPU, and (``count``) the commands it runs per attack.
+
+    The commands are counted with ``MONITOR`` over a short run of their own
+    (MONITOR costs Redis more than the commands it shows): those a server
+    sends count once each (a script is one), those a script runs inside Redis
+    apart. These counts do not depend on the machine's load.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.host, port = url.split("//", 1)[1].split("/", 1)[0].split(":")
+        self.port = int(port)
+        self.pid = 0
+
+    async def start(self) -> None:
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        writer.write(b"INFO server\r\n")
+        await writer.drain()
+        header = await reader.readline()  # $<length>
+        info = (await reader.readexactly(int(header[1:]) + 2)).decode()
+        writer.close()
+        match = re.search(r"process_id:(\d+)", info)
+        assert match is not None, info
+        self.pid = int(match.group(1))
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.pid)
+
+    async def count(self, run: Any) -> tuple[dict[str, Any], int, int]:
+        """``await run()`` with MONITOR on: its result, commands sent, commands run inside scripts."""
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        writer.write(b"MONITOR\r\n")
+        await writer.drain()
+        assert (await reader.readline()).startswith(b"+OK")
+        counts = [0, 0]
+
+        async def tally() -> None:
+            while line := await reader.readline():
+                # Not counted: a connection's own bookkeeping (keys checked, session listed),
+                # which the short run's connects and disconnects would spread over few attacks.
+                if b":sessions" not in line and b":keys" not in line:
+                    counts[b" lua] " in line] += 1
+
+        task = asyncio.create_task(tally())
+        try:
+            result = await run()
+            await asyncio.sleep(0.2)
+        finally:
+            writer.close()
+            await asyncio.gather(task, return_exceptions=True)
+        return result, counts[0], counts[1]
+
+
+def processes(pid: int, count: int) -> list[int]:
+    """The server processes of ``serve --workers N`` (the process itself when N is 1)."""
+    if count == 1:
+        return [pid]
+    kids = [k for k in _tree(pid)[1:] if "resource_tracker" not in Path(f"/proc/{k}/cmdline").read_text()]
+    return [k for k in kids if Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid)]
+
+
 async def workers(args, rulesets: list[Ruleset]) -> None:
     runs = f"{args.clients} clients over {args.tables} tables, every broadcast, up to {args.seconds:g} s each run"
     print(f"\n4. server processes over one Redis (serve --workers N): {runs}")
+    print("   then: CPU per committed attack of each server process (its resolvers included) and of redis-server;")
+    print("   Redis commands per attack (a short run under MONITOR; connecting not counted): sent by the servers")
+    print("   (a script counts one), and run inside scripts")
     for count in (1, 2):
         with redis_server() as url:
-            seats = await prepare(RedisStore(url), args.tables, rulesets)
+            seats = await prepare(RedisStore(url), 2 * args.tables, rulesets)
             resolvers = max(1, args.resolvers // count)
             proc, server = start_server("--redis", url, "--workers", str(count), "--resolvers", str(resolvers))
+            watch = RedisWatch(url)
+            await watch.start()
             try:
                 async with aiohttp.ClientSession() as http:
+                    members = processes(proc.pid, count)
                     for ruleset in rulesets:
-                        r = await throughput(http, server, proc.pid, seats[ruleset.name], ruleset, args, None)
+                        tables = seats[ruleset.name][: args.tables]
+                        before = [cpu_seconds(pid) for pid in members], watch.cpu(), time.process_time()
+                        r = await throughput(http, server, proc.pid, tables, ruleset, args, None)
+                        after = [cpu_seconds(pid) for pid in members], watch.cpu(), time.process_time()
                         light = ruleset.name == "duel"
                         print(
                             line(
@@ -576,6 +646,24 @@ async def workers(args, rulesets: list[Ruleset]) -> None:
                                 split=False,
                             )
                         )
+                        n = max(1, r["committed"])
+                        each = ", ".join(f"{(a - b) / n * 1000:.2f}" for a, b in zip(after[0], before[0], strict=True))
+                        redis_ms, clients_ms = ((after[i] - before[i]) / n * 1000 for i in (1, 2))
+                        total = sum(after[0]) - sum(before[0]) + (after[1] - before[1]) + (after[2] - before[2])
+                        text = (
+                            f"CPU ms/attack: server processes {each}; redis-server {redis_ms:.2f}; the bench's clients"
+                            f" {clients_ms:.2f} (all on {os.cpu_count()} cores: at most"
+                            f" {(os.cpu_count() or 1) * n / max(total, 1e-9):,.0f} attacks/s)"
+                        )
+                        if light:
+                            short = argparse.Namespace(**{**vars(args), "seconds": min(args.seconds, 1.0)})
+                            tables = seats[ruleset.name][args.tables :]
+                            counted, sent, inner = await watch.count(
+                                lambda: throughput(http, server, proc.pid, tables, ruleset, short, None)
+                            )
+                            k = max(1, counted["committed"])
+                            text += f"; Redis commands/attack {sent / k:.1f} sent, {inner / k:.1f} in scripts"
+                        print(f"   {'':34s} {text}")
             finally:
                 stop_server(proc)
 

@@ -56,6 +56,10 @@ async def store(redis_url):
     await opened.close()
 
 
+async def _never(decision: dict) -> None:
+    await asyncio.Event().wait()
+
+
 def _args(redis_url: str, *extra: str) -> tuple[str, ...]:
     return ("--redis", redis_url, "--port", "0", "--lease-ttl", "1", "--decision-timeout", "5", *extra)
 
@@ -151,7 +155,7 @@ async def test_a_process_killed_mid_attack_loses_nothing_acknowledged_and_its_cl
             gm = await seat.join("gm")
             acknowledged = [(await gm.ok("attack", {**HIT, "request_id": f"r{n}"}))["attack"] for n in range(5)]
             # An attack waiting for bob's answer holds the table's lease on process one.
-            bob = await seat.join("bob", ignore)  # never answers (without a policy: None at once)
+            bob = await seat.join("bob", _never)  # never answers (no policy would answer None at once)
             pending = asyncio.ensure_future(gm.call("attack", {**HIT, "answers": {}}, timeout=20))
             await bob.wait_for("decision")
             before = await seat.state()

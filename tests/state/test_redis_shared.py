@@ -61,7 +61,7 @@ async def test_the_lease_is_held_by_one_process_at_a_time_and_a_release_wakes_th
 async def test_a_lease_left_by_a_dead_process_expires(two, redis_url):
     one, other = two
     # A holder that never releases (its process died): the key simply stays until its TTL.
-    await one.redis.set(f"{one.prefix}t:t1:lease", "dead", px=300)
+    await one.link.call("SET", f"{one.prefix}t:t1:lease", "dead", "PX", 300)
     started = time.monotonic()
     async with other.lease("t1"):
         waited = time.monotonic() - started
@@ -101,3 +101,95 @@ async def test_a_commit_made_under_the_lease_gives_it_back_in_the_same_round_tri
         async with asyncio.timeout(1):
             async with other.lease("t1") as theirs:
                 assert theirs.revision == await one.revision("t1")
+
+
+async def test_a_lease_held_past_its_time_to_live_is_renewed_and_stays_held(two):
+    one, other = two  # lease_ttl 0.5 s
+    async with one.lease("t1"):
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.5):
+                async with other.lease("t1"):
+                    pass
+    # Given back: the other process takes it at once.
+    async with asyncio.timeout(1):
+        async with other.lease("t1"):
+            pass
+
+
+async def test_a_commit_keeps_the_lease_for_this_process_s_next_attack_unless_another_waits(two):
+    one, other = two
+    async with one.lease("t1", queued=lambda: True) as lease:
+        await one.commit("t1", _create("k1"), lease=lease)
+        assert lease.kept == await one.revision("t1") and not lease.released
+    # The next attack here starts at once, from the revision the commit left.
+    async with one.lease("t1", queued=lambda: True) as lease:
+        assert lease.revision == one.committed_revision("t1")
+        theirs = asyncio.ensure_future(other.lease("t1").__aenter__())
+        await asyncio.sleep(0.05)
+        assert not theirs.done()  # held meanwhile; the other process now waits for it
+        await one.commit("t1", _create("k2"), lease=lease)
+        assert lease.released  # not kept: someone else waits
+    async with asyncio.timeout(1):
+        taken = await theirs
+    # Handed straight over, with the revision the commit left.
+    assert taken.revision == one.committed_revision("t1")
+    await taken.__aexit__(None, None, None)
+
+
+async def test_a_kept_lease_nobody_picks_up_is_given_back(two):
+    one, other = two
+    async with one.lease("t1", queued=lambda: True) as lease:
+        await one.commit("t1", _create("k3"), lease=lease)
+        assert lease.kept is not None
+    await asyncio.sleep(0.2)  # the attack that was waiting went away
+    started = time.monotonic()
+    async with other.lease("t1"):
+        assert time.monotonic() - started < 0.1  # free at once, not after the lease's time to live
+
+
+async def test_a_released_lease_goes_to_the_process_that_waited_not_to_the_holder_asking_again(two):
+    one, other = two
+    order = []
+    first = await one.lease("t1").__aenter__()
+    waiting = asyncio.ensure_future(other.lease("t1").__aenter__())
+    await asyncio.sleep(0.05)  # the other process has tried, and waits
+    await first.__aexit__(None, None, None)
+    again = asyncio.ensure_future(one.lease("t1").__aenter__())  # asks again at once
+    async with asyncio.timeout(2):
+        theirs = await waiting
+        order.append("other")
+        await theirs.__aexit__(None, None, None)
+        mine = await again
+        order.append("one")
+        await mine.__aexit__(None, None, None)
+    assert order == ["other", "one"]
+
+
+async def test_a_waiter_that_gives_up_does_not_keep_the_lease_from_the_next(two):
+    one, other = two
+    held = await one.lease("t1").__aenter__()
+    gives_up = asyncio.ensure_future(other.lease("t1").__aenter__())
+    await asyncio.sleep(0.05)  # it has claimed the lease as the first waiter
+    gives_up.cancel()
+    await asyncio.gather(gives_up, return_exceptions=True)
+    await asyncio.sleep(0.05)
+    await held.__aexit__(None, None, None)
+    started = time.monotonic()
+    async with asyncio.timeout(1):
+        async with other.lease("t1"):
+            assert time.monotonic() - started < 0.3
+
+
+async def test_a_lease_handed_over_while_the_waiter_s_next_try_is_on_its_way_is_held_once(two):
+    one, other = two
+    key, want = f"{one.prefix}t:t1:lease", f"{one.prefix}t:t1:lease:want"
+    keys = [key, f"{one.prefix}t:t1:rev", want]
+    held = await one.lease("t1").__aenter__()
+    assert await other.link.evalsha(other._acquire, keys, ["w", 5000, 500]) == -1  # "w" waits, first
+    await held.__aexit__(None, None, None)  # handed over to "w"
+    assert await other.link.call("GET", key) == "w"
+    # w's retry, sent before it heard of the handover, finds the lease already its own.
+    assert await other.link.evalsha(other._acquire, keys, ["w", 5000, 500]) >= 0
+    assert await other.link.call("GET", want) is None  # no stale claim of its own left behind
+    await other.link.evalsha(other._release, [key, want, keys[1]], ["w", other._channel, 5000])
+    assert await other.link.call("GET", key) is None

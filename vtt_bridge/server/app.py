@@ -17,8 +17,10 @@ from aiohttp import web
 
 from .. import __version__
 from ..plugins import Host
+from ..state import RedisStore
 from ..state.store import Store
 from .bridge import Bridge
+from .bus import RedisBus
 from .keyguard import KeyGuard
 from .broadcast import plain_websockets
 from .namespace import TableNamespace
@@ -41,8 +43,8 @@ class ServerConfig:
     """How to run a server.
 
     :ivar db: SQLite file (ignored when ``redis`` is set).
-    :ivar redis: ``redis://`` URL: Redis is then the store and, through
-        python-socketio's ``AsyncRedisManager``, the bus between processes.
+    :ivar redis: ``redis://`` URL: Redis is then the store and the bus between
+        processes (:mod:`.bus`, over the store's connections).
     :ivar decision_timeout: seconds a decider has, unless the table says otherwise.
     :ivar plugins: extra plugins (module paths or objects) besides the entry points.
     :ivar cors_origins: origins allowed to connect from a browser (``"*"``: any;
@@ -100,8 +102,11 @@ class ServerConfig:
 
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:
     """The aiohttp app with socket.io attached, and the bridge behind it."""
-    manager = None
-    if config.redis:
+    manager: socketio.AsyncManager | None = None
+    if isinstance(store, RedisStore):
+        # The store's own connections carry the broadcasts too (see bus.py).
+        manager = RedisBus(store, channel=f"{config.redis_prefix}socketio")
+    elif config.redis:
         manager = socketio.AsyncRedisManager(config.redis, channel=f"{config.redis_prefix}socketio")
     cors = config.cors_origins if isinstance(config.cors_origins, str) else list(config.cors_origins)
     sio = BridgeSocketServer(
@@ -119,6 +124,8 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
     if not config.ws_compression:
         plain_websockets(sio)
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
+    if isinstance(manager, RedisBus):
+        manager.deliver = bridge.broadcast.local
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     bridge.attacks.odds_runner = OddsRunner(
         budget=config.odds_budget, per_user=config.odds_per_user, concurrency=config.odds_concurrency

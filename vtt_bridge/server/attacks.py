@@ -257,8 +257,10 @@ class Attacks:
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], mark: str | None
     ) -> dict[str, Any]:
         bridge = self.bridge
-        # One attack at a time per table: in this process, and across processes (the lease).
-        async with runtime.attack_lock, bridge.store.lease(runtime.id) as lease:
+        # One attack at a time per table: in this process, and across processes (the lease,
+        # which a commit keeps for the table's next attack when one waits here: see RedisStore).
+        lock = runtime.attack_lock
+        async with lock, bridge.store.lease(runtime.id, queued=lambda: bool(lock._waiters)) as lease:
             started = time.perf_counter()
             await runtime.outbox.drain()
             await bridge.fresh(runtime, rev=getattr(lease, "revision", None))

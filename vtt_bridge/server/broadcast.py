@@ -7,9 +7,10 @@ listener's socket in order, without the task per recipient that a plain
 That is what python-socketio's own manager does for a room, minus the
 bookkeeping; rooms nobody listens to cost nothing. Connections that asked
 for batches (``auth.batch``) sit in a room per choice of events and are sent
-the whole batch as one ``batch`` message. With a message bus
-(Redis) every broadcast goes through ``emit``, one after another, so the bus
-carries them to the other processes in order.
+the whole batch as one ``batch`` message (one server process only). With the
+bridge's Redis bus (:mod:`.bus`) the batch is also published to the other
+processes as one message, and they deliver it the same way; with any other
+manager every broadcast goes through ``emit``, one after another.
 """
 
 from __future__ import annotations
@@ -41,10 +42,19 @@ class Broadcaster:
         """
         sio = self.sio
         manager = sio.manager
-        if type(manager) is not socketio.AsyncManager:
+        publish = getattr(manager, "publish_batch", None)
+        if publish is not None:
+            publish(batch)
+        elif type(manager) is not socketio.AsyncManager:
             for event, data, room in batch:
                 await sio.emit(event, data, to=room, namespace=self.namespace)
             return
+        await self.local(batch, batch_rooms)
+
+    async def local(
+        self, batch: list[tuple[str, Any, str]], batch_rooms: Mapping[str, frozenset[str]] | None = None
+    ) -> None:
+        """Send ``(event, data, room)`` broadcasts in order to this process's own listeners."""
         for event, data, room in batch:
             await self._send(room, event, data)
         for room, events in (batch_rooms or {}).items():

@@ -31,8 +31,9 @@ hook that never returns costs one attack and one fork.
 **Server processes** (:func:`serve_workers`). ``vtt-bridge serve --workers N``
 starts N server processes that listen on the same port (``SO_REUSEPORT``:
 the kernel spreads connections over them) and share one Redis, which is
-their store and their bus (python-socketio's ``AsyncRedisManager`` for
-broadcasts and cross-process acknowledgements). What makes N processes —
+their store and their bus (:mod:`.bus`: a table's broadcasts as one message
+per batch, cross-process questions and their answers over socket.io's own
+channel). What makes N processes —
 on one machine or many — behave as one server lives in the Redis store and
 the bridge: each process re-reads a table's tokens when the table's change
 counter moved; a table's attacks run under a per-table lease in Redis, so

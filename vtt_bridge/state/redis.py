@@ -10,19 +10,26 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:refs          hash  attack id → JSON list of seqs
     t:<table>:rev           int   bumped by every commit and settings change
     t:<table>:lease         str   the attack lease: who holds it (expires)
+    t:<table>:lease:want    str   the first waiter for the lease, whom it goes to next (expires)
     t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
     t:<table>:departed      hash  socket id → why it ended (socket.io's reason), for a minute
     node:<node>             str   a live server process (expires unless renewed)
 
 A commit is one Lua script, which Redis runs atomically: it checks every
-token's version, and only then writes the tokens, appends the audit entry
-and bumps the table's revision. A process re-reads a table's tokens only
+token's version, and only then writes the tokens, appends the audit entry,
+records the request_id, bumps the table's revision and gives the attack
+lease back — one round trip. A process re-reads a table's tokens only
 when its revision moved, so it sees every other process's writes before it
 checks anything against them. The attack lease (``SET NX PX``, renewed while
 held, released only by its holder) makes a table's attacks run one at a
 time whichever process received them; if a process dies holding it, it
-expires after ``lease_ttl`` seconds.
-Needs the ``redis`` extra (``pip install vtt-bridge[redis]``).
+expires after ``lease_ttl`` seconds. A release is published (to wake the
+waiters) only when someone waits.
+
+Commands go over a :class:`~.redis_link.Link`, one pipelined connection per
+process, and lease releases arrive through its :class:`~.redis_link.Subscriber`
+(which the server's message bus shares). Needs the ``redis`` extra
+(``pip install vtt-bridge[redis]``).
 """
 
 from __future__ import annotations
@@ -30,20 +37,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..engine.tokens import Token
 from ..errors import Conflict, NotFound
+from .redis_link import Link, Subscriber
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
 from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["RedisStore"]
 
-# KEYS: tokens, audit, requests, refs, rev, lease
-# (after the entry JSON: the lease holder or "", and the channel its release is published on)
-# ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "", entry JSON
+log = logging.getLogger("vtt_bridge.state")
+
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want
+# ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
+# entry JSON, the lease holder or "", the channel a release is published on, "1" when this
+# process has the table's next attack waiting (else ""), the lease's time to live in ms.
+# The lease then goes, in this order: to the first waiter if there is one (handed over: see
+# _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
 _COMMIT = """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
@@ -70,20 +84,50 @@ if ref ~= '' then
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
 end
-local holder = ARGV[5 + n * 3]
+local holder, keep, ttl = ARGV[5 + n * 3], ARGV[7 + n * 3], ARGV[8 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
-    redis.call('DEL', KEYS[6])
-    redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6])
+    local want = redis.call('GET', KEYS[7])
+    if want == holder then
+        redis.call('DEL', KEYS[7])
+        want = false
+    end
+    if want then
+        redis.call('SET', KEYS[6], want, 'PX', ttl)
+        redis.call('DEL', KEYS[7])
+        redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6] .. '\\n' .. want .. '\\n' .. rev)
+    elseif keep ~= '' then
+        redis.call('PEXPIRE', KEYS[6], ttl)
+        return {'ok', tostring(seq), tostring(rev), 'kept'}
+    else
+        redis.call('DEL', KEYS[6])
+    end
 end
-return {'ok', tostring(seq), tostring(rev)}
+return {'ok', tostring(seq), tostring(rev), ''}
 """
 
-# KEYS: lease, rev; ARGV: holder, ttl ms. Takes a free lease and answers the table's
-# revision in the same round trip (-1: someone else holds it).
+# How a lease is handed over: the holder's commit or release sets the lease to the first
+# waiter's holder id (the ``want`` key) and publishes "<lease key>\n<its holder>\n<revision>"
+# on the leases channel; the waiter then holds it without another round trip, starting from
+# that revision.
+
+# KEYS: lease, rev, lease:want; ARGV: holder, ttl ms, want ms. Takes a free lease and answers
+# the table's revision in the same round trip; -1: someone else holds it, or it is promised
+# to the first waiter (the ``want`` key, which that waiter renews on every try and which lapses
+# if it gives up). The holder's release is then published, and the lease goes to that waiter
+# rather than to whoever asks first — so a process with attacks queued cannot starve another.
+# (A waiter's claim is dropped by the release script if it gives up.)
 _ACQUIRE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+local want = redis.call('GET', KEYS[3])
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    -- handed over to this waiter while this try was on its way
+    if want == ARGV[1] then redis.call('DEL', KEYS[3]) end
     return tonumber(redis.call('GET', KEYS[2]) or '0')
 end
+if (not want or want == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    if want then redis.call('DEL', KEYS[3]) end
+    return tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+if not want or want == ARGV[1] then redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[3]) end
 return -1
 """
 
@@ -93,11 +137,36 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 
-# KEYS: lease; ARGV: holder, channel. Releases the holder's lease and wakes whoever waits for it.
+# KEYS: lease, lease:want, rev; ARGV: holder, channel, ttl ms. Gives the holder's lease back
+# (handed over to the first waiter, if any) and drops a claim the holder made as a waiter.
 _RELEASE = """
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end  -- its own claim
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], KEYS[1])
+local want = redis.call('GET', KEYS[2])
+if want then
+    redis.call('SET', KEYS[1], want, 'PX', ARGV[3])
+    redis.call('DEL', KEYS[2])
+    redis.call('PUBLISH', ARGV[2], KEYS[1] .. '\\n' .. want .. '\\n' .. (redis.call('GET', KEYS[3]) or '0'))
+else
+    redis.call('DEL', KEYS[1])
+end
+return 1
+"""
+
+# KEYS: tables, rev; ARGV: table id, its JSON as read, its new JSON. A settings change
+# that lands only if nobody changed the table meanwhile (0: read again and retry).
+_SETTINGS = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('INCR', KEYS[2])
+return 1
+"""
+
+# KEYS: sessions, departed; ARGV: socket id, why it ended, how long to keep that (ms).
+_DEPART = """
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 
@@ -117,13 +186,17 @@ class RedisStore(Store):
         self.url = url
         self.prefix = prefix
         self.lease_ttl = lease_ttl
-        self._renew: Any = None
-        self._acquire: Any = None
-        self._release: Any = None
-        self._listener: asyncio.Task[None] | None = None
+        self._link: Link | None = None
+        self.subscriber: Subscriber | None = None
         self._waiting: dict[str, set[asyncio.Event]] = {}
-        self._redis: Any = None
-        self._commit: Any = None
+        # The attack leases this process holds (key → holder), renewed by one task.
+        self._held: dict[str, str] = {}
+        # This process's waiters for a lease (holder → the revision, once handed over to it).
+        self._claims: dict[str, int | None] = {}
+        # Leases a commit kept for the table's next attack here: key → (holder, revision, the keep).
+        self._kept: dict[str, tuple[str, int, object]] = {}
+        self._renewer: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
         # (table, token) → (its row as stored, its snapshot): an unchanged row is not
         # parsed again. The row, not the version, decides: a token deleted and
         # created again by another process starts at version 1 again.
@@ -131,37 +204,43 @@ class RedisStore(Store):
         self._revs: dict[str, int] = {}
 
     @property
-    def redis(self) -> Any:
-        if self._redis is None:
+    def link(self) -> Link:
+        if self._link is None:
             raise RuntimeError("the store is not open")
-        return self._redis
+        return self._link
 
     async def open(self) -> None:
-        if self._redis is not None:
+        if self._link is not None:
             return
-        try:
-            import redis.asyncio as aioredis
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise RuntimeError("the Redis store needs the redis package: pip install 'vtt-bridge[redis]'") from exc
-        self._redis = aioredis.Redis.from_url(self.url, decode_responses=True)
-        self._commit = self._redis.register_script(_COMMIT)
-        self._renew = self._redis.register_script(_RENEW)
-        self._acquire = self._redis.register_script(_ACQUIRE)
-        self._release = self._redis.register_script(_RELEASE)
-        await self._redis.ping()
+        link = Link(self.url)
+        self._commit, self._acquire, self._renew, self._release, self._settings, self._depart = (
+            link.script(source) for source in (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART)
+        )
+        await link.open()
+        self._link = link
+        self.subscriber = Subscriber(self.url)
+        # Listening before any lease is tried, so no release is missed.
+        await self.subscriber.subscribe(self._channel, self._released)
 
     async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            await asyncio.gather(self._listener, return_exceptions=True)
-            self._listener = None
-        if self._redis is not None:
-            await self._redis.aclose()
-            self._redis = None
+        if self._renewer is not None:
+            self._renewer.cancel()
+            await asyncio.gather(self._renewer, return_exceptions=True)
+            self._renewer = None
+        if self.subscriber is not None:
+            await self.subscriber.close()
+            self.subscriber = None
+        if self._link is not None:
+            await self._link.close()
+            self._link = None
         self._snapshots.clear()
 
     async def ping(self) -> None:
-        await self.redis.ping()
+        await self.link.call("PING")
+
+    async def _hgetall(self, key: str) -> dict[str, str]:
+        flat = await self.link.call("HGETALL", key)
+        return dict(zip(flat[::2], flat[1::2], strict=True))
 
     def _key(self, table_id: str, what: str) -> str:
         return f"{self.prefix}t:{table_id}:{what}"
@@ -169,54 +248,45 @@ class RedisStore(Store):
     # -- tables and keys ----------------------------------------------------
 
     async def create_table(self, table: TableInfo) -> None:
-        created = await self.redis.hsetnx(self.prefix + "tables", table.id, dumps(table.to_dict()))
+        created = await self.link.call("HSETNX", self.prefix + "tables", table.id, dumps(table.to_dict()))
         if not created:
             raise Conflict(f"table {table.id!r} exists", details={"table": table.id})
 
     async def get_table(self, table_id: str) -> TableInfo | None:
-        raw = await self.redis.hget(self.prefix + "tables", table_id)
+        raw = await self.link.call("HGET", self.prefix + "tables", table_id)
         return TableInfo.from_dict(json.loads(raw)) if raw else None
 
     async def list_tables(self) -> list[TableInfo]:
-        raw = await self.redis.hgetall(self.prefix + "tables")
+        raw = await self._hgetall(self.prefix + "tables")
         tables = [TableInfo.from_dict(json.loads(v)) for v in raw.values()]
         return sorted(tables, key=lambda t: (t.created, t.id))
 
     async def update_settings(self, table_id: str, settings: Mapping[str, Any]) -> TableInfo:
-        # Settings change rarely and only by the GM; a watch/retry loop keeps
+        # Settings change rarely and only by the GM; a compare-and-set loop keeps
         # two simultaneous changes from losing one another.
-        from redis.exceptions import WatchError
-
         key = self.prefix + "tables"
-        async with self.redis.pipeline(transaction=True) as pipe:
-            while True:
-                try:
-                    await pipe.watch(key)
-                    raw = await pipe.hget(key, table_id)
-                    if not raw:
-                        raise NotFound(f"no table {table_id!r}", details={"table": table_id})
-                    table = TableInfo.from_dict(json.loads(raw))
-                    updated = TableInfo(
-                        id=table.id, name=table.name, created=table.created, settings={**table.settings, **settings}
-                    )
-                    pipe.multi()
-                    pipe.hset(key, table_id, dumps(updated.to_dict()))
-                    pipe.incr(self._key(table_id, "rev"))
-                    await pipe.execute()
-                    return updated
-                except WatchError:
-                    continue
+        while True:
+            raw = await self.link.call("HGET", key, table_id)
+            if not raw:
+                raise NotFound(f"no table {table_id!r}", details={"table": table_id})
+            table = TableInfo.from_dict(json.loads(raw))
+            updated = TableInfo(
+                id=table.id, name=table.name, created=table.created, settings={**table.settings, **settings}
+            )
+            keys = [key, self._key(table_id, "rev")]
+            if await self.link.evalsha(self._settings, keys, [table_id, raw, dumps(updated.to_dict())]):
+                return updated
 
     async def set_key(self, table_id: str, key: KeyInfo) -> None:
-        await self.redis.hset(
-            self._key(table_id, "keys"), key.user, dumps({"digest": key.digest, "created": key.created})
+        await self.link.call(
+            "HSET", self._key(table_id, "keys"), key.user, dumps({"digest": key.digest, "created": key.created})
         )
 
     async def delete_key(self, table_id: str, user: str) -> bool:
-        return bool(await self.redis.hdel(self._key(table_id, "keys"), user))
+        return bool(await self.link.call("HDEL", self._key(table_id, "keys"), user))
 
     async def keys(self, table_id: str) -> list[KeyInfo]:
-        raw = await self.redis.hgetall(self._key(table_id, "keys"))
+        raw = await self._hgetall(self._key(table_id, "keys"))
         out = []
         for user, value in raw.items():
             data = json.loads(value)
@@ -226,7 +296,7 @@ class RedisStore(Store):
     # -- tokens and the audit log -------------------------------------------
 
     async def tokens(self, table_id: str) -> dict[str, Token]:
-        raw = await self.redis.hgetall(self._key(table_id, "tokens"))
+        raw = await self._hgetall(self._key(table_id, "tokens"))
         out = {}
         snapshots = self._snapshots
         for token_id in sorted(raw):
@@ -258,8 +328,10 @@ class RedisStore(Store):
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
         # A successful commit gives the table's attack lease back in the same round trip.
         args += [lease.holder if lease is not None else "", self._channel]
-        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease")]
-        status, first, second = await self._commit(keys=keys, args=args)
+        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want")]
+        keep = lease is not None and lease.queued is not None and lease.queued()
+        args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000))]
+        status, first, second, *kept = await self.link.evalsha(self._commit, keys, args)
         if status == "conflict":
             expected = draft.changes[first].before
             raise stale(first, expected.version if expected is not None else None, int(second) if second else None)
@@ -270,7 +342,11 @@ class RedisStore(Store):
             )
         self._revs[table_id] = int(second)
         if lease is not None:
-            lease.released = True
+            if kept and kept[0]:
+                # Handed to this process's next attack on the table, which starts from this revision.
+                lease.kept = int(second)
+            else:
+                lease.released = True
         for token_id, change in draft.changes.items():
             if change.after is None:
                 self._snapshots.pop((table_id, token_id), None)
@@ -282,20 +358,18 @@ class RedisStore(Store):
         if not seqs:
             return []
         key = self._key(table_id, "audit")
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for seq in seqs:
-                pipe.lindex(key, seq - 1)
-            raws = await pipe.execute()
+        # Sent together: the link pipelines them into one round trip.
+        raws = await asyncio.gather(*(self.link.call("LINDEX", key, seq - 1) for seq in seqs))
         pairs = zip(seqs, raws, strict=True)
         return [AuditEntry(seq=seq, table=table_id, **json.loads(raw)) for seq, raw in pairs if raw]
 
     async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
-        seq = await self.redis.hget(self._key(table_id, "requests"), request_id)
+        seq = await self.link.call("HGET", self._key(table_id, "requests"), request_id)
         found = await self._entries(table_id, [int(seq)]) if seq else []
         return found[0] if found else None
 
     async def by_ref(self, table_id: str, ref: str) -> list[AuditEntry]:
-        raw = await self.redis.hget(self._key(table_id, "refs"), ref)
+        raw = await self.link.call("HGET", self._key(table_id, "refs"), ref)
         return await self._entries(table_id, json.loads(raw)) if raw else []
 
     async def history(
@@ -304,14 +378,14 @@ class RedisStore(Store):
         # Walk the list backwards in pages, from the end of the log at most (a huge
         # ``before`` counts from there) and over HISTORY_SCAN entries at most.
         key = self._key(table_id, "audit")
-        length = await self.redis.llen(key)
+        length = await self.link.call("LLEN", key)
         end = length if before is None else min(before - 1, length)
         floor = max(1, end - HISTORY_SCAN + 1)
         out: list[AuditEntry] = []
         page = 200
         while end >= floor and len(out) < limit:
             start = max(floor, end - page + 1)
-            raws = await self.redis.lrange(key, start - 1, end - 1)
+            raws = await self.link.call("LRANGE", key, start - 1, end - 1)
             for offset in range(len(raws) - 1, -1, -1):
                 data = json.loads(raws[offset])
                 if data["kind"] in kinds:
@@ -333,7 +407,7 @@ class RedisStore(Store):
         out: list[AuditEntry] = []
         start, page = after, 200
         while len(out) < limit:
-            raws = await self.redis.lrange(key, start, start + page - 1)
+            raws = await self.link.call("LRANGE", key, start, start + page - 1)
             for offset, raw in enumerate(raws):
                 data = json.loads(raw)
                 if data["kind"] in kinds:
@@ -346,58 +420,85 @@ class RedisStore(Store):
         return out
 
     async def last_seq(self, table_id: str) -> int:
-        return int(await self.redis.llen(self._key(table_id, "audit")))
+        return int(await self.link.call("LLEN", self._key(table_id, "audit")))
 
     async def audit(self, table_id: str) -> list[AuditEntry]:
-        raws = await self.redis.lrange(self._key(table_id, "audit"), 0, -1)
+        raws = await self.link.call("LRANGE", self._key(table_id, "audit"), 0, -1)
         return [AuditEntry(seq=i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]
 
     # -- several server processes ------------------------------------------------
 
     async def revision(self, table_id: str) -> int | None:
-        return int(await self.redis.get(self._key(table_id, "rev")) or 0)
+        return int(await self.link.call("GET", self._key(table_id, "rev")) or 0)
 
     def committed_revision(self, table_id: str) -> int | None:
         return self._revs.get(table_id)
 
-    def lease(self, table_id: str) -> _Lease:
-        return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"))
+    def lease(self, table_id: str, *, queued: Callable[[], bool] | None = None) -> _Lease:
+        """The table's attack lease; ``queued()`` says whether this process has another attack
+        waiting for it (then a commit keeps the lease for that one, unless another process waits)."""
+        return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"), queued)
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
-        await self.redis.hset(self._key(table_id, "sessions"), sid, f"{node}\t{user}")
+        await self.link.call("HSET", self._key(table_id, "sessions"), sid, f"{node}\t{user}")
 
     async def leave(self, table_id: str, sid: str) -> None:
-        await self.redis.hdel(self._key(table_id, "sessions"), sid)
+        await self.link.call("HDEL", self._key(table_id, "sessions"), sid)
 
     async def sessions(self, table_id: str) -> dict[str, str] | None:
         key = self._key(table_id, "sessions")
-        raw = await self.redis.hgetall(key)
+        raw = await self._hgetall(key)
         if not raw:
             return {}
         entries = {sid: value.split("\t", 1) for sid, value in raw.items()}
         nodes = sorted({node for node, _user in entries.values()})
-        alive = dict(zip(nodes, await self.redis.mget([f"{self.prefix}node:{n}" for n in nodes]), strict=True))
+        alive = dict(zip(nodes, await self.link.call("MGET", *(f"{self.prefix}node:{n}" for n in nodes)), strict=True))
         gone = [sid for sid, (node, _user) in entries.items() if not alive[node]]
         if gone:
             # Connections of a process that died without saying goodbye.
-            await self.redis.hdel(key, *gone)
+            await self.link.call("HDEL", key, *gone)
         return {sid: user for sid, (node, user) in entries.items() if alive[node]}
 
     async def heartbeat(self, node: str, ttl: float) -> None:
-        await self.redis.set(f"{self.prefix}node:{node}", "1", px=max(1, int(ttl * 1000)))
-
+        await self.link.call("SET", f"{self.prefix}node:{node}", "1", "PX", max(1, int(ttl * 1000)))
 
     @property
     def _channel(self) -> str:
         return f"{self.prefix}leases"
 
+    def _released(self, message: str) -> None:
+        key, *handed = message.split("\n")
+        if len(handed) == 2 and handed[0] in self._claims:
+            self._claims[handed[0]] = int(handed[1])  # handed to a waiter of this process
+        for event in self._waiting.get(key, ()):
+            event.set()
+
     def _await_release(self, key: str) -> asyncio.Event:
         """An event set when the lease ``key`` is released (by any process)."""
-        if self._listener is None:
-            self._listener = asyncio.get_running_loop().create_task(self._listen(), name="lease releases")
         event = asyncio.Event()
         self._waiting.setdefault(key, set()).add(event)
         return event
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _hold(self, key: str, holder: str) -> None:
+        self._held[key] = holder
+        if self._renewer is None:
+            self._renewer = asyncio.get_running_loop().create_task(self._renew_held(), name="lease renewals")
+
+    async def _renew_held(self) -> None:
+        """Renew every lease this process holds, every third of their time to live."""
+        ttl_ms = max(1, int(self.lease_ttl * 1000))
+        while True:
+            await asyncio.sleep(ttl_ms / 3000)
+            held = list(self._held.items())
+            renewals = (self.link.evalsha(self._renew, [key], [holder, ttl_ms]) for key, holder in held)
+            for (key, _holder), outcome in zip(held, await asyncio.gather(*renewals, return_exceptions=True)):
+                if isinstance(outcome, Exception):
+                    log.warning("could not renew an attack lease", extra={"lease": key, "error": str(outcome)})
 
     def _forget(self, key: str, event: asyncio.Event) -> None:
         waiting = self._waiting.get(key)
@@ -406,33 +507,16 @@ class RedisStore(Store):
             if not waiting:
                 del self._waiting[key]
 
-    async def _listen(self) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-        try:
-            await pubsub.subscribe(self._channel)
-            while True:
-                message = await pubsub.get_message(timeout=5.0)
-                if message is not None and message.get("type") == "message":
-                    for event in self._waiting.get(message["data"], ()):
-                        event.set()
-        finally:
-            with contextlib.suppress(Exception):
-                await pubsub.aclose()
-
     # -- why a connection ended (asked by the process that put a question to it) ----
 
     async def depart(self, table_id: str, sid: str, reason: str | None) -> None:
         departed = self._key(table_id, "departed")
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hdel(self._key(table_id, "sessions"), sid)
-            pipe.hset(departed, sid, reason or "")
-            pipe.pexpire(departed, _DEPARTED_MS)
-            await pipe.execute()
+        await self.link.evalsha(self._depart, [self._key(table_id, "sessions"), departed], [sid, reason or "", _DEPARTED_MS])
 
     async def departed(self, table_id: str, sids: list[str]) -> dict[str, str]:
         if not sids:
             return {}
-        reasons = await self.redis.hmget(self._key(table_id, "departed"), sids)
+        reasons = await self.link.call("HMGET", self._key(table_id, "departed"), *sids)
         return {sid: reason for sid, reason in zip(sids, reasons, strict=True) if reason is not None}
 
 
@@ -443,51 +527,95 @@ _DEPARTED_MS = 60_000
 class _Lease:
     """``async with store.lease(table) as lease``: wait for the table's attack lease, hold it, give it back.
 
-    ``lease.revision`` is the table's revision read when it was taken.
-    A waiter is woken by the holder's release (published by the release
-    script); it also retries every ``_RETRY`` seconds, which is how a lease
-    left by a process that died is taken over once it expires.
+    ``lease.revision`` is the table's revision read when it was taken. While
+    held, the store renews it (one task for all the leases a process holds).
+    The first waiter claims the lease (``lease:want``); the holder's commit
+    or release hands it straight over and publishes so, with the revision the
+    waiter starts from — no second try, and a process with more attacks queued
+    cannot take it back first. Other waiters retry when woken and every
+    ``_RETRY`` seconds, which is also how a lease left by a process that died
+    is taken over once it expires.
+
+    A commit made while this process has the table's next attack waiting
+    (``queued``) keeps the lease for it, unless another process waits for the
+    lease: that attack then starts without a round trip, from the revision
+    the commit left — exact, since it was sent after the commit. A kept lease
+    nobody picks up within ``_UNCLAIMED`` seconds is given back.
     """
 
     _RETRY = 0.1
+    _UNCLAIMED = 0.05
+    _WANT_MS = 500  # a waiter's claim lapses this long after its last try
 
-    def __init__(self, store: RedisStore, key: str, rev_key: str) -> None:
+    def __init__(self, store: RedisStore, key: str, rev_key: str, queued: Callable[[], bool] | None) -> None:
         self.store = store
         self.key = key
         self.rev_key = rev_key
+        self.queued = queued
         self.holder = secrets.token_hex(12)
         self.revision: int | None = None
         self.released = False
-        self._keeper: asyncio.Task[None] | None = None
+        self.kept: int | None = None
 
     async def __aenter__(self) -> _Lease:
         store, ttl_ms = self.store, max(1, int(self.store.lease_ttl * 1000))
-        while True:
-            # Listen before trying, so a release in between is not missed.
-            released = store._await_release(self.key)
-            try:
-                rev = await store._acquire(keys=[self.key, self.rev_key], args=[self.holder, ttl_ms])
-                if rev >= 0:
-                    self.revision = int(rev)
+        handed = store._kept.pop(self.key, None)
+        if handed is not None:
+            self.holder, self.revision, _keep = handed
+            return self
+        link = store.link
+        keys = [self.key, self.rev_key, self.key + ":want"]
+        claims = store._claims
+        claims[self.holder] = None
+        try:
+            while True:
+                # Listen before trying, so a release in between is not missed.
+                released = store._await_release(self.key)
+                try:
+                    rev = await link.evalsha(store._acquire, keys, [self.holder, ttl_ms, self._WANT_MS])
+                    if rev < 0 and claims[self.holder] is None:
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(self._RETRY):
+                                await released.wait()
+                finally:
+                    store._forget(self.key, released)
+                if rev >= 0 or claims[self.holder] is not None:  # taken, or handed over
+                    self.revision = int(rev) if rev >= 0 else claims[self.holder]
                     break
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self._RETRY):
-                        await released.wait()
-            finally:
-                store._forget(self.key, released)
-        self._keeper = asyncio.get_running_loop().create_task(self._keep(ttl_ms))
+        except BaseException:
+            # Given up (cancelled): drop the claim, and the lease if it was handed over meanwhile.
+            store._later(self._give_back())
+            raise
+        finally:
+            del claims[self.holder]
+        store._hold(self.key, self.holder)  # renewed while held
         return self
 
-    async def _keep(self, ttl_ms: int) -> None:
-        while True:
-            await asyncio.sleep(ttl_ms / 3000)
-            await self.store._renew(keys=[self.key], args=[self.holder, ttl_ms])
-
     async def __aexit__(self, *exc: object) -> None:
-        if self._keeper is not None:
-            self._keeper.cancel()
-            await asyncio.gather(self._keeper, return_exceptions=True)
+        store = self.store
+        if self.kept is not None:
+            keep = object()
+            store._kept[self.key] = (self.holder, self.kept, keep)
+            asyncio.get_running_loop().call_later(self._UNCLAIMED, self._unclaimed, keep)
+            return
+        if store._held.get(self.key) == self.holder:
+            del store._held[self.key]
         if self.released:  # given back by the commit
             return
         with contextlib.suppress(Exception):
-            await self.store._release(keys=[self.key], args=[self.holder, self.store._channel])
+            await self._give_back()
+
+    def _unclaimed(self, keep: object) -> None:
+        store = self.store
+        if store._kept.get(self.key, (None, None, None))[2] is not keep:
+            return  # taken by the next attack (which gives it back itself)
+        del store._kept[self.key]
+        if store._held.get(self.key) == self.holder:
+            del store._held[self.key]
+        store._later(self._give_back())
+
+    async def _give_back(self) -> None:
+        store = self.store
+        ttl_ms = max(1, int(store.lease_ttl * 1000))
+        keys = [self.key, self.key + ":want", self.rev_key]
+        await store.link.evalsha(store._release, keys, [self.holder, store._channel, ttl_ms])

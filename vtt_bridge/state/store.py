@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ..engine.tokens import Token
@@ -151,8 +151,13 @@ class Store(ABC):
         """The revision this process's last commit to the table left it at (``None``: not shared)."""
         return None
 
-    def lease(self, table_id: str) -> contextlib.AbstractAsyncContextManager[Any]:
-        """Hold the table's attack lease: one attack at a time per table, across processes."""
+    def lease(
+        self, table_id: str, *, queued: Callable[[], bool] | None = None
+    ) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Hold the table's attack lease: one attack at a time per table, across processes.
+
+        ``queued()`` says whether this process has the table's next attack waiting
+        (a shared store may then keep the lease for it)."""
         return contextlib.nullcontext()
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
