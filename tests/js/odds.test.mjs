@@ -30,7 +30,7 @@ test("an AOE: the chance to hit the target, to hit any model, and a row per mode
   assert.equal(m.targetHit, 22 / 27);
   assert.equal(m.hit, 137 / 162);
   assert.equal(m.meanText, "mean 0.78 damage points to Trencher 1");
-  assert.equal(m.damageCaption, "damage points dealt to Trencher 1 (bars: chance of each)");
+  assert.equal(m.damageTitle, "damage points dealt to Trencher 1");
   assert.deepEqual(
     m.models.map((r) => [r.name, r.target, r.hitText, r.meanText, r.damagedText]),
     [
@@ -42,7 +42,7 @@ test("an AOE: the chance to hit the target, to hit any model, and a row per mode
   assert.ok(Math.abs(m.models[1].damaged - 175 / 7776) < 1e-12);
   // The chart is still the target's damage, a miss as 0.
   assert.deepEqual(m.damage.map((d) => [d.damage, d.miss]), [[0, true], [1, false]]);
-  assert.equal(m.damage[1].tip, "1 damage points: 78%");
+  assert.deepEqual([m.damage[1].text, m.damage[1].tip], ["78%", "1 damage points: 78%"]);
   assert.ok(m.conditions.some((c) => c.text === "Trencher 2 knocked down: 0.8%"));
   assert.equal(m.method, "exact");
 });
@@ -52,8 +52,8 @@ test("a one-model attack shows one chance to hit and no model rows, as before", 
   assert.equal(m.several, false);
   assert.deepEqual(m.chances.map((c) => c.text), ["Hit 100%"]); // 215/216
   assert.equal(m.models.length, 0);
-  assert.equal(m.meanText, "mean 6.47 damage points");
-  assert.equal(m.damageCaption, "damage points dealt (bars: chance of each)");
+  assert.equal(m.meanText, "mean 6.47 damage points"); // 302075/46656
+  assert.equal(m.damageTitle, "damage points dealt");
 });
 
 test("an answer without target_hit or models (an older server) reads as a one-model attack", () => {

@@ -1,6 +1,7 @@
 /**
  * An `attack.odds` answer → what an odds panel shows, without a DOM or Foundry: the
- * web table draws it (web/attack.js); anything else that shows odds reads the same model.
+ * web table draws it (web/attack.js), the Foundry module's declaration dialog too
+ * (clients/foundry/src/logic/odds.js).
  *
  * The answer (docs/protocol.md, `attack.odds`) gives each figure as an estimate
  * `{value, se, exact}`. For an attack that can catch several models (a Warmachine AOE,
@@ -31,7 +32,7 @@ export function anyDamage(damage) {
  *   hit: number, targetHit: number, expected: number, target: string|null, targetName: string|null,
  *   chances: {key: string, label: string, p: number, text: string}[],
  *   meanText: string,
- *   damage: {damage: number, p: number, miss: boolean, tip: string}[], damageCaption: string,
+ *   damage: {damage: number, p: number, miss: boolean, text: string, tip: string}[], damageTitle: string,
  *   models: {token: string, name: string, target: boolean, hit: number, expected: number, damaged: number,
  *            hitText: string, meanText: string, damagedText: string}[],
  *   conditions: {token: string, name: string, condition: string, p: number, text: string}[],
@@ -66,9 +67,9 @@ export function oddsModel(odds, nameOf = (id) => id) {
     meanText: `mean ${mean(expected)} ${unit}${several && targetName ? ` to ${targetName}` : ""}`,
     damage: (odds.damage || []).map((d) => {
       const p = estimate(d);
-      return { damage: d.damage, p, miss: d.damage === 0, tip: `${d.damage} ${unit}: ${percent(p)}` };
+      return { damage: d.damage, p, miss: d.damage === 0, text: percent(p), tip: `${d.damage} ${unit}: ${percent(p)}` };
     }),
-    damageCaption: `${human(unit)} dealt${several && targetName ? ` to ${targetName}` : ""} (bars: chance of each)`,
+    damageTitle: `${human(unit)} dealt${several && targetName ? ` to ${targetName}` : ""}`,
     models: several
       ? models.map((m) => {
           const p = estimate(m.hit);

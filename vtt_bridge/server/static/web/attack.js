@@ -453,7 +453,7 @@ function renderOdds(odds) {
   svg.setAttribute("viewBox", `0 0 ${W} ${H + 16}`);
   svg.setAttribute("class", "odds-chart");
   svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", m.damageCaption);
+  svg.setAttribute("aria-label", m.damageTitle);
   damage.forEach((d, i) => {
     const height = Math.max(1, (d.p / top) * H);
     const rect = document.createElementNS(svgNS, "rect");
@@ -490,7 +490,7 @@ function renderOdds(odds) {
       h("div", { class: "hit-line other", dataset: { chance: c.key } }, h("strong", {}, c.text)),
     ),
     damage.length ? svg : null,
-    damage.length ? h("div", { class: "hint" }, m.damageCaption) : null,
+    damage.length ? h("div", { class: "hint" }, `${m.damageTitle} (bars: chance of each)`) : null,
     m.models.length
       ? h(
           "table",
