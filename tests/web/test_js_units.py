@@ -1,6 +1,6 @@
 """The browser modules' unit tests (``tests/js``, plain ``node:test``) run with the suite.
 
-``common/schema-form.js`` and ``common/card.js`` have no DOM and no socket, so Node runs
+``common/schema-form.js``, ``common/card.js`` and ``common/odds.js`` have no DOM and no socket, so Node runs
 their tests directly; the web table and the Foundry module import the same files.
 """
 
@@ -29,6 +29,25 @@ FIXTURES = {
 }
 
 
+#: The ``attack.odds`` answers the odds tests read (``tests/js/fixtures``): the exact odds
+#: (``vtt-bridge odds --json``) of a shipped example, an AOE and a one-model attack.
+ODDS_FIXTURES = {
+    "warmachine_aoe_odds.json": "plugins/vtt_warmachine_mk3/examples/aoe_deviation_blast.json",
+    "warmachine_melee_odds.json": "plugins/vtt_warmachine_mk3/examples/melee_jack_punch.json",
+}
+
+
+def _odds(example: str) -> dict:
+    from vtt_bridge import make_host
+    from vtt_bridge.cli.resolve import load_tokens
+    from vtt_bridge.odds import compute_odds
+
+    host = make_host()
+    data = json.loads((ROOT / example).read_text())
+    result = compute_odds(host, data, load_tokens(host, data), method="exact")
+    return json.loads(json.dumps(result.to_dict()))
+
+
 def _record(example: str) -> dict:
     from vtt_bridge import make_host
     from vtt_bridge.cli.resolve import resolve_request
@@ -53,9 +72,17 @@ def test_the_card_fixtures_are_what_the_rulesets_record_today(fixture):
     assert recorded == _record(FIXTURES[fixture]), f"stale: run python {Path(__file__).relative_to(ROOT)} --write"
 
 
+@pytest.mark.parametrize("fixture", sorted(ODDS_FIXTURES))
+def test_the_odds_fixtures_are_what_the_odds_answer_today(fixture):
+    recorded = json.loads((JS_TESTS / "fixtures" / fixture).read_text())
+    assert recorded == _odds(ODDS_FIXTURES[fixture]), f"stale: run python {Path(__file__).relative_to(ROOT)} --write"
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     for name, example in FIXTURES.items():
         (JS_TESTS / "fixtures" / name).write_text(json.dumps(_record(example), indent=1, ensure_ascii=False) + "\n")
+    for name, example in ODDS_FIXTURES.items():
+        (JS_TESTS / "fixtures" / name).write_text(json.dumps(_odds(example), indent=1, ensure_ascii=False) + "\n")
 
 
 def test_the_cli_card_shows_each_roll_under_the_step_that_made_it():

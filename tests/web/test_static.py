@@ -87,7 +87,7 @@ async def test_every_module_the_page_imports_is_served(server):
                     elif part != ".":
                         resolved.append(part)
                 todo.append("/".join(resolved))
-    assert {"/static/common/schema-form.js", "/static/common/card.js", "/static/web/chat.js"} <= seen
+    assert {"/static/common/schema-form.js", "/static/common/card.js", "/static/common/odds.js", "/static/web/chat.js"} <= seen
 
 
 def test_the_vendored_socketio_client_keeps_its_license():

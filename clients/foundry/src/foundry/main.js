@@ -17,6 +17,7 @@ import { MODULE_ID, actorUpdateFromToken, bridgeFlags, isWriter, syncRequest, to
 import { answerFor, decisionModel, secondsLeft } from "../logic/decisions.js";
 import { collectDeclaration, declarationModel } from "../logic/declaration.js";
 import { chatCard, esc } from "../logic/chat.js";
+import { oddsHtml } from "../logic/odds.js";
 import { applyControl, formHtml, rawValues } from "../logic/form.js";
 
 const adapters = defaultAdapters();
@@ -427,12 +428,15 @@ async function openTabDialog(actor) {
 // ---------------------------------------------------------------------------------------
 
 /**
- * The declaration dialog: only what the attacking token knows. Resolves with the
- * declaration, or null when cancelled.
+ * The declaration dialog: only what the attacking token knows, with the odds of the
+ * attack as declared under it (asked again whenever a field changes). Resolves with
+ * the declaration, or null when cancelled.
  * @param {any} ruleset @param {any} token  the attacker as the bridge keeps it (its flags)
+ * @param {((declaration: object) => Promise<any>)|null} [askOdds]  `attack.odds` for a declaration
+ * @param {(id: string) => string} [nameOf]  a bridge token id → the name the odds show
  * @returns {Promise<object|null>}
  */
-async function declarationDialog(ruleset, token) {
+async function declarationDialog(ruleset, token, askOdds = null, nameOf = (id) => id) {
   const model = declarationModel(ruleset, {}, token);
   const options = model.options.length
     ? `<p class="hint">${esc(t("Attack.Options"))}</p><ul class="hint">${model.options.map((o) => `<li title="${esc(o.description)}">${esc(o.label)}</li>`).join("")}</ul>`
@@ -444,27 +448,68 @@ async function declarationDialog(ruleset, token) {
         `${d.description ? `<p class="hint">${esc(d.description)}</p>` : ""}${formHtml(d.fields)}</fieldset>`,
     )
     .join("");
+  const odds = askOdds ? `<section class="vtt-bridge-odds"><h4>${esc(t("Attack.Odds"))}</h4><div class="body"></div></section>` : "";
+  /** The declaration the form holds. @param {HTMLFormElement} form */
+  const read = (form) => {
+    const entries = [...new FormData(form).entries()].map(([k, v]) => /** @type {[string, string]} */ ([k, String(v)]));
+    const chosen = entries.filter(([k]) => k.startsWith("declare:")).map(([k]) => k.slice("declare:".length));
+    const allFields = [...model.fields, ...model.declarables.flatMap((d) => d.fields)];
+    return collectDeclaration(model, rawValues(allFields, entries, walk), chosen);
+  };
+  /** Ask the odds of what the form holds and show them (the latest answer only). */
+  let asked = 0;
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  let timer;
+  const showOdds = (/** @type {HTMLElement} */ root) => {
+    const body = /** @type {HTMLElement|null} */ (root.querySelector(".vtt-bridge-odds .body"));
+    const form = root.querySelector("form") ?? root.closest("form");
+    if (!askOdds || !body || !form) return;
+    const mine = ++asked;
+    let declaration;
+    try {
+      declaration = read(/** @type {HTMLFormElement} */ (form));
+    } catch (err) {
+      body.innerHTML = `<p class="hint">${esc(t("Attack.OddsNone", { reason: err instanceof Error ? err.message : String(err) }))}</p>`;
+      return;
+    }
+    body.innerHTML = `<p class="hint">${esc(t("Attack.OddsWorking"))}</p>`;
+    askOdds(declaration).then(
+      (answer) => {
+        if (mine === asked) body.innerHTML = oddsHtml(answer, nameOf);
+      },
+      (err) => {
+        const reason = err instanceof BridgeError ? `${err.code}: ${err.message}` : String(err);
+        if (mine === asked) body.innerHTML = `<p class="hint">${esc(t("Attack.OddsNone", { reason }))}</p>`;
+      },
+    );
+  };
   const DialogV2 = foundry.applications.api.DialogV2;
   const result = await DialogV2.wait({
     window: { title: t("Attack.Title", { ruleset: model.title }) },
-    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}</div>`,
+    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}${odds}</div>`,
     buttons: [
       {
         action: "attack",
         label: t("Attack.Go"),
         default: true,
-        callback: (/** @type {Event} */ _event, /** @type {any} */ button) => {
-          const form = /** @type {HTMLFormElement} */ (button.form);
-          const entries = [...new FormData(form).entries()].map(([k, v]) => /** @type {[string, string]} */ ([k, String(v)]));
-          const chosen = entries.filter(([k]) => k.startsWith("declare:")).map(([k]) => k.slice("declare:".length));
-          const allFields = [...model.fields, ...model.declarables.flatMap((d) => d.fields)];
-          return collectDeclaration(model, rawValues(allFields, entries, walk), chosen);
-        },
+        callback: (/** @type {Event} */ _event, /** @type {any} */ button) => read(/** @type {HTMLFormElement} */ (button.form)),
       },
       { action: "cancel", label: t("Cancel") },
     ],
+    render: (/** @type {Event} */ _event, /** @type {any} */ dialog) => {
+      const root = rootOf(dialog);
+      if (!root || !askOdds) return;
+      const later = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => showOdds(root), 350);
+      };
+      root.addEventListener("change", later);
+      root.addEventListener("input", later);
+      showOdds(root);
+    },
     rejectClose: false,
   });
+  clearTimeout(timer);
   return result && typeof result === "object" ? result : null;
 }
 
@@ -488,7 +533,11 @@ async function attack(options = {}) {
     // What the attacker knows, as the bridge has it (it refuses the rest); else as this world has it.
     const id = idOf(attacker);
     const token = await connection.request("token.get", { id }).then((ack) => ack.token, () => wantedToken(actor, id));
-    const chosen = await declarationDialog(ruleset, token);
+    const request = { ruleset: ruleset.id, attacker: id, targets: targets.map(idOf) };
+    // The odds name every model a blast may catch: any token on the scene, not only the targets.
+    const names = new Map([...(canvas?.tokens?.placeables ?? []), attacker, ...targets].map((x) => [idOf(x), String(x.name ?? x.document?.name ?? idOf(x))]));
+    const askOdds = (/** @type {object} */ d) => connection.request("attack.odds", { ...request, declaration: d }, { timeout: 30000 }).then((ack) => ack.odds);
+    const chosen = await declarationDialog(ruleset, token, askOdds, (tid) => names.get(tid) ?? tid);
     if (!chosen) return null;
     declaration = chosen;
   }

@@ -4,10 +4,11 @@
  * parameters, from `rulesets.list` `declarables`), GM dice, and the odds before the roll. */
 
 import { declarablesFor } from "../common/declarables.js";
+import { oddsModel } from "../common/odds.js";
 import { errorsAt } from "../common/schema-form.js";
 import { failCard, onResolved } from "./chat.js";
 import { call, whenOffline, whenOnline } from "./connection.js";
-import { $, describeError, h, human, pct, requestId, sameJSON, toast, fill } from "./dom.js";
+import { $, describeError, h, human, requestId, sameJSON, toast, fill } from "./dom.js";
 import { paramsSchema, SchemaForm } from "./fields.js";
 import { announce, canEdit, state, tokenName } from "./state.js";
 
@@ -438,12 +439,11 @@ async function fetchOdds() {
   }
 }
 
-const estimate = (e) => (e && typeof e === "object" ? Number(e.value) : Number(e));
-
+/** The odds panel: the chance(s) to hit, the target's damage chart, a row per model an
+ * AOE or a spray can catch, conditions (the figures from ../common/odds.js). */
 function renderOdds(odds) {
-  const hit = estimate(odds.hit);
-  const unit = odds.unit || "damage";
-  const damage = (odds.damage || []).map((d) => ({ damage: d.damage, p: estimate(d) }));
+  const m = oddsModel(odds, tokenName);
+  const { unit, damage } = m;
   const top = Math.max(...damage.map((d) => d.p), 0.0001);
   const W = 300;
   const H = 90;
@@ -453,7 +453,7 @@ function renderOdds(odds) {
   svg.setAttribute("viewBox", `0 0 ${W} ${H + 16}`);
   svg.setAttribute("class", "odds-chart");
   svg.setAttribute("role", "img");
-  svg.setAttribute("aria-label", `damage distribution in ${unit}`);
+  svg.setAttribute("aria-label", m.damageTitle);
   damage.forEach((d, i) => {
     const height = Math.max(1, (d.p / top) * H);
     const rect = document.createElementNS(svgNS, "rect");
@@ -461,9 +461,9 @@ function renderOdds(odds) {
     rect.setAttribute("y", String(H - height));
     rect.setAttribute("width", String(Math.max(1, barW - 2)));
     rect.setAttribute("height", String(height));
-    rect.setAttribute("class", d.damage === 0 ? "miss" : "dmg");
+    rect.setAttribute("class", d.miss ? "miss" : "dmg");
     const tip = document.createElementNS(svgNS, "title");
-    tip.textContent = `${d.damage} ${unit}: ${pct(d.p)}`;
+    tip.textContent = d.tip;
     rect.append(tip);
     svg.append(rect);
     if (damage.length <= 16 || i % Math.ceil(damage.length / 16) === 0) {
@@ -475,26 +475,48 @@ function renderOdds(odds) {
       svg.append(label);
     }
   });
-  const conditions = (odds.conditions || []).filter((c) => estimate(c) > 0);
+  const [first, ...others] = m.chances;
   return h(
     "div",
     { class: "odds-result" },
     h(
       "div",
-      { class: "hit-line" },
-      h("strong", { class: "hit-chance" }, `Hit ${pct(hit)}`),
-      h("span", { class: "hint" }, ` · mean ${estimate(odds.expected_damage).toFixed(2)} ${unit}`),
+      { class: "hit-line", dataset: { chance: first.key } },
+      h("strong", { class: "hit-chance" }, first.text),
+      h("span", { class: "hint" }, ` · ${m.meanText}`),
     ),
-    h("div", { class: "meter", title: `hit ${pct(hit)}` }, h("span", { style: { width: `${100 * hit}%` } })),
+    h("div", { class: "meter", title: first.text }, h("span", { style: { width: `${100 * first.p}%` } })),
+    others.map((c) =>
+      h("div", { class: "hit-line other", dataset: { chance: c.key } }, h("strong", {}, c.text)),
+    ),
     damage.length ? svg : null,
-    damage.length ? h("div", { class: "hint" }, `${human(unit)} dealt (bars: chance of each)`) : null,
-    conditions.length
-      ? h("ul", { class: "odds-conditions" }, conditions.map((c) => h("li", {}, `${tokenName(c.token)} ${human(c.condition)}: ${pct(estimate(c))}`)))
+    damage.length ? h("div", { class: "hint" }, `${m.damageTitle} (bars: chance of each)`) : null,
+    m.models.length
+      ? h(
+          "table",
+          { class: "odds-models" },
+          h("caption", { class: "hint" }, `Each model it can catch: chance to be hit, mean ${unit}, chance of any ${unit}`),
+          h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Model"), h("th", { scope: "col" }, "Hit"), h("th", { scope: "col" }, "Mean"), h("th", { scope: "col" }, "Damaged"))),
+          h(
+            "tbody",
+            {},
+            m.models.map((row) =>
+              h(
+                "tr",
+                { class: row.target ? "target" : "", dataset: { token: row.token } },
+                h("th", { scope: "row" }, row.name, row.target ? h("span", { class: "hint" }, " (target)") : null),
+                h("td", { dataset: { col: "hit" } }, row.hitText),
+                h("td", { dataset: { col: "mean" } }, row.meanText),
+                h("td", { dataset: { col: "damaged" } }, row.damagedText),
+              ),
+            ),
+          ),
+        )
       : null,
-    h("div", { class: "hint small" }, odds.method === "exact" ? "exact" : `Monte Carlo${odds.samples ? `, ${odds.samples} samples` : ""}`),
+    m.conditions.length ? h("ul", { class: "odds-conditions" }, m.conditions.map((c) => h("li", {}, c.text))) : null,
+    h("div", { class: "hint small" }, m.method),
   );
 }
-
 
 // -- declarables: Charms and abilities the packs offer --------------------------------
 

@@ -35,7 +35,6 @@ export function fill(el, ...children) {
 }
 
 export const human = (name) => String(name ?? "").replace(/[_-]+/g, " ");
-export const pct = (p) => (p > 0 && p < 0.001 ? "< 0.1%" : `${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%`);
 export const sameJSON = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 export function toast(message, kind = "info") {
