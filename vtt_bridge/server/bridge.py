@@ -20,7 +20,7 @@ import socketio
 from ..engine.tokens import Token, thaw
 from ..errors import Conflict, Forbidden, InvalidRequest, NotFound
 from ..plugins import Host
-from ..state import messages
+from ..state import RedisStore, messages
 from ..state.keys import GM_USER, digest, match_key, new_id, new_key
 from ..state.records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
 from ..state.store import Store
@@ -28,7 +28,7 @@ from .broadcast import Broadcaster
 from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
-from .tables import BROADCASTS, TableRuntime
+from .tables import BROADCASTS, TableRuntime, pending
 from .workers import Resolvers
 
 __all__ = ["Bridge", "merge"]
@@ -195,6 +195,20 @@ class Bridge:
         if self.store.shared:
             await self.store.join(table_id, sid, found.user, self.node)
         return caller, runtime, list(dict.fromkeys(events)), batch and not self.store.shared
+
+    async def pending(self, runtime: TableRuntime, user: str) -> list[dict[str, Any]]:
+        """The questions out at the table that were put to ``user``, oldest first (``table.sync``'s ``pending``).
+
+        One process: the ones it asks. Several on one Redis: every process's,
+        as noted in the store when asked (one read).
+        """
+        store = self.store
+        if not isinstance(store, RedisStore):
+            return runtime.pending_for(user)
+        now = time.time()
+        out = [entry for entry in (await store.questions(runtime.id)).values() if entry["deadline"] > now]
+        out.sort(key=lambda entry: entry["deadline"])
+        return [pending(e["payload"], e["users"], e["deadline"] - now) for e in out if user in e["users"]]
 
     def leave(self, sid: str, reason: str | None = None) -> Caller | None:
         caller = self.callers.pop(sid, None)
