@@ -231,3 +231,30 @@ async def test_a_question_asked_by_the_other_server_is_pending_and_named_everywh
         await bob.close()
     finally:
         await seat.close()
+
+
+async def test_the_gm_takes_the_default_of_a_question_another_server_asks(patient_pair):
+    one, two = patient_pair
+    seat = await seat_table(one)
+    try:
+        referee = await seat.join("gm")  # the GM's page, on server one
+        seat.server = two
+        bob = await seat.join("bob", _never)  # the decider, on server two
+        gm = await seat.join("gm")  # the attack resolves on server two
+        pending = asyncio.ensure_future(gm.call("attack", ASK_BOB, timeout=30))
+        [asked] = await bob.wait_for("decision")
+        started = time.monotonic()
+        ref = {"attack": asked["attack"]["id"], "key": "defense"}
+        assert await referee.ok("decision.default", ref) == {"ok": True, **ref, "how": "default"}
+        ack = await pending
+        assert ack["attack"]["decisions"][0]["how"] == "default"
+        assert time.monotonic() - started < 2.0  # the question's timeout is 20 s
+        [closed] = await bob.wait_for("decision.closed")
+        assert closed["how"] == "default"
+        [settled] = await referee.wait_for("decision.settled")
+        assert settled == {**ref, "how": "default"}
+        # Once settled, no process knows the question.
+        again = await referee.call("decision.default", ref)
+        assert again["ok"] is False and again["error"]["code"] == "not_found", again
+    finally:
+        await seat.close()

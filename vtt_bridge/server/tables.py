@@ -252,6 +252,15 @@ class TableRuntime:
 
     # -- decisions out --------------------------------------------------------
 
+    def take_default(self, attack_id: str, key: str) -> bool:
+        """Settle the question ``key`` of ``attack_id`` with the rules' default now, if this process asks it."""
+        early = self.early.get((attack_id, key))
+        if early is None:
+            return False
+        if not early.done():
+            early.set_result(None)
+        return True
+
     def prompt_out(
         self, payload: dict[str, Any], sids: Iterable[str], timeout: float, everyone: Mapping[str, str] | None = None
     ) -> int:
@@ -280,7 +289,7 @@ class TableRuntime:
     def pending_for(self, user: str) -> list[dict[str, Any]]:
         """The decisions out now that were put to ``user``, with whom they wait for and the seconds left."""
         now = time.monotonic()
-        return [pending(payload, users, deadline - now) for payload, users, deadline in self.prompts.values() if user in users]
+        return [pending(p, users, deadline - now) for p, users, deadline in self.prompts.values() if user in users]
 
     def users(self) -> list[str]:
         return sorted({c.user for c in self.sessions.values()})

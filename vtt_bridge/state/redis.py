@@ -13,6 +13,7 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:lease:want    str   the first waiter for the lease, whom it goes to next (expires)
     t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
     t:<table>:departed      hash  socket id → why it ended (socket.io's reason), for a minute
+    t:<table>:questions     hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
     node:<node>             str   a live server process (expires unless renewed)
 
 A commit is one Lua script, which Redis runs atomically: it checks every
