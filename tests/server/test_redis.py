@@ -189,3 +189,72 @@ async def test_a_decider_dropped_on_the_other_server_for_good_gets_the_default_a
         assert 3.0 <= took < 6.0, took  # the 3 s grace, not the 20 s timeout
     finally:
         await seat.close()
+
+
+async def test_a_question_asked_by_the_other_server_is_pending_and_named_everywhere(patient_pair):
+    """The table's view of what it waits for is the same on every process: a question
+    from an attack resolving on server two, put to bob on server one, is in bob's
+    table.sync there, and decision.asked names bob on both servers."""
+    one, two = patient_pair
+    seat = await seat_table(one)
+    try:
+        bob = await seat.join("bob", _never)  # the decider, on server one
+        carol = await seat.join("carol")  # a watcher on server one
+        seat.server = two
+        gm = await seat.join("gm")  # the attack resolves on server two
+        pending = asyncio.ensure_future(gm.call("attack", ASK_BOB, timeout=30))
+        [asked] = await bob.wait_for("decision")
+        [seen_one] = await carol.wait_for("decision.asked")
+        [seen_two] = await gm.wait_for("decision.asked")
+        assert seen_one["users"] == seen_two["users"] == ["bob"]
+        assert seen_one["key"] == "defense" and seen_one["token"] == "b"
+        sync = await bob.ok("table.sync", {"since": 0})
+        [waiting] = sync["pending"]
+        assert waiting["key"] == "defense" and waiting["attack"]["id"] == asked["attack"]["id"]
+        assert waiting["options"] == asked["options"] and waiting["waiting"] == ["bob"]
+        assert 15 < waiting["remaining"] <= 20  # the question's 20 s timeout
+        # Nobody else is asked: carol on server one and the GM on server two see nothing pending.
+        assert (await carol.ok("table.sync", {"since": 0}))["pending"] == []
+        assert (await gm.ok("table.sync", {"since": 0}))["pending"] == []
+        # bob, also connected to server two, sees the same question there.
+        again = await seat.join("bob", _never)
+        assert [p["key"] for p in (await again.ok("table.sync", {"since": 0}))["pending"]] == ["defense"]
+        await bob.sio._send_packet(packet.Packet(packet.DISCONNECT, namespace="/"))  # a goodbye
+        await again.close()
+        ack = await pending
+        assert ack["attack"]["decisions"][0]["how"] == "disconnect"
+        await carol.wait_for("decision.settled")
+        assert (await carol.ok("table.sync", {"since": 0}))["pending"] == []
+        seat.server = one
+        bob_back = await seat.join("bob")
+        assert (await bob_back.ok("table.sync", {"since": 0}))["pending"] == []
+        await bob.close()
+    finally:
+        await seat.close()
+
+
+async def test_the_gm_takes_the_default_of_a_question_another_server_asks(patient_pair):
+    one, two = patient_pair
+    seat = await seat_table(one)
+    try:
+        referee = await seat.join("gm")  # the GM's page, on server one
+        seat.server = two
+        bob = await seat.join("bob", _never)  # the decider, on server two
+        gm = await seat.join("gm")  # the attack resolves on server two
+        pending = asyncio.ensure_future(gm.call("attack", ASK_BOB, timeout=30))
+        [asked] = await bob.wait_for("decision")
+        started = time.monotonic()
+        ref = {"attack": asked["attack"]["id"], "key": "defense"}
+        assert await referee.ok("decision.default", ref) == {"ok": True, **ref, "how": "default"}
+        ack = await pending
+        assert ack["attack"]["decisions"][0]["how"] == "default"
+        assert time.monotonic() - started < 2.0  # the question's timeout is 20 s
+        [closed] = await bob.wait_for("decision.closed")
+        assert closed["how"] == "default"
+        [settled] = await referee.wait_for("decision.settled")
+        assert settled == {**ref, "how": "default"}
+        # Once settled, no process knows the question.
+        again = await referee.call("decision.default", ref)
+        assert again["ok"] is False and again["error"]["code"] == "not_found", again
+    finally:
+        await seat.close()

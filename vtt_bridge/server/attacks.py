@@ -510,14 +510,11 @@ class Attacks:
         """``decision.default``: the GM settles a question out now with the rules' default."""
         request = self.bridge.messages.load(messages.DecisionRef, data)
         require_gm(caller, "take a decision's default")
-        early = self.bridge.runtime(caller).early.get((request["attack"], request["key"]))
-        if early is None:
+        if not await self.bridge.take_default(self.bridge.runtime(caller), request["attack"], request["key"]):
             raise NotFound(
-                f"no question {request['key']!r} of attack {request['attack']!r} is waiting on this server",
+                f"no question {request['key']!r} of attack {request['attack']!r} is waiting",
                 details={"attack": request["attack"], "key": request["key"]},
             )
-        if not early.done():
-            early.set_result(None)
         return {"attack": request["attack"], "key": request["key"], "how": "default"}
 
     async def undo(self, caller: Caller, data: Any) -> dict[str, Any]:

@@ -20,15 +20,16 @@ import socketio
 from ..engine.tokens import Token, thaw
 from ..errors import Conflict, Forbidden, InvalidRequest, NotFound
 from ..plugins import Host
-from ..state import messages
+from ..state import RedisStore, messages
 from ..state.keys import GM_USER, digest, match_key, new_id, new_key
 from ..state.records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
 from ..state.store import Store
 from .broadcast import Broadcaster
+from .bus import RedisBus
 from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
-from .tables import BROADCASTS, TableRuntime
+from .tables import BROADCASTS, TableRuntime, pending
 from .workers import Resolvers
 
 __all__ = ["Bridge", "merge"]
@@ -90,6 +91,8 @@ class Bridge:
         self._heartbeat: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.attacks = Attacks(self)
+        if isinstance(sio.manager, RedisBus):
+            sio.manager.commands["decision.default"] = self._default_from_elsewhere
 
     async def start(self) -> None:
         await self.resolvers.start()
@@ -195,6 +198,45 @@ class Bridge:
         if self.store.shared:
             await self.store.join(table_id, sid, found.user, self.node)
         return caller, runtime, list(dict.fromkeys(events)), batch and not self.store.shared
+
+    async def pending(self, runtime: TableRuntime, user: str) -> list[dict[str, Any]]:
+        """The questions out at the table that were put to ``user``, oldest first (``table.sync``'s ``pending``).
+
+        One process: the ones it asks. Several on one Redis: every process's,
+        as noted in the store when asked (one read).
+        """
+        store = self.store
+        if not isinstance(store, RedisStore):
+            return runtime.pending_for(user)
+        now = time.time()
+        out = [entry for entry in (await store.questions(runtime.id)).values() if entry["deadline"] > now]
+        out.sort(key=lambda entry: entry["deadline"])
+        return [pending(e["payload"], e["users"], e["deadline"] - now) for e in out if user in e["users"]]
+
+    async def take_default(self, runtime: TableRuntime, attack_id: str, key: str) -> bool:
+        """``decision.default``: settle a question out now with the rules' default; ``False``: none such is out.
+
+        A question another process asks (several on one Redis) is found in the
+        store and the command is carried there over the bus: that process
+        settles it as if the GM were connected to it, unless it was settled
+        first (``decision.settled`` says how).
+        """
+        if runtime.take_default(attack_id, key):
+            return True
+        store, bus = self.store, self.sio.manager
+        if not isinstance(store, RedisStore) or not isinstance(bus, RedisBus):
+            return False
+        entry = (await store.questions(runtime.id)).get(f"{attack_id}/{key}")
+        if entry is None or entry["deadline"] <= time.time():
+            return False
+        bus.command(runtime.room, "decision.default", {"table": runtime.id, "attack": attack_id, "key": key})
+        return True
+
+    def _default_from_elsewhere(self, data: Any) -> None:
+        """Another process passed on a GM's ``decision.default``: settle the question if it is this process's."""
+        runtime = self.tables.get(data["table"])
+        if runtime is not None:
+            runtime.take_default(data["attack"], data["key"])
 
     def leave(self, sid: str, reason: str | None = None) -> Caller | None:
         caller = self.callers.pop(sid, None)

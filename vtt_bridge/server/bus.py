@@ -16,7 +16,10 @@ its own way:
 - one channel per table (``<prefix>socketio:table:<id>``), which a process
   subscribes to when a client of that table first connects to it: a process
   receives only the tables its clients sit at;
-- a process skips its own messages by their first line (its id), unparsed.
+- a process skips its own messages by their first line (its id), unparsed;
+- the same channel carries the few commands one process sends the table's
+  others (:meth:`RedisBus.command`: the GM's ``decision.default`` for a
+  question another process asks).
 
 Every message, batches and socket.io's own alike, arrives over the store's
 one :class:`~vtt_bridge.state.redis_link.Subscriber` connection and is handled
@@ -59,6 +62,8 @@ class RedisBus(AsyncPubSubManager):
         self.store = store
         # This process's own delivery of a batch (Broadcaster.local); set by the app.
         self.deliver: Callable[[Batch], Awaitable[None]] | None = None
+        # What to do with a command another process sends a table (:meth:`command`), by name.
+        self.commands: dict[str, Callable[[Any], None]] = {}
         self._inbox: asyncio.Queue[tuple[bool, str]] = asyncio.Queue()
         self._mark = self.host_id + "\n"
         self._mark_bytes = self._mark.encode()
@@ -81,6 +86,15 @@ class RedisBus(AsyncPubSubManager):
                 self.store.link.send("PUBLISH", self._table_channel(room), self._encode([(event, data, room)]))
             return
         self.store.link.send("PUBLISH", channel, self._encode(batch))
+
+    def command(self, room: str, name: str, data: Any) -> None:
+        """Send ``name`` with ``data`` to the other processes following the table of ``room``.
+
+        Each runs its handler from :attr:`commands`, in order with the table's
+        broadcasts; not waited for. (A batch is a JSON array, a command an object.)
+        """
+        message = self._mark_bytes + orjson.dumps({"command": name, "data": data})
+        self.store.link.send("PUBLISH", self._table_channel(room), message)
 
     def _encode(self, batch: Batch) -> bytes:
         return self._mark_bytes + orjson.dumps(batch)
@@ -112,7 +126,13 @@ class RedisBus(AsyncPubSubManager):
                 yield message
                 continue
             try:
+                parsed = orjson.loads(message.split("\n", 1)[1])
+                if isinstance(parsed, dict):
+                    handler = self.commands.get(parsed.get("command"))
+                    if handler is not None:
+                        handler(parsed.get("data"))
+                    continue
                 assert self.deliver is not None
-                await self.deliver(orjson.loads(message.split("\n", 1)[1]))
+                await self.deliver(parsed)
             except Exception:
-                log.exception("broadcast from another process failed")
+                log.exception("a message from another process failed")

@@ -217,5 +217,5 @@ class Campaign:
             "more": more,
             "next": entries[-1].seq if more else None,
             "seq": latest,
-            "pending": runtime.pending_for(caller.user),
+            "pending": await bridge.pending(runtime, caller.user),
         }

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import socketio
 
+from ..state import RedisStore
 from ..state.store import Store
 from .logs import fields
 from .tables import TableRuntime
@@ -64,7 +66,12 @@ class Prompter:
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
-        handle = runtime.prompt_out(payload, sids, timeout)  # for table.sync
+        handle = runtime.prompt_out(payload, sids, timeout, everyone)  # for table.sync
+        ref = f"{attack.get('id')}/{decision.key}"
+        if isinstance(self.store, RedisStore):
+            # table.sync on any process lists it (sent without waiting, before decision.asked).
+            entry = {"payload": payload, "users": runtime.asked_users(handle), "deadline": time.time() + timeout}
+            self.store.question_out(runtime.id, ref, entry, timeout)
         early = runtime.early[(str(attack.get("id")), decision.key)] = asyncio.get_running_loop().create_future()
         # The whole table sees whom it waits for, and for how long.
         runtime.outbox.put(
@@ -84,6 +91,8 @@ class Prompter:
             answer, how, winner = await self._ask(runtime, sids, payload, timeout, early, everyone)
         finally:
             runtime.prompt_settled(handle)
+            if isinstance(self.store, RedisStore):
+                self.store.question_settled(runtime.id, ref)
             runtime.early.pop((str(attack.get("id")), decision.key), None)
         return answer, how, (sids, winner)
 

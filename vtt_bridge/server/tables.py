@@ -33,7 +33,7 @@ from .logs import fields
 from .session import OWNER, Caller, level
 from .workers import budget_of
 
-__all__ = ["BROADCASTS", "Outbox", "TableRuntime"]
+__all__ = ["BROADCASTS", "Outbox", "TableRuntime", "pending"]
 
 log = logging.getLogger("vtt_bridge.server")
 
@@ -111,6 +111,11 @@ class Outbox:
             finally:
                 for _ in batch:
                     queue.task_done()
+
+
+def pending(payload: Mapping[str, Any], users: list[str], remaining: float) -> dict[str, Any]:
+    """A question out, as ``table.sync`` lists it: the ``decision`` payload, whom it waits for, seconds left."""
+    return {**payload, "waiting": users, "remaining": round(max(0.0, remaining), 3)}
 
 
 class TableRuntime:
@@ -247,9 +252,28 @@ class TableRuntime:
 
     # -- decisions out --------------------------------------------------------
 
-    def prompt_out(self, payload: dict[str, Any], sids: Iterable[str], timeout: float) -> int:
-        """Note a decision put to ``sids`` (until :meth:`prompt_settled`); returns its handle."""
-        users = sorted({self.sessions[sid].user for sid in sids if sid in self.sessions})
+    def take_default(self, attack_id: str, key: str) -> bool:
+        """Settle the question ``key`` of ``attack_id`` with the rules' default now, if this process asks it."""
+        early = self.early.get((attack_id, key))
+        if early is None:
+            return False
+        if not early.done():
+            early.set_result(None)
+        return True
+
+    def prompt_out(
+        self, payload: dict[str, Any], sids: Iterable[str], timeout: float, everyone: Mapping[str, str] | None = None
+    ) -> int:
+        """Note a decision put to ``sids`` (until :meth:`prompt_settled`); returns its handle.
+
+        ``everyone``: every connection to the table on every server process,
+        ``{sid: user}`` (a shared store), so a decider connected to another
+        process is named among the users asked.
+        """
+        others = everyone or {}
+        users = sorted(
+            {self.sessions[sid].user if sid in self.sessions else others.get(sid, "") for sid in sids} - {""}
+        )
         handle = next(self._prompt_ids)
         self.prompts[handle] = (payload, users, time.monotonic() + timeout)
         return handle
@@ -265,11 +289,7 @@ class TableRuntime:
     def pending_for(self, user: str) -> list[dict[str, Any]]:
         """The decisions out now that were put to ``user``, with whom they wait for and the seconds left."""
         now = time.monotonic()
-        return [
-            {**payload, "waiting": users, "remaining": round(max(0.0, deadline - now), 3)}
-            for payload, users, deadline in self.prompts.values()
-            if user in users
-        ]
+        return [pending(p, users, deadline - now) for p, users, deadline in self.prompts.values() if user in users]
 
     def users(self) -> list[str]:
         return sorted({c.user for c in self.sessions.values()})

@@ -13,6 +13,7 @@ Layout, all under a prefix (``vtt:`` by default)::
     t:<table>:lease:want    str   the first waiter for the lease, whom it goes to next (expires)
     t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
     t:<table>:departed      hash  socket id → why it ended (socket.io's reason), for a minute
+    t:<table>:questions     hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
     node:<node>             str   a live server process (expires unless renewed)
 
 A commit is one Lua script, which Redis runs atomically: it checks every
@@ -519,9 +520,34 @@ class RedisStore(Store):
         reasons = await self.link.call("HMGET", self._key(table_id, "departed"), *sids)
         return {sid: reason for sid, reason in zip(sids, reasons, strict=True) if reason is not None}
 
+    # -- the questions out at a table, whichever process asks them ----------------
+
+    def question_out(self, table_id: str, ref: str, entry: Mapping[str, Any], seconds: float) -> None:
+        """Note a question out now (``entry``: JSON-able, with ``deadline`` in wall-clock seconds).
+
+        Sent without waiting, behind this process's earlier commands (the
+        ``decision.asked`` broadcast goes out after it). The table's hash of
+        questions lives as long as its newest question could: a process that
+        dies leaves nothing behind for longer.
+        """
+        key = self._key(table_id, "questions")
+        self.link.send("HSET", key, ref, dumps(entry))
+        self.link.send("PEXPIRE", key, max(1, int(seconds * 1000)) + _QUESTION_SLACK_MS, "GT")
+        self.link.send("PEXPIRE", key, max(1, int(seconds * 1000)) + _QUESTION_SLACK_MS, "NX")
+
+    def question_settled(self, table_id: str, ref: str) -> None:
+        self.link.send("HDEL", self._key(table_id, "questions"), ref)
+
+    async def questions(self, table_id: str) -> dict[str, dict[str, Any]]:
+        """The questions out at the table on any process, by ref, as :meth:`question_out` noted them."""
+        raw = await self._hgetall(self._key(table_id, "questions"))
+        return {ref: json.loads(value) for ref, value in raw.items()}
+
 
 # How long the reason a connection ended is kept (milliseconds), for questions put to it.
 _DEPARTED_MS = 60_000
+# How long past its newest question's deadline a table's hash of questions is kept (milliseconds).
+_QUESTION_SLACK_MS = 5_000
 
 
 class _Lease:
