@@ -57,7 +57,10 @@ class _Pool:
 
     @property
     def successes(self) -> int:
-        return sum(1 for face in self.faces if face >= SUCCESS) + sum(1 for face in self.extra if face >= SUCCESS)
+        hits = len([face for face in self.faces if face >= SUCCESS])
+        if self.extra:
+            hits += len([face for face in self.extra if face >= SUCCESS])
+        return hits
 
 
 def _reroll(ctx: AttackContext, pool: _Pool, label: str, slots: list[int]) -> None:
