@@ -71,6 +71,8 @@ class Track:
     sizes: tuple[int, ...] = field(init=False, repr=False, compare=False)
     capacity: int = field(init=False, repr=False, compare=False)
     last_boxes: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = field(init=False, repr=False, compare=False)
+    #: ``marked`` → what :func:`crippled` answers for it (a track is shared, so each answer is worked out once).
+    crippled_by: dict[tuple[int, ...], tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sizes = tuple(len(lane) for lane in self.lanes)
@@ -82,6 +84,7 @@ class Track:
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "capacity", sum(sizes))
         object.__setattr__(self, "last_boxes", tuple((name, tuple(last[name].items())) for name in sorted(last)))
+        object.__setattr__(self, "crippled_by", {})
 
     @property
     def rolled(self) -> bool:
@@ -160,7 +163,13 @@ def remaining(track: Track, marked: tuple[int, ...]) -> int:
 
 def crippled(track: Track, marked: tuple[int, ...]) -> tuple[str, ...]:
     """Systems or aspects whose every box is marked, sorted."""
-    return tuple([name for name, last in track.last_boxes if all(marked[lane] > index for lane, index in last)])
+    known = track.crippled_by
+    names = known.get(marked)
+    if names is None:
+        names = tuple([name for name, last in track.last_boxes if all(marked[lane] > index for lane, index in last)])
+        if len(known) < 4096:
+            known[marked] = names
+    return names
 
 
 def mark(track: Track, marked: tuple[int, ...], points: int, start: int = 1) -> Marking:
