@@ -127,15 +127,17 @@ def _roll_json(roll: Roll) -> dict[str, Any]:
 class Changes:
     """Pending token changes of a whole resolution tree (nested attacks share it)."""
 
-    __slots__ = ("tokens", "patches", "writers", "_frozen", "_merged")
+    __slots__ = ("tokens", "patches", "writers", "_frozen", "_stale", "_merged")
 
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
         #: token id → ``(plugin, step)`` of the last write, to name who left a token invalid.
         self.writers: dict[str, tuple[str | None, str | None]] = {}
-        #: The patches' read-only form, frozen once per write (not once per read).
+        #: The patches' read-only form, in the patches' order; a value written since the
+        #: last read is ``_STALE`` and frozen on the next read (never, if none follows).
         self._frozen: dict[str, dict[str, Any]] = {}
+        self._stale: set[str] = set()
         #: token id → the merged snapshot ``current`` returned, until the next write to that token.
         self._merged: dict[str, FrozenDict] = {}
 
@@ -148,6 +150,12 @@ class Changes:
         frozen = self._frozen.get(token_id)
         if not frozen:
             return base
+        if token_id in self._stale:
+            self._stale.discard(token_id)
+            patch = self.patches[token_id]
+            for key, value in frozen.items():
+                if value is _STALE:
+                    frozen[key] = freeze(patch[key])
         merged = self._merged[token_id] = FrozenDict({**base, **frozen})
         return merged
 
@@ -166,7 +174,8 @@ class Changes:
                 patch[key] = frozen[key] = value
             else:
                 patch[key] = thaw(value)
-                frozen[key] = freeze(value)
+                frozen[key] = _STALE
+                self._stale.add(token_id)
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -181,6 +190,9 @@ class Changes:
                 out[token_id] = {"before": before, "after": {**before, **patch}}
         return out
 
+
+#: A pending value not yet frozen for reading (see :class:`Changes`).
+_STALE = object()
 
 # Which plugin a module belongs to: filled in by the host, read by the context.
 PluginOf = Callable[[str], "str | None"]
