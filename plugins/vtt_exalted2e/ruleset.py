@@ -249,12 +249,12 @@ def exalted2e_declare_attack(ctx) -> None:
         pool -= penalty
     ctx.attack_pool = pool if pool > 0 else 0
     ctx.note(
-        f"{ctx.attacker.name} attacks {ctx.defender.name} with the {weapon['name']} "
-        f"({ability.replace('_', ' ')}, Accuracy {weapon['accuracy']:+d}, damage {weapon['damage']:+d}{weapon['damage_type']})"
+        "{} attacks {} with the {w[name]} ({}, Accuracy {w[accuracy]:+d}, damage {w[damage]:+d}{w[damage_type]})",
+        ctx.attacker.name, ctx.defender.name, ability.replace("_", " "), w=weapon,
     )
     if flurry is not None:
-        ctx.note(f"attack {attack} of a flurry of {attacks}: −{penalty} {'die' if penalty == 1 else 'dice'}"
-                 + (" (a new action)" if attack == 1 else ""))
+        ctx.note("attack {} of a flurry of {}: −{} {}{}", attack, attacks, penalty, "die" if penalty == 1 else "dice",
+                 " (a new action)" if attack == 1 else "")
     if st.ranged:
         ctx.external_penalty += _range_penalty(ctx, decl, weapon)
     if decl.get("undodgeable"):
@@ -264,9 +264,9 @@ def exalted2e_declare_attack(ctx) -> None:
     if decl.get("unblockable"):
         ctx.note("unblockable: Parry DV is 0")
     if decl.get("unaware"):
-        ctx.note(f"{ctx.defender.name} is unaware of the attack and cannot defend")
+        ctx.note("{} is unaware of the attack and cannot defend", ctx.defender.name)
     if decl.get("coordinated"):
-        ctx.note(f"a coordinated attack ({decl['coordinated']}): the group's onslaught penalty applies")
+        ctx.note("a coordinated attack ({}): the group's onslaught penalty applies", decl["coordinated"])
 
 
 def _range_penalty(ctx, decl, weapon) -> int:
@@ -298,7 +298,7 @@ def _defense_values(ctx, st: _Attack) -> None:
     dex, divine = attrs["dexterity"], foe["divine"]
     out = rules.out_of_the_fight(foe["health"])
     if out is not None:
-        ctx.note(f"{ctx.defender.name} is {out} and cannot defend")
+        ctx.note("{} is {} and cannot defend", ctx.defender.name, out)
     st.aware = out is None and not decl.get("unaware")
     st.dodge_ability = abilities["dodge"]
     dodge = rules.dodge_dv(dex, st.dodge_ability, foe["essence"], divine=divine)
@@ -435,7 +435,7 @@ def exalted2e_attack_roll(ctx) -> None:
     st = _state(ctx)
     pool = ctx.attack_pool
     if st.me["extra"] and rules.automatic_defense(ctx.dv, pool, extra=True):
-        ctx.note(f"automatic defense: DV {ctx.dv} is greater than the extra's {pool} dice")
+        ctx.note("automatic defense: DV {} is greater than the extra's {} dice", ctx.dv, pool)
         _miss(ctx, "automatic defense")
     dice = ctx.dice
     st.roll = roll = rules.roll_pool(dice, pool, label="attack")
@@ -461,7 +461,8 @@ def exalted2e_attack_reroll(ctx) -> None:
     if rerolls:
         first = best
         st.roll = best = rules.keep_better([first, *rerolls])
-        ctx.note(rules.kept_note(first, best))
+        if ctx.tracing:
+            ctx.note(rules.kept_note(first, best))
     successes = best.successes + ctx.auto_successes
     ctx.attack_successes = successes
     outcome = ctx.outcome
@@ -506,7 +507,7 @@ def _strike_bystander(ctx, st: _Attack, token_id: str, successes: int) -> None:
     name = ctx.token(token_id).name
     levels = 0
     if rules.hardness_stops(raw, hardness):
-        ctx.note(f"the botched blow strikes {name}: Hardness {hardness}{kind} absorbs {raw} raw damage")
+        ctx.note("the botched blow strikes {}: Hardness {}{} absorbs {} raw damage", name, hardness, kind, raw)
     else:
         soak = rules.total_soak(
             victim["attributes"]["stamina"],
@@ -526,7 +527,7 @@ def _strike_bystander(ctx, st: _Attack, token_id: str, successes: int) -> None:
             gained = rules.new_conditions(before, after)
             if gained:
                 ctx.outcome["conditions"] = {token_id: gained}
-        ctx.note(f"the botched blow strikes {name}: raw {raw}, soak {soak}, {levels} levels of {kind}")
+        ctx.note("the botched blow strikes {}: raw {}, soak {}, {} levels of {}", name, raw, soak, levels, kind)
     ctx.outcome["bystander"] = {"token": token_id, "successes": successes, "raw_damage": raw, "damage": levels}
 
 
@@ -562,7 +563,7 @@ def exalted2e_apply_defense(ctx) -> None:
     if stunt:
         gain, ability = _circumvented(_state(ctx), ctx.outcome["defense"])
         if gain:
-            ctx.note(f"the stunt circumvents the inapplicable {ctx.outcome['defense']}: DV +{gain}")
+            ctx.note("the stunt circumvents the inapplicable {}: DV +{}", ctx.outcome["defense"], gain)
             ctx.dv += gain
             if ability is not None:
                 ctx.defense_ability = ability
@@ -631,7 +632,7 @@ def exalted2e_damage(ctx) -> None:
     hardness = max(ctx.hardness, foe["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
     ctx.hardness = hardness
     if rules.hardness_stops(raw, hardness):
-        ctx.note(f"Hardness {hardness}{kind} absorbs {raw} raw damage")
+        ctx.note("Hardness {}{} absorbs {} raw damage", hardness, kind, raw)
         _record_actions(ctx)
         ctx.end("hardness")
     soak = ctx.soak + rules.total_soak(
@@ -680,7 +681,7 @@ def exalted2e_counterattack(ctx) -> None:
     _record_actions(ctx)
     answer = ctx.answer("counterattack")
     if answer is not None and answer.option == NO_COUNTER.id:
-        ctx.note(f"{ctx.defender.name} does not counterattack")
+        ctx.note("{} does not counterattack", ctx.defender.name)
 
 
 # ---------------------------------------------------------------------------
@@ -705,7 +706,8 @@ def _apply_levels(ctx, levels: int) -> None:
     gained = rules.new_conditions(before, after)
     if gained:
         ctx.outcome["conditions"] = {defender: gained}
-    ctx.note(f"{ctx.defender.name}: [{after.notation()}], wound penalty {rules.wound_penalty(after)}")
+    if ctx.tracing:
+        ctx.note(f"{ctx.defender.name}: [{after.notation()}], wound penalty {rules.wound_penalty(after)}")
 
 
 def _counter_conditions(ctx) -> None:

@@ -130,13 +130,14 @@ def exalted2e_mass_declare_attack(ctx) -> None:
             wound_penalty=exalted.wound_penalty_json(me["health"]),
         )
         if solo["ability"] > commander["war"]:
-            ctx.note(f"Ability {solo['ability']} counts only up to War {commander['war']}")
+            ctx.note("Ability {} counts only up to War {}", solo["ability"], commander["war"])
     ctx.attack_pool += pool.dice
     ctx.penalty += decl["penalty"]
-    ctx.note(f"{decl['attack']} attack: {pool.describe()}")
+    if ctx.tracing:
+        ctx.note(f"{decl['attack']} attack: {pool.describe()}")
     for note in ("undodgeable", "unblockable"):
         if decl[note]:
-            ctx.note(f"{note}: binds a solo defender's {'Dodge' if note == 'undodgeable' else 'Parry'} DV")
+            ctx.note("{}: binds a solo defender's {} DV", note, "Dodge" if note == "undodgeable" else "Parry")
 
 
 # ---------------------------------------------------------------------------
@@ -206,8 +207,9 @@ def exalted2e_mass_declare_defense(ctx) -> None:
     war = st.war
     ctx.war_dv += war.total
     ctx.note(
-        f"War DV ({st.foe['commander']['intelligence']} + {st.foe['commander']['war']} + {st.foe['defense']}) ÷ 2"
-        f" = {war.base}; formation {war.formation:+d}, shield/cover {war.cover:+d}, height {war.height:+d}"
+        "War DV ({foe[commander][intelligence]} + {foe[commander][war]} + {foe[defense]}) ÷ 2"
+        " = {war.base}; formation {war.formation:+d}, shield/cover {war.cover:+d}, height {war.height:+d}",
+        foe=st.foe, war=war,
     )
     answer = ctx.answer("defense")
     choice = answer.option
@@ -217,7 +219,7 @@ def exalted2e_mass_declare_defense(ctx) -> None:
         # DV 0, then what the normal DV rules still apply after the reduction to zero.
         kept = war.modifiers + (exalted.wound_penalty_json(st.foe["health"]) if st.foe_solo is not None else 0)
         ctx.dv += kept
-        ctx.note(f"no defense: DV 0, {kept:+d} from formation, shield or fortifications and height")
+        ctx.note("no defense: DV 0, {:+d} from formation, shield or fortifications and height", kept)
     ctx.outcome["defense"] = choice
     ctx.outcome["war_dv"] = ctx.war_dv
 
@@ -248,8 +250,8 @@ def exalted2e_mass_attack_roll(ctx) -> None:
     _count_attack(ctx, st, roll)
     ctx.outcome["magnitude_bonus"] = ctx.magnitude_bonus
     ctx.note(
-        f"{roll.successes} rolled, Magnitude {st.me['magnitude']} against {st.foe['magnitude']}: "
-        f"{ctx.magnitude_bonus:+d} successes"
+        "{} rolled, Magnitude {} against {}: {:+d} successes",
+        roll.successes, st.me["magnitude"], st.foe["magnitude"], ctx.magnitude_bonus,
     )
 
 
@@ -270,7 +272,8 @@ def exalted2e_mass_attack_reroll(ctx) -> None:
     if rerolls:
         first = ctx.stash[ATTACK_ROLL]
         best = exalted.keep_better([first, *rerolls])
-        ctx.note(exalted.kept_note(first, best))
+        if ctx.tracing:
+            ctx.note(exalted.kept_note(first, best))
         _count_attack(ctx, st, best)
 
 
@@ -324,7 +327,8 @@ def exalted2e_mass_defense_reroll(ctx) -> None:
     if rerolls:
         before = first.successes
         best = exalted.keep_better([first, *rerolls])
-        ctx.note(exalted.kept_note(first, best))
+        if ctx.tracing:
+            ctx.note(exalted.kept_note(first, best))
         ctx.stash[DEFENSE_ROLL] = best
         ctx.dv += best.successes - before
     ctx.successes = rules.past_dv(st.past_penalty, ctx.dv)  # a pack may have raised DV too
@@ -389,16 +393,16 @@ def exalted2e_mass_hardness(ctx) -> None:
         # Struck, but no damage — and no Might either: the cycle ends here (seed 000, 8A).
         ctx.outcome["hit"] = True
         ctx.outcome["damage"] = 0
-        ctx.note(f"Hardness {ctx.hardness} ≥ raw damage {ctx.raw_damage}: struck, no damage")
+        ctx.note("Hardness {} ≥ raw damage {}: struck, no damage", ctx.hardness, ctx.raw_damage)
         ctx.end("hardness")
-    ctx.note(f"Hardness {ctx.hardness} < raw damage {ctx.raw_damage}")
+    ctx.note("Hardness {} < raw damage {}", ctx.hardness, ctx.raw_damage)
 
 
 @hookimpl(trylast=True)
 def exalted2e_mass_soak(ctx) -> None:
     left = ctx.raw_damage - ctx.soak
     ctx.damage_pool += left if left > 0 else 0
-    ctx.note(f"{ctx.raw_damage} raw − {ctx.soak} soak ({_state(ctx).damage_type}) = {left if left > 0 else 0} dice")
+    ctx.note("{} raw − {} soak ({}) = {} dice", ctx.raw_damage, ctx.soak, _state(ctx).damage_type, left if left > 0 else 0)
 
 
 @hookimpl(trylast=True)
@@ -416,9 +420,9 @@ def exalted2e_mass_ping(ctx) -> None:
     ctx.damage_pool = result.pool
     ctx.outcome["ping"] = result.did_ping
     if result.did_ping:
-        ctx.note(f"ping: {result.post_soak} dice are below {result.floor}; roll {result.pool}")
+        ctx.note("ping: {0.post_soak} dice are below {0.floor}; roll {0.pool}", result)
     else:
-        ctx.note(f"{result.post_soak} dice are not below {result.floor}: no ping")
+        ctx.note("{0.post_soak} dice are not below {0.floor}: no ping", result)
 
 
 @hookimpl(trylast=True)
@@ -490,7 +494,8 @@ def exalted2e_mass_apply_results(ctx) -> None:
             conditions[target] = gained
             fields["conditions"] = [*current["conditions"], *(c for c in gained if c not in current["conditions"])]
         ctx.update(target, **fields)
-        ctx.note(f"{ctx.defender.name}: [{after.notation()}]" + (f" — {', '.join(gained)}" if gained else ""))
+        if ctx.tracing:
+            ctx.note(f"{ctx.defender.name}: [{after.notation()}]" + (f" — {', '.join(gained)}" if gained else ""))
     # The counterattack's damage lands at the same moment (seed 000, step 10).
     for child in ctx.outcome.get("children", ()):
         for token_id, gained in child.get("conditions", {}).items():

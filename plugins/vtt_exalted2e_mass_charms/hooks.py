@@ -45,7 +45,7 @@ def _spend(ctx, token_id: str, charm: str, cost: int) -> None:
             details={"charm": charm, "token": token_id, "motes": have, "cost": cost},
         )
     ctx.update(token_id, commander={**commander, "motes": have - cost})
-    ctx.note(f"{token.name} spends {cost} motes on {NAMES[charm]}")
+    ctx.note("{} spends {} motes on {}", token.name, cost, NAMES[charm])
 
 
 def _chose(ctx, decision: str, charm: str) -> bool:

@@ -74,7 +74,7 @@ def _spend(ctx, token, charm: str, cost: int) -> None:
     uses = _uses(ctx)
     uses.spent[token.id] = uses.spent.get(token.id, 0) + cost
     ctx.outcome["motes"] = dict(uses.spent)
-    ctx.note(f"{token.name} spends {cost} motes on {NAMES[charm]}")
+    ctx.note("{} spends {} motes on {}", token.name, cost, NAMES[charm])
 
 
 def _count(value: Any, charm: str, what: str) -> int:

@@ -57,7 +57,10 @@ class _Pool:
 
     @property
     def successes(self) -> int:
-        return sum(1 for face in self.faces if face >= SUCCESS) + sum(1 for face in self.extra if face >= SUCCESS)
+        hits = len([face for face in self.faces if face >= SUCCESS])
+        if self.extra:
+            hits += len([face for face in self.extra if face >= SUCCESS])
+        return hits
 
 
 def _reroll(ctx: AttackContext, pool: _Pool, label: str, slots: list[int]) -> None:
@@ -133,11 +136,12 @@ def godsgloom_roll(ctx: AttackContext) -> None:
         spent = {token: 0 for token, held in (("boost", boost), ("weak", weak)) if held}
         if spent:
             ctx.update(token_id, **spent)
-            signs = "".join(f" {ICON[c]}" for c in colours)
-            if boost:
-                ctx.note(f"{side} spends {boost} 🟡 Boost: +{boost} on{signs}")
-            if weak:
-                ctx.note(f"{side} discards {weak} 🟣 Weak: −{weak} on{signs}")
+            if ctx.tracing:
+                signs = "".join(f" {ICON[c]}" for c in colours)
+                if boost:
+                    ctx.note(f"{side} spends {boost} 🟡 Boost: +{boost} on{signs}")
+                if weak:
+                    ctx.note(f"{side} discards {weak} 🟣 Weak: −{weak} on{signs}")
         for colour in colours:
             dice = getattr(ctx, f"{side}_{colour}_dice")
             if dice > 0:
@@ -154,7 +158,7 @@ def godsgloom_reroll(ctx: AttackContext) -> None:
     for side in SIDES:
         pool, single = getattr(ctx, f"{side}_pool_rerolls"), getattr(ctx, f"{side}_single_rerolls")
         if pool or single:
-            ctx.note(f"{side} holds {pool} Pool Reroll(s) and {single} Single-Die Reroll(s) for this test")
+            ctx.note("{} holds {} Pool Reroll(s) and {} Single-Die Reroll(s) for this test", side, pool, single)
 
 
 def _pool_options(ctx: AttackContext, side: str) -> list[Option]:
@@ -217,7 +221,8 @@ def _pool_reroll(ctx: AttackContext, side: str, decision: str) -> None:
     for colour, pool in rolled:
         before = pool.standing()
         _reroll(ctx, pool, f"{side} {ICON[colour]} Pool Reroll", list(range(len(pool.faces))))
-        ctx.note(f"{side} Pool Reroll on {ICON[colour]}: {before} → {pool.standing()}")
+        if ctx.tracing:
+            ctx.note(f"{side} Pool Reroll on {ICON[colour]}: {before} → {pool.standing()}")
     _tally(ctx)
 
 
@@ -234,7 +239,7 @@ def _single_reroll(ctx: AttackContext, side: str, decision: str) -> None:
     before = pool.faces[slot]
     _reroll(ctx, pool, f"{side} {ICON[choice.colour]} die {choice.position} reroll", [slot])
     after = pool.faces[slot]
-    ctx.note(f"{side} rerolls {ICON[choice.colour]} die {choice.position}: {before} → {after}")
+    ctx.note("{} rerolls {} die {}: {} → {}", side, ICON[choice.colour], choice.position, before, after)
     _tally(ctx)
 
 
@@ -294,7 +299,7 @@ def godsgloom_criticals(ctx: AttackContext) -> None:
             if extra:
                 (face,) = ctx.dice.roll(1, 6, label=f"{side} {ICON[colour]} critical extra die", target=SUCCESS).faces
                 pool.extra.append(face)
-                ctx.note(f"{side}: {why} on {ICON[colour]} — one extra {ICON[colour]} rolled: {face}")
+                ctx.note("{0}: {1} on {2} — one extra {2} rolled: {3}", side, why, ICON[colour], face)
     _tally(ctx)
 
 
@@ -313,10 +318,10 @@ def godsgloom_auto_successes(ctx: AttackContext) -> None:
             hits = 0  # a ranged defender inflicts no wounds (seed 004, ATC.60)
         if hits:
             setattr(ctx, f"{side}_hits", getattr(ctx, f"{side}_hits") + hits)
-            ctx.note(f"{side}: +{hits} Auto-⚔️")
+            ctx.note("{}: +{} Auto-⚔️", side, hits)
         if blocks:
             setattr(ctx, f"{side}_blocks", getattr(ctx, f"{side}_blocks") + blocks)
-            ctx.note(f"{side}: +{blocks} Auto-🛡️")
+            ctx.note("{}: +{} Auto-🛡️", side, blocks)
 
 
 # -- ATC.50 Cancel ---------------------------------------------------------------------
@@ -332,9 +337,10 @@ def godsgloom_cancel(ctx: AttackContext) -> None:
         defender_blocks=ctx.defender_blocks,
         melee=melee,
     )
-    ctx.note(f"defender's {ctx.defender_blocks} 🛡️ against attacker's {ctx.attacker_hits} ⚔️: {left.attacker_hits} left")
-    if melee:
-        ctx.note(f"attacker's {ctx.attacker_blocks} 🛡️ against defender's {ctx.defender_hits} ⚔️: {left.defender_hits} left")
+    if ctx.tracing:
+        ctx.note(f"defender's {ctx.defender_blocks} 🛡️ against attacker's {ctx.attacker_hits} ⚔️: {left.attacker_hits} left")
+        if melee:
+            ctx.note(f"attacker's {ctx.attacker_blocks} 🛡️ against defender's {ctx.defender_hits} ⚔️: {left.defender_hits} left")
     ctx.wounds = left.attacker_hits
     ctx.attacker_wounds = left.defender_hits
 
@@ -355,13 +361,13 @@ def godsgloom_inflict(ctx: AttackContext) -> None:
         name = ctx.token(token_id).name
         if status.wounds:
             ctx.update(token_id, health={**unit["health"], "current": status.health})
-            ctx.note(f"{name} suffers {status.wounds} 🩸: health {unit['health']['current']} → {status.health}")
+            ctx.note("{} suffers {} 🩸: health {} → {}", name, status.wounds, unit["health"]["current"], status.health)
         if status.decimated:
             ctx.update(token_id, weak=unit.get("weak", 0) + 1)
-            ctx.note(f"{name} is Decimated and gains a 🟣 Weak token")
+            ctx.note("{} is Decimated and gains a 🟣 Weak token", name)
             conditions[token_id] = ["decimated"]
         if status.destroyed:
-            ctx.note(f"{name} is Destroyed")
+            ctx.note("{} is Destroyed", name)
             conditions[token_id] = ["destroyed"]
     ctx.outcome.update(
         hit=ctx.wounds > 0,

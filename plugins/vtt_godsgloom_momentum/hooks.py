@@ -55,7 +55,7 @@ def godsgloom_reroll(ctx: AttackContext) -> None:
     for side in _holders(ctx, MOMENTUM):
         name = f"{side}_single_rerolls"
         setattr(ctx, name, getattr(ctx, name) + 1)
-        ctx.note(f"{side}: Momentum grants one Single-Die Reroll")
+        ctx.note("{}: Momentum grants one Single-Die Reroll", side)
 
 
 @hookimpl
@@ -66,4 +66,4 @@ def godsgloom_auto_successes(ctx: AttackContext) -> None:
         if onslaught_applies(side=side, melee=melee):
             name = f"{side}_hits"
             setattr(ctx, name, getattr(ctx, name) + 1)
-            ctx.note(f"{side}: Onslaught adds one Auto-⚔️")
+            ctx.note("{}: Onslaught adds one Auto-⚔️", side)

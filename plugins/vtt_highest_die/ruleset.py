@@ -127,10 +127,11 @@ def highest_die_declare_attack(ctx: AttackContext) -> None:
     ctx.stash[EXCHANGE].weapon = weapon
     ctx.attack_dice = tuple(weapon["dice"]) + ctx.attack_dice
     bonus = weapon.get("damage", 0)
-    ctx.note(
-        f"{ctx.attacker.name} attacks {ctx.defender.name} with {_weapon_name(weapon)}: "
-        f"{_dice(weapon['dice'])}, Damage {bonus:+d}, {weapon.get('kind', 'normal')}, {weapon.get('range', 'melee')}"
-    )
+    if ctx.tracing:
+        ctx.note(
+            f"{ctx.attacker.name} attacks {ctx.defender.name} with {_weapon_name(weapon)}: "
+            f"{_dice(weapon['dice'])}, Damage {bonus:+d}, {weapon.get('kind', 'normal')}, {weapon.get('range', 'melee')}"
+        )
 
 
 # -- 2. Defense -------------------------------------------------------------------------------
@@ -178,7 +179,7 @@ def _default_defense(ctx: AttackContext, options: tuple[Option, ...]) -> str:
 def highest_die_declare_defense(ctx: AttackContext) -> None:
     answer = ctx.answer("defense")
     if answer is None:
-        ctx.note(f"{ctx.defender.name} is helpless and does not defend")
+        ctx.note("{} is helpless and does not defend", ctx.defender.name)
         return
     if answer.option not in ("parry", "dodge", "counter"):
         return  # a pack's own defense
@@ -199,7 +200,7 @@ def highest_die_roll(ctx: AttackContext) -> None:
     exchange = ctx.stash[EXCHANGE]
     if "reeling" in _conditions(ctx, ctx.defender.id):
         ctx.attack_dice += (REELING_BONUS_DIE,)
-        ctx.note(f"{ctx.defender.name} is Reeling: the attacker claims a bonus d{REELING_BONUS_DIE}")
+        ctx.note("{} is Reeling: the attacker claims a bonus d{}", ctx.defender.name, REELING_BONUS_DIE)
     exchange.attack_roll = ctx.dice.pool(ctx.attack_dice, label="attack")
     if ctx.defense_dice:
         exchange.defense_roll = ctx.dice.pool(ctx.defense_dice, label=exchange.defense or "defense")
@@ -216,17 +217,21 @@ def highest_die_successes(ctx: AttackContext) -> None:
     ctx.successes = count_successes(attack, defense)
     # "Strictly higher than the highest die" is "at least highest + 1": the card marks the winners.
     exchange.attack_roll.target = max(defense, default=0) + 1
-    ctx.note(f"attack {sorted(attack, reverse=True)} against highest {max(defense, default=0)}: {ctx.successes} success(es)")
+    if ctx.tracing:
+        ctx.note(f"attack {sorted(attack, reverse=True)} against highest {max(defense, default=0)}: {ctx.successes} success(es)")
     if exchange.defense == "counter":
         ctx.counter_successes = count_successes(defense, attack)
         exchange.defense_roll.target = max(attack, default=0) + 1
-        ctx.note(f"counter {sorted(defense, reverse=True)} against highest {max(attack, default=0)}: {ctx.counter_successes} success(es)")
+        if ctx.tracing:
+            ctx.note(f"counter {sorted(defense, reverse=True)} against highest {max(attack, default=0)}: "
+                     f"{ctx.counter_successes} success(es)")
     ctx.outcome.update(successes=ctx.successes, counter_successes=ctx.counter_successes)
     if ctx.successes:
         exchange.struck, exchange.striker_weapon = ctx.defender.id, exchange.weapon
     elif ctx.counter_successes:
         exchange.struck, exchange.striker_weapon = ctx.attacker.id, exchange.defense_weapon
-        ctx.note(f"the Counter wins: {ctx.defender.name} strikes {ctx.attacker.name} with {_weapon_name(exchange.defense_weapon)}")
+        if ctx.tracing:
+            ctx.note(f"the Counter wins: {ctx.defender.name} strikes {ctx.attacker.name} with {_weapon_name(exchange.defense_weapon)}")
     else:
         ctx.end("miss")
 
@@ -245,12 +250,13 @@ def highest_die_damage(ctx: AttackContext) -> None:
         weapon_bonus=weapon.get("damage", 0),
         conditions=_conditions(ctx, exchange.struck),
     )
-    parts = [f"{successes} {weapon.get('kind', 'normal')} success(es): {damage.base}", f"Damage {damage.weapon_bonus:+d}"]
-    if damage.hurt:
-        parts.append("Hurt +1")
-    if damage.injured:
-        parts.append("Injured +1")
-    ctx.note(", ".join(parts))
+    if ctx.tracing:
+        parts = [f"{successes} {weapon.get('kind', 'normal')} success(es): {damage.base}", f"Damage {damage.weapon_bonus:+d}"]
+        if damage.hurt:
+            parts.append("Hurt +1")
+        if damage.injured:
+            parts.append("Injured +1")
+        ctx.note(", ".join(parts))
     ctx.damage = damage.total
 
 
@@ -302,7 +308,8 @@ def highest_die_effects(ctx: AttackContext) -> None:
     gained = conditions_for(ctx.damage)
     ctx.update(struck, conditions=list(merge_conditions(held, gained)))
     reached = {struck: [c for c in gained if c not in held]}
-    ctx.note(f"{ctx.token(struck).name} takes {ctx.damage} damage: {', '.join(gained)}")
+    if ctx.tracing:
+        ctx.note(f"{ctx.token(struck).name} takes {ctx.damage} damage: {', '.join(gained)}")
     if "overkilled" in gained:
         for ally in _allies_near(ctx, struck):
             ally_held = _conditions(ctx, ally)
@@ -310,7 +317,7 @@ def highest_die_effects(ctx: AttackContext) -> None:
                 continue
             ctx.update(ally, conditions=list(merge_conditions(ally_held, ["afraid"])))
             reached[ally] = ["afraid"]
-            ctx.note(f"{ctx.token(ally).name} sees it and becomes Afraid")
+            ctx.note("{} sees it and becomes Afraid", ctx.token(ally).name)
     countered = struck == ctx.attacker.id
     ctx.outcome.update(
         hit=not countered,

@@ -96,10 +96,10 @@ def _spend(ctx: AttackContext, decision: str, roll: str) -> None:
     used = _used(ctx)
     if answer.option == SELF:
         used.add((roll, ctx.item or ""))
-        ctx.note(f"{ctx.attacker.name}'s own ability: reroll")
+        ctx.note("{}'s own ability: reroll", ctx.attacker.name)
     else:
         used.add("granted")
-        ctx.note(f"{ctx.token(answer.option[len(PREFIX):]).name} grants the reroll")
+        ctx.note("{} grants the reroll", ctx.token(answer.option[len(PREFIX):]).name)
 
 
 def _missed(ctx: AttackContext) -> bool:

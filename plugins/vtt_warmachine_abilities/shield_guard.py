@@ -79,4 +79,4 @@ def warmachine_mk3_redirect(ctx: AttackContext) -> None:
     guard = answer.option[len(PREFIX):]
     ctx.redirect_to = guard
     ctx.update(guard, shield_guard_used=True)
-    ctx.note(f"Shield Guard: {ctx.token(guard).name} steps in")
+    ctx.note("Shield Guard: {} steps in", ctx.token(guard).name)

@@ -63,4 +63,4 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
     fury = int(ctx.current(warlock).get("fury") or 0)
     ctx.update(warlock, fury=fury - 1)
     ctx.damage_to = beast
-    ctx.note(f"damage transference: {ctx.token(warlock).name} spends 1 fury ({fury} → {fury - 1})")
+    ctx.note("damage transference: {} spends 1 fury ({} → {})", ctx.token(warlock).name, fury, fury - 1)

@@ -71,6 +71,10 @@ class Track:
     sizes: tuple[int, ...] = field(init=False, repr=False, compare=False)
     capacity: int = field(init=False, repr=False, compare=False)
     last_boxes: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = field(init=False, repr=False, compare=False)
+    #: ``marked`` → what :func:`crippled` answers for it (a track is shared, so each answer is worked out once).
+    crippled_by: dict[tuple[int, ...], tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    #: A token's ``marked`` (a number or a tuple) → what :func:`marked_of` answers for it.
+    marked_by: dict[Any, tuple[int, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sizes = tuple(len(lane) for lane in self.lanes)
@@ -82,6 +86,8 @@ class Track:
         object.__setattr__(self, "sizes", sizes)
         object.__setattr__(self, "capacity", sum(sizes))
         object.__setattr__(self, "last_boxes", tuple((name, tuple(last[name].items())) for name in sorted(last)))
+        object.__setattr__(self, "crippled_by", {})
+        object.__setattr__(self, "marked_by", {})
 
     @property
     def rolled(self) -> bool:
@@ -142,10 +148,17 @@ def marked_of(system: Mapping[str, Any], track: Track) -> tuple[int, ...]:
     raw = system.get("marked")
     if raw is None:
         return (0,) * len(track.lanes)
-    if isinstance(raw, int):
-        raw = (raw,)
-    counts = (*raw, *(0,) * (len(track.sizes) - len(raw)))
-    return tuple([max(0, min(int(n), size)) for n, size in zip(counts, track.sizes)])
+    known = track.marked_by if type(raw) is tuple or type(raw) is int else None  # a list is not a key
+    if known is not None:
+        marked = known.get(raw)
+        if marked is not None:
+            return marked
+    counts = (raw,) if isinstance(raw, int) else raw
+    counts = (*counts, *(0,) * (len(track.sizes) - len(counts)))
+    marked = tuple([max(0, min(int(n), size)) for n, size in zip(counts, track.sizes)])
+    if known is not None and len(known) < 4096:
+        known[raw] = marked
+    return marked
 
 
 def to_token(track: Track, marked: tuple[int, ...]) -> int | list[int]:
@@ -160,7 +173,13 @@ def remaining(track: Track, marked: tuple[int, ...]) -> int:
 
 def crippled(track: Track, marked: tuple[int, ...]) -> tuple[str, ...]:
     """Systems or aspects whose every box is marked, sorted."""
-    return tuple([name for name, last in track.last_boxes if all(marked[lane] > index for lane, index in last)])
+    known = track.crippled_by
+    names = known.get(marked)
+    if names is None:
+        names = tuple([name for name, last in track.last_boxes if all(marked[lane] > index for lane, index in last)])
+        if len(known) < 4096:
+            known[marked] = names
+    return names
 
 
 def mark(track: Track, marked: tuple[int, ...], points: int, start: int = 1) -> Marking:

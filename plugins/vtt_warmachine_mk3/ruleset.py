@@ -139,7 +139,7 @@ def _fresh_roll(ctx: AttackContext, rolls: dict[str, Roll], n: int, label: str, 
     if previous is not None:  # seed 001, 5e/9e: "add all dice removed in step c back to the roll"
         removed = [i for i in range(len(previous.faces)) if not previous.is_active(i)]
         if removed:
-            ctx.note(f"the {len(removed)} removed {'die is' if len(removed) == 1 else 'dice are'} added back")
+            ctx.note("the {} removed {} added back", len(removed), "die is" if len(removed) == 1 else "dice are")
         label += " (reroll)"
     roll = ctx.dice.roll(n, 6, label=label, modifier=modifier)
     rolls[model] = roll
@@ -336,6 +336,8 @@ def warmachine_mk3_declare_attack(ctx: AttackContext) -> None:
             )
         if not _on_table(ctx.current(model)):
             raise InvalidRequest(f"{token.name} is no longer on the table", details={"targets": [model]})
+    if not ctx.tracing:
+        return
     what = "spray" if state.weapon.spray else "attack"
     ctx.note(f"{ctx.attacker.name} makes a {state.weapon.kind} {what} with {state.weapon.name} ({state.weapon.describe()})")
     ctx.note(f"target: {ctx.defender.name}")
@@ -357,14 +359,14 @@ def warmachine_mk3_range_check(ctx: AttackContext) -> None:
     state.distance = geometry.edge_distance(here, me.get("base", 30), there, target.get("base", 30))
     state.aim = there
     if state.distance <= ctx.weapon_rng + geometry.EPSILON:
-        ctx.note(f"{state.distance:.2f}\" to {ctx.defender.name}: within RNG {ctx.weapon_rng:g}")
+        ctx.note('{:.2f}" to {}: within RNG {:g}', state.distance, ctx.defender.name, ctx.weapon_rng)
         return
     state.out_of_range = True
     # A missed AOE deviates from the point at maximum range (brief, seed 001 step 3).
     state.aim = geometry.toward(here, there, geometry.base_radius(me.get("base", 30)) + ctx.weapon_rng)
     for model in state.potential:
         _record(ctx, model, hit=False, how="out of range")
-    ctx.note(f"{state.distance:.2f}\" to {ctx.defender.name}: beyond RNG {ctx.weapon_rng:g}, the attack misses")
+    ctx.note('{:.2f}" to {}: beyond RNG {:g}, the attack misses', state.distance, ctx.defender.name, ctx.weapon_rng)
     ctx.goto("redirect")  # seed 001, step 3: no attack rolls, go to step 6
 
 
@@ -381,9 +383,10 @@ def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
         if verdict is None:
             continue
         state.auto[model] = verdict
-        result = "hits" if verdict.did_hit else "misses"
-        also = " (the roll is still made, for a critical hit)" if verdict.roll else ""
-        ctx.note(f"{_name(ctx, model)}: the attack {result} automatically, {verdict.reason}{also}")
+        if ctx.tracing:
+            result = "hits" if verdict.did_hit else "misses"
+            also = " (the roll is still made, for a critical hit)" if verdict.roll else ""
+            ctx.note(f"{_name(ctx, model)}: the attack {result} automatically, {verdict.reason}{also}")
 
 
 # -------------------------------------------------------------------------
@@ -393,7 +396,8 @@ def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_rolls(ctx: AttackContext) -> None:
-    ctx.note("attack rolls against: " + ", ".join(_name(ctx, m) for m in _state(ctx).potential))
+    if ctx.tracing:
+        ctx.note("attack rolls against: " + ", ".join(_name(ctx, m) for m in _state(ctx).potential))
 
 
 @hookimpl(tryfirst=True)
@@ -413,7 +417,8 @@ def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
     ctx.attack_dice = 2
     ctx.attack_mod = numbers.modifier
     ctx.target_def = numbers.defense
-    ctx.note(f"against {_name(ctx, model)}: 2d6 + {numbers.describe()}")
+    if ctx.tracing:
+        ctx.note(f"against {_name(ctx, model)}: 2d6 + {numbers.describe()}")
 
 
 def _single_target(ctx: AttackContext) -> bool:
@@ -447,7 +452,7 @@ def warmachine_mk3_attack_roll_dice_count(ctx: AttackContext) -> None:
     extra = _modifiers(ctx).get("extra_attack_dice", 0)
     if extra:
         ctx.attack_dice += extra
-        ctx.note(f"+{extra} declared extra {'die' if extra == 1 else 'dice'}")
+        ctx.note("+{} declared extra {}", extra, "die" if extra == 1 else "dice")
     free, cost = _attack_boost(ctx)
     answer = ctx.answer("boost_attack")
     if free:
@@ -456,7 +461,7 @@ def warmachine_mk3_attack_roll_dice_count(ctx: AttackContext) -> None:
     elif answer is not None and answer.option == "boost" and cost is not None:
         _pay(ctx, cost)
         ctx.attack_dice += 1
-        ctx.note(f"boosted: {cost.label}")
+        ctx.note("boosted: {}", cost.label)
     else:
         return
     _state(ctx).boosted.add(("attack", ctx.item or ""))
@@ -474,7 +479,8 @@ def warmachine_mk3_attack_roll_remove_dice(ctx: AttackContext) -> None:
     if count:
         roll = _state(ctx).attack_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
-        ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
+        if ctx.tracing:
+            ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
 
 
 @hookimpl(trylast=True)
@@ -488,9 +494,10 @@ def warmachine_mk3_attack_roll_hit_or_miss(ctx: AttackContext) -> None:
     _record(
         ctx, model, hit=result.did_hit, how="roll", roll=result.total, needed=result.needed, critical=result.critical
     )
-    crit = " — a critical hit" if result.critical else ""
-    ctx.note(f"{_faces(roll)} + {ctx.attack_mod} = {result.total}: {result.why}; {_name(ctx, model)} is "
-             f"{'hit' if result.did_hit else 'missed'}{crit}")
+    if ctx.tracing:
+        crit = " — a critical hit" if result.critical else ""
+        ctx.note(f"{_faces(roll)} + {ctx.attack_mod} = {result.total}: {result.why}; {_name(ctx, model)} is "
+                 f"{'hit' if result.did_hit else 'missed'}{crit}")
     if result.did_hit:
         state.hits[model] = Hit(how="roll", direct=single, critical=result.critical)
         if single:
@@ -510,7 +517,7 @@ def warmachine_mk3_reroll_attack_options(ctx: AttackContext) -> list[Option]:
 def warmachine_mk3_attack_roll_reroll(ctx: AttackContext) -> None:
     answer = ctx.answer("reroll_attack")
     if answer is not None and answer.option != KEEP.id:
-        ctx.note(f"rerolled ({answer.option}): back to step 5b")
+        ctx.note("rerolled ({}): back to step 5b", answer.option)
         ctx.goto("attack_roll_dice")
 
 
@@ -538,7 +545,8 @@ def warmachine_mk3_redirect(ctx: AttackContext) -> None:
     state.hits = {to: Hit(how="redirected", direct=True), **state.hits}
     _record(ctx, to, hit=True, how="redirected", direct=True, critical=False)
     ctx.direct_hit = to
-    ctx.note(f"{_name(ctx, to)} is hit automatically instead of {_name(ctx, was)}")
+    if ctx.tracing:
+        ctx.note(f"{_name(ctx, to)} is hit automatically instead of {_name(ctx, was)}")
 
 
 @hookimpl(trylast=True)
@@ -551,7 +559,8 @@ def warmachine_mk3_aoe(ctx: AttackContext) -> None:
     if ctx.direct_hit:
         centre = geometry.point_of(ctx.current(ctx.direct_hit))
         _record(ctx, ctx.direct_hit, direct=True)
-        ctx.note(f"the AOE is centred on {_name(ctx, ctx.direct_hit)}")
+        if ctx.tracing:
+            ctx.note(f"the AOE is centred on {_name(ctx, ctx.direct_hit)}")
     else:
         origin = state.aim or geometry.point_of(ctx.current(ctx.defender.id))
         # At most half the distance to the target; out of range, half the weapon's range.
@@ -562,8 +571,8 @@ def warmachine_mk3_aoe(ctx: AttackContext) -> None:
         ctx.outcome["deviation"] = deviation.to_dict()
         centre = deviation.landing
         ctx.note(
-            f"the AOE deviates {deviation.distance:g}\" (rolled {rolled}, at most {deviation.cap:g}\") "
-            f"in direction {direction} to ({centre.x:g}, {centre.y:g})"
+            'the AOE deviates {:g}" (rolled {}, at most {:g}") in direction {} to ({:g}, {:g})',
+            deviation.distance, rolled, deviation.cap, direction, centre.x, centre.y,
         )
     under = []
     for token_id, token in ctx.tokens.items():
@@ -576,11 +585,12 @@ def warmachine_mk3_aoe(ctx: AttackContext) -> None:
     for _, token_id in sorted(under):
         state.hits[token_id] = Hit(how="blast", blast=True)
         _record(ctx, token_id, hit=True, how="blast", blast=True)
-    ctx.note(
-        f"under the {weapon.aoe:g}\" AOE: "
-        + (", ".join(_name(ctx, t) for _, t in sorted(under)) or "no other model")
-        + (f" (blast POW {rules.blast_pow(weapon)})" if under else "")
-    )
+    if ctx.tracing:
+        ctx.note(
+            f"under the {weapon.aoe:g}\" AOE: "
+            + (", ".join(_name(ctx, t) for _, t in sorted(under)) or "no other model")
+            + (f" (blast POW {rules.blast_pow(weapon)})" if under else "")
+        )
 
 
 def _critical_effect(weapon: Weapon) -> str:
@@ -601,10 +611,10 @@ def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
         if effect == "knockdown":
             ctx.update(model, knocked_down=True)
             _condition(ctx, model, "knocked_down")
-            ctx.note(f"critical knockdown: {_name(ctx, model)} is knocked down")
+            ctx.note("critical knockdown: {} is knocked down", ctx.token(model).name)
         elif effect:
             ctx.outcome.setdefault("critical_effects", {})[model] = state.weapon.critical
-            ctx.note(f"critical {effect}: {_name(ctx, model)} (resolve the effect)")
+            ctx.note("critical {}: {} (resolve the effect)", effect, ctx.token(model).name)
     if not state.hits:
         ctx.note("the attack hit nothing")
 
@@ -617,7 +627,8 @@ def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_rolls(ctx: AttackContext) -> None:
     hits = _state(ctx).hits
-    ctx.note("damage rolls against: " + (", ".join(_name(ctx, m) for m in hits) or "nobody"))
+    if ctx.tracing:
+        ctx.note("damage rolls against: " + (", ".join(_name(ctx, m) for m in hits) or "nobody"))
 
 
 @hookimpl(tryfirst=True)
@@ -632,8 +643,9 @@ def warmachine_mk3_damage_roll(ctx: AttackContext) -> None:
     ctx.damage_points = 0
     ctx.damage_to = model
     _record(ctx, model, pow=ctx.damage_pow)
-    plus = f" + bonus {bonus}" if bonus else ""
-    ctx.note(f"against {_name(ctx, model)}: 2d6 + {name} {power}{plus} against ARM {ctx.target_arm}")
+    if ctx.tracing:
+        plus = f" + bonus {bonus}" if bonus else ""
+        ctx.note(f"against {_name(ctx, model)}: 2d6 + {name} {power}{plus} against ARM {ctx.target_arm}")
 
 
 def _damage_boost(ctx: AttackContext) -> tuple[bool, rules.Boost | None]:
@@ -661,7 +673,7 @@ def warmachine_mk3_damage_roll_dice_count(ctx: AttackContext) -> None:
     extra = _modifiers(ctx).get("extra_damage_dice", 0)
     if extra and not state.hits[model].blast:
         ctx.damage_dice += extra
-        ctx.note(f"+{extra} declared extra {'die' if extra == 1 else 'dice'}")
+        ctx.note("+{} declared extra {}", extra, "die" if extra == 1 else "dice")
     free, cost = _damage_boost(ctx)
     answer = ctx.answer("boost_damage")
     if free:
@@ -670,7 +682,7 @@ def warmachine_mk3_damage_roll_dice_count(ctx: AttackContext) -> None:
     elif answer is not None and answer.option == "boost" and cost is not None:
         _pay(ctx, cost)
         ctx.damage_dice += 1
-        ctx.note(f"boosted: {cost.label}")
+        ctx.note("boosted: {}", cost.label)
     else:
         return
     state.boosted.add(("damage", model))
@@ -688,7 +700,8 @@ def warmachine_mk3_damage_roll_remove_dice(ctx: AttackContext) -> None:
     if count:
         roll = _state(ctx).damage_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
-        ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
+        if ctx.tracing:
+            ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
 
 
 @hookimpl(trylast=True)
@@ -699,8 +712,9 @@ def warmachine_mk3_damage_roll_would_damage(ctx: AttackContext) -> None:
     result = rules.judge_damage(roll.active, ctx.damage_pow, ctx.target_arm)
     ctx.damage_points = result.points
     _record(ctx, model, damage_roll=result.total, arm=result.arm)
-    ctx.note(f"{_faces(roll)} + {ctx.damage_pow} = {result.total} − ARM {result.arm}: "
-             + (f"{result.points} damage" if result.points else "no damage"))
+    if ctx.tracing:
+        ctx.note(f"{_faces(roll)} + {ctx.damage_pow} = {result.total} − ARM {result.arm}: "
+                 + (f"{result.points} damage" if result.points else "no damage"))
 
 
 @hookimpl(trylast=True)
@@ -712,7 +726,7 @@ def warmachine_mk3_reroll_damage_options(ctx: AttackContext) -> list[Option]:
 def warmachine_mk3_damage_roll_reroll(ctx: AttackContext) -> None:
     answer = ctx.answer("reroll_damage")
     if answer is not None and answer.option != KEEP.id:
-        ctx.note(f"rerolled ({answer.option}): back to step 9b")
+        ctx.note("rerolled ({}): back to step 9b", answer.option)
         ctx.goto("damage_roll_dice")
 
 
@@ -741,7 +755,8 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
     points, to = ctx.damage_points, ctx.damage_to or model
     if to == model:
         state.booked.append(Booked(model=model, points=points, source=model))
-        ctx.note(f"{_name(ctx, model)} will suffer {points} damage")
+        if ctx.tracing:
+            ctx.note(f"{_name(ctx, model)} will suffer {points} damage")
         return
     # Damage moved to another model that it has no boxes for comes back (Hordes:
     # damage transference); moved damage does not move again.
@@ -752,8 +767,9 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
     if back:
         state.booked.append(Booked(model=model, points=back, source=model, moved=True))
     _record(ctx, model, transferred_to=to, transferred=moved)
-    ctx.note(f"{_name(ctx, to)} will suffer {moved} damage instead of {_name(ctx, model)}"
-             + (f"; {back} it has no boxes for comes back to {_name(ctx, model)}" if back else ""))
+    if ctx.tracing:
+        ctx.note(f"{_name(ctx, to)} will suffer {moved} damage instead of {_name(ctx, model)}"
+                 + (f"; {back} it has no boxes for comes back to {_name(ctx, model)}" if back else ""))
 
 
 # -------------------------------------------------------------------------
@@ -786,7 +802,8 @@ def warmachine_mk3_damage_application(ctx: AttackContext) -> None:
         state.order = list(pending)
     for model in state.order:
         pending.remove(model)
-    ctx.note("damage applied to: " + (", ".join(_name(ctx, m) for m in state.order) or "nobody"))
+    if ctx.tracing:
+        ctx.note("damage applied to: " + (", ".join(_name(ctx, m) for m in state.order) or "nobody"))
 
 
 @hookimpl(trylast=True)
@@ -807,13 +824,14 @@ def warmachine_mk3_apply_damage(ctx: AttackContext) -> None:
         marked, total = marking.marked, total + marking.points
         boxes.extend(marking.boxes)
         newly.extend(marking.crippled)
-        where = {"grid": f" from column {start}", "spiral": f" from branch {start}"}.get(track.kind, "")
-        ctx.note(f"{marking.points} damage marked{where}")
+        if ctx.tracing:
+            where = {"grid": f" from column {start}", "spiral": f" from branch {start}"}.get(track.kind, "")
+            ctx.note(f"{marking.points} damage marked{where}")
     crippled = sorted(set(before) | set(damage.crippled(track, marked)))
     ctx.update(model, marked=damage.to_token(track, marked), crippled=crippled)
     for name in newly:
         _condition(ctx, model, f"crippled:{name}")
-        ctx.note(f"{name.replace('_', ' ')} crippled")
+        ctx.note("{} crippled", name.replace("_", " "))
     state.marked_boxes[model] = tuple(boxes)
     ctx.damage_points = total
     done = ctx.outcome["models"].get(model, {}).get("damage", 0)
@@ -824,6 +842,8 @@ def warmachine_mk3_apply_damage(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_suffered_damage(ctx: AttackContext) -> None:
+    if not ctx.tracing:  # a note only
+        return
     system = ctx.current(ctx.item or "")
     track = damage.track_of(system)
     left = damage.remaining(track, damage.marked_of(system, track))
@@ -840,7 +860,7 @@ def warmachine_mk3_disabled(ctx: AttackContext) -> None:
         ctx.skip("boxes left: not disabled")
     ctx.update(model, disabled=True)
     _condition(ctx, model, "disabled")
-    ctx.note(f"every box is marked: {_name(ctx, model)} is disabled")
+    ctx.note("every box is marked: {} is disabled", ctx.token(model).name)
     if not system.get("tough"):
         return
     if system.get("knocked_down"):
@@ -848,7 +868,7 @@ def warmachine_mk3_disabled(ctx: AttackContext) -> None:
         return
     face = ctx.dice.roll(1, 6, label="Tough").total
     if not rules.tough_recovers(face):
-        ctx.note(f"Tough: {face}, no recovery")
+        ctx.note("Tough: {}, no recovery", face)
         return
     healed = damage.heal_last(marked, state.marked_boxes.get(model, ()))
     still = damage.crippled(track, healed)
@@ -869,7 +889,7 @@ def warmachine_mk3_boxed(ctx: AttackContext) -> None:
         ctx.skip("no longer disabled")
     ctx.update(model, boxed=True)
     _condition(ctx, model, "boxed")
-    ctx.note(f"{_name(ctx, model)} is boxed")
+    ctx.note("{} is boxed", ctx.token(model).name)
 
 
 @hookimpl(trylast=True)
@@ -879,7 +899,7 @@ def warmachine_mk3_destroyed(ctx: AttackContext) -> None:
         ctx.skip("no longer boxed")
     ctx.update(model, destroyed=True)
     _condition(ctx, model, "destroyed")
-    ctx.note(f"{_name(ctx, model)} is destroyed")
+    ctx.note("{} is destroyed", ctx.token(model).name)
 
 
 @hookimpl(trylast=True)
@@ -887,7 +907,7 @@ def warmachine_mk3_remove(ctx: AttackContext) -> None:
     model = ctx.item or ""
     if ctx.current(model).get("destroyed"):
         ctx.update(model, removed=True)
-        ctx.note(f"{_name(ctx, model)} is removed from the table")
+        ctx.note("{} is removed from the table", ctx.token(model).name)
 
 
 # -------------------------------------------------------------------------
@@ -901,7 +921,8 @@ def warmachine_mk3_attack_resolved(ctx: AttackContext) -> None:
     ctx.outcome["hit"] = bool(state.hits)
     ctx.outcome["conditions"] = {m: c for m, c in ctx.outcome["conditions"].items() if c}
     if state.hits:
-        ctx.note("hit: " + ", ".join(_name(ctx, m) for m in state.hits) + f"; damage to the target: {ctx.outcome['damage']}")
+        if ctx.tracing:
+            ctx.note("hit: " + ", ".join(_name(ctx, m) for m in state.hits) + f"; damage to the target: {ctx.outcome['damage']}")
     else:
         ctx.note("the attack missed")
 

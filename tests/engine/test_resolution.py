@@ -131,6 +131,56 @@ def test_numbers_are_traced_with_the_plugin_that_changed_them():
     assert {"number": "pool", "from": 2, "to": 5, "plugin": "Bonus"} in roll["changes"]
 
 
+def test_a_note_template_is_filled_in_only_when_the_trace_is_kept():
+    formatted = []
+
+    class Counted:
+        """A value that records each time a note formats it."""
+
+        def __format__(self, spec):
+            formatted.append(spec)
+            return format(7, spec)
+
+    class Notes:
+        @hookimpl
+        def duel_roll(self, ctx):
+            ctx.note("pool {} + {bonus:+d}, tracing {}", ctx.pool, ctx.tracing, bonus=Counted())
+            ctx.note("a {literal} line")  # no arguments: printed as it is
+
+    traced = start(host(Notes()), dice=[6] * 5, answers={"defense": "block"}).run()
+    roll = next(s for s in traced["steps"] if s["step"] == "roll")
+    assert [n["text"] for n in roll["notes"]] == ["pool 2 + +7, tracing True", "a {literal} line"]
+    assert roll["notes"][0]["plugin"] == "Notes"
+    assert formatted == ["+d"]
+    h = host(Notes())
+    declaration = h._declaration("duel", {})
+    kw = dict(attacker="a", targets=["b"], declaration=declaration, dice=[6] * 5, answers={"defense": "block"})
+    lean = h.engine.start("duel", duel.tokens(), **kw, trace=False).run()
+    assert lean["steps"] == [] and lean.outcome == traced.outcome
+    assert formatted == ["+d"]  # the untraced run formatted nothing
+
+
+def test_current_shows_every_write_and_an_earlier_read_stays_as_it_was():
+    seen = []
+
+    class Writes:
+        @hookimpl
+        def duel_roll(self, ctx):
+            seen.append(ctx.current("b"))
+            ctx.update("b", hp=9, scars=["left arm"])
+            seen.append(ctx.current("b"))
+            assert ctx.current("b") is seen[-1]  # read again without a write: the same snapshot
+            ctx.update("b", rerolls=1)
+            seen.append(ctx.current("b"))
+
+    start(host(Writes()), dice=[6] * 5, answers={"defense": "block"}).run()
+    assert [dict(s) for s in seen] == [
+        {"hp": 10, "rerolls": 0},
+        {"hp": 9, "rerolls": 0, "scars": ("left arm",)},
+        {"hp": 9, "rerolls": 1, "scars": ("left arm",)},
+    ]
+
+
 def test_wrapper_sees_the_ruleset_result():
     class Wrap:
         @hookimpl(wrapper=True)

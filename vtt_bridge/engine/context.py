@@ -127,13 +127,18 @@ def _roll_json(roll: Roll) -> dict[str, Any]:
 class Changes:
     """Pending token changes of a whole resolution tree (nested attacks share it)."""
 
-    __slots__ = ("tokens", "patches", "writers", "_merged")
+    __slots__ = ("tokens", "patches", "writers", "_frozen", "_stale", "_merged")
 
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
         #: token id → ``(plugin, step)`` of the last write, to name who left a token invalid.
         self.writers: dict[str, tuple[str | None, str | None]] = {}
+        #: The patches' read-only form, in the patches' order; a value written since the
+        #: last read is ``_STALE`` and frozen on the next read (never, if none follows).
+        self._frozen: dict[str, dict[str, Any]] = {}
+        self._stale: set[str] = set()
+        #: token id → the merged snapshot ``current`` returned, until the next write to that token.
         self._merged: dict[str, FrozenDict] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
@@ -142,19 +147,35 @@ class Changes:
         if merged is not None:
             return merged
         base = self.tokens[token_id].system
-        patch = self.patches.get(token_id)
-        if not patch:
+        frozen = self._frozen.get(token_id)
+        if not frozen:
             return base
-        merged = self._merged[token_id] = FrozenDict({**base, **freeze(patch)})
+        if token_id in self._stale:
+            self._stale.discard(token_id)
+            patch = self.patches[token_id]
+            for key, value in frozen.items():
+                if value is _STALE:
+                    frozen[key] = freeze(patch[key])
+        merged = self._merged[token_id] = FrozenDict({**base, **frozen})
         return merged
 
     def set(self, token_id: str, fields: Mapping[str, Any]) -> None:
         if token_id not in self.tokens:
             raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
-        patch = self.patches.setdefault(token_id, {})
-        self._merged.pop(token_id, None)
+        patch = self.patches.get(token_id)
+        if patch is None:
+            patch = self.patches[token_id] = {}
+            frozen = self._frozen[token_id] = {}
+        else:
+            frozen = self._frozen[token_id]
+            self._merged.pop(token_id, None)
         for key, value in fields.items():
-            patch[key] = value if type(value) in _ATOMS else thaw(value)
+            if type(value) in _ATOMS:
+                patch[key] = frozen[key] = value
+            else:
+                patch[key] = thaw(value)
+                frozen[key] = _STALE
+                self._stale.add(token_id)
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -169,6 +190,9 @@ class Changes:
                 out[token_id] = {"before": before, "after": {**before, **patch}}
         return out
 
+
+#: A pending value not yet frozen for reading (see :class:`Changes`).
+_STALE = object()
 
 # Which plugin a module belongs to: filled in by the host, read by the context.
 PluginOf = Callable[[str], "str | None"]
@@ -186,7 +210,7 @@ class AttackContext:
     ``ctx.declared(charm)``, ``ctx.token(id)``, ``ctx.current(id)``.
     Change: the ruleset's working numbers, ``ctx.outcome``, ``ctx.stash``, and
     tokens only through ``ctx.update``. Control: ``ctx.end``, ``ctx.skip``,
-    ``ctx.goto``, ``ctx.nest``, ``ctx.note``.
+    ``ctx.goto``, ``ctx.nest``, ``ctx.note`` (``ctx.tracing`` says whether notes are kept).
     """
 
     __slots__ = (
@@ -282,6 +306,9 @@ class AttackContext:
     def current(self, token_id: str) -> Mapping[str, Any]:
         """A token's system data with this resolution's pending changes applied."""
         changes = self.changes
+        merged = changes._merged.get(token_id)
+        if merged is not None:
+            return merged
         if token_id not in changes.patches:
             try:
                 return self.tokens[token_id].system
@@ -318,10 +345,29 @@ class AttackContext:
             plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
         changes.writers[token_id] = (plugin, step.name if step is not None else None)
 
-    def note(self, text: str) -> None:
-        """Add a line to the current step's entry on the chat card."""
+    @property
+    def tracing(self) -> bool:
+        """Whether this step keeps a trace: ``False`` in the odds' Monte Carlo runs and probes.
+
+        Notes and number changes are dropped when it is ``False``; test it before
+        building a costly note (``if ctx.tracing: ctx.note(", ".join(...))``).
+        """
+        return self._entry is not None
+
+    def note(self, text: str, /, *args: Any, **fields: Any) -> None:
+        """Add a line to the current step's entry on the chat card.
+
+        With arguments, ``text`` is a :meth:`str.format` template filled in only
+        when the trace is kept (not in the odds' Monte Carlo runs)::
+
+            ctx.note("{} parries with {weapon}", defender.name, weapon=weapon["name"])
+
+        Without, ``text`` is the line as it is (braces and all).
+        """
         entry = self._entry
         if entry is not None:
+            if args or fields:
+                text = text.format(*args, **fields)
             plugin = self._plugin
             if plugin is None:
                 plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))

@@ -659,7 +659,10 @@ class Resolution:
             groups.setdefault(token if token is not None else decider, []).append(option)
         answer: Answer | None = None
         decline = ask.decline
-        key = self._key(ctx, ask.name)
+        # Untraced and answered without a round trip (the odds), with no answers
+        # given: nothing reads the decision's key, so it is not built.
+        asked = self.traced or not self._auto
+        key = self._key(ctx, ask.name) if asked or self.given else ""
         for token, group in groups.items():
             if decline is not None and not any(o.id == decline.id for o in group):
                 group.append(decline)
@@ -669,7 +672,7 @@ class Resolution:
                 default = ask.decline.id if ask.decline is not None else opts[0].id
             # Untraced and answered without a round trip (the odds): nobody reads
             # the question, so it is not made; its default is still checked.
-            decision = _decision(compiled, key, token, opts, default) if self.traced or not self._auto else None
+            decision = _decision(compiled, key, token, opts, default) if asked else None
             if decision is None and not any(o.id == default for o in opts):
                 raise ValueError(f"decision {key!r}: default {default!r} is not an option")
             given = self._given(key, ask.name) if self.given else None
