@@ -3,10 +3,9 @@
 // attacker's client attacks, the defender's client answers the question with the
 // dialog model, the card and its rolls are built, the GM's client writes back.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { io } from "socket.io-client";
+import { test } from "node:test";
 
-import { BridgeConnection, BridgeError } from "../src/logic/connection.js";
+import { BridgeError } from "../src/logic/connection.js";
 import { defaultAdapters } from "../src/logic/adapters.js";
 import { bridgeTokenId, bridgeUserName } from "../src/logic/ids.js";
 import { actorUpdateFromToken, syncRequest, tokenFromActor } from "../src/logic/tokens.js";
@@ -14,31 +13,11 @@ import { answerFor, decisionModel } from "../src/logic/decisions.js";
 import { declarationModel, collectDeclaration } from "../src/logic/declaration.js";
 import { chatCard } from "../src/logic/chat.js";
 import { totalOf } from "../../../vtt_bridge/server/static/common/rolls.js";
-import { exaltedActor, startBridge } from "./helpers.mjs";
+import { USERS, bridgeForFile, exaltedActor } from "./helpers.mjs";
 
-const USERS = [
-  { id: "gmUser00000001", name: "Gamemaster", isGM: true, active: true },
-  { id: "alice000000001", name: "Alice", isGM: false, active: true },
-  { id: "bob00000000001", name: "Bob", isGM: false, active: true },
-];
 const adapter = defaultAdapters().for("exalted2e");
-let bridge;
-const open = [];
-
-function connect(key) {
-  const c = new BridgeConnection({ io, url: bridge.url, table: bridge.table, key, timeout: 10000, attackTimeout: 60000 });
-  open.push(c);
-  return c;
-}
-
-before(async () => {
-  bridge = await startBridge({ decisionTimeout: 20 });
-});
-
-after(async () => {
-  for (const c of open) c.close();
-  await bridge?.stop();
-});
+const table = bridgeForFile({ decisionTimeout: 20, connection: { attackTimeout: 60000 } });
+const connect = table.connect;
 
 test("a wrong key is refused with the bridge's reason", async () => {
   const c = connect("not-a-key");
@@ -46,7 +25,7 @@ test("a wrong key is refused with the bridge's reason", async () => {
 });
 
 test("an attack from the attacker's client, the question answered in the defender's client", async () => {
-  const gm = connect(bridge.gmKey);
+  const gm = connect(table.bridge.gmKey);
   const me = await gm.connect();
   assert.equal(me.role, "gm");
 
@@ -136,7 +115,7 @@ test("an attack from the attacker's client, the question answered in the defende
 });
 
 test("closing the dialog sends nothing: the rules' default applies, and decision.closed closes it", async () => {
-  const gm = connect(bridge.gmKey);
+  const gm = connect(table.bridge.gmKey);
   await gm.connect();
   await gm.request("table.update", { decision_timeout: 1 });
   const keys = { bob: await gm.createKey("u-bob00000000001") };

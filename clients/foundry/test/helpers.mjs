@@ -6,6 +6,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
+import { io } from "socket.io-client";
+
+import { BridgeConnection } from "../src/logic/connection.js";
 
 export const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(HERE, "../../..");
@@ -100,4 +104,37 @@ export function exaltedActor({ id, name, owner, dex = 4, melee = 3, dodge = 2, w
     items: weapon ? [{ type: "weapon", name: weapon, system: { accuracy: 1, damage: 3, damageType: "lethal", defense: 1, range: 0, tags: [], equipped: true } }] : [],
     flags: { "vtt-bridge": { enabled: true, ruleset: "exalted2e", system: {}, packs: {}, ...flags } },
   };
+}
+
+/** The Foundry users of the connection tests: a GM and two players. */
+export const USERS = [
+  { id: "gmUser00000001", name: "Gamemaster", isGM: true, active: true },
+  { id: "alice000000001", name: "Alice", isGM: false, active: true },
+  { id: "bob00000000001", name: "Bob", isGM: false, active: true },
+];
+
+/**
+ * One real bridge for a test file: started before its tests, stopped after them with
+ * every connection `connect` opened. `connection` holds the BridgeConnection options
+ * the file's connections share (each call may add its own).
+ */
+export function bridgeForFile({ decisionTimeout = 20, connection = {} } = {}) {
+  const open = [];
+  const table = {
+    bridge: null,
+    connect(key, options = {}) {
+      const { bridge } = table;
+      const c = new BridgeConnection({ io, url: bridge.url, table: bridge.table, key, timeout: 10000, ...connection, ...options });
+      open.push(c);
+      return c;
+    },
+  };
+  before(async () => {
+    table.bridge = await startBridge({ decisionTimeout });
+  });
+  after(async () => {
+    for (const c of open) c.close();
+    await table.bridge?.stop();
+  });
+  return table;
 }

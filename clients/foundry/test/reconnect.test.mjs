@@ -3,22 +3,14 @@
 // questions still out for its user. Against a real `vtt-bridge serve`.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, test } from "node:test";
-import { io } from "socket.io-client";
+import { test } from "node:test";
 
-import { BridgeConnection } from "../src/logic/connection.js";
-import { startBridge } from "./helpers.mjs";
+import { bridgeForFile } from "./helpers.mjs";
 
 // Seed 001's reroll example: Sentinel (alice's) shoots Kreoss; Battlegroup captain grants a reroll.
 const EXAMPLE = JSON.parse(readFileSync(new URL("../../../plugins/vtt_warmachine_mk3/examples/reroll_granted.json", import.meta.url), "utf8"));
-let bridge;
-const open = [];
-
-function connect(key, options = {}) {
-  const c = new BridgeConnection({ io, url: bridge.url, table: bridge.table, key, timeout: 10000, socket: { reconnectionDelay: 100, reconnectionDelayMax: 300 }, ...options });
-  open.push(c);
-  return c;
-}
+const table = bridgeForFile({ decisionTimeout: 30, connection: { socket: { reconnectionDelay: 100, reconnectionDelayMax: 300 } } });
+const connect = table.connect;
 
 const until = async (what, check, ms = 15000) => {
   const end = Date.now() + ms;
@@ -28,17 +20,8 @@ const until = async (what, check, ms = 15000) => {
   }
 };
 
-before(async () => {
-  bridge = await startBridge({ decisionTimeout: 30 });
-});
-
-after(async () => {
-  for (const c of open) c.close();
-  await bridge?.stop();
-});
-
 test("a restarted client gets the attacks it missed; a dropped one catches up and is asked again", async () => {
-  const gm = connect(bridge.gmKey);
+  const gm = connect(table.bridge.gmKey);
   await gm.connect();
   const aliceKey = await gm.createKey("alice");
   for (const token of EXAMPLE.tokens) await gm.request("token.create", { ...token, ruleset: EXAMPLE.ruleset });

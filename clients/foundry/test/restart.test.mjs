@@ -2,42 +2,20 @@
 // answered `server_stopping` (nothing applied), and the module sends it again, with the
 // same request id, once its connection is back; the bridge resolves it once.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { io } from "socket.io-client";
+import { test } from "node:test";
 
-import { BridgeConnection } from "../src/logic/connection.js";
 import { defaultAdapters } from "../src/logic/adapters.js";
 import { bridgeTokenId, bridgeUserName } from "../src/logic/ids.js";
 import { syncRequest, tokenFromActor } from "../src/logic/tokens.js";
 import { decisionModel } from "../src/logic/decisions.js";
-import { exaltedActor, startBridge } from "./helpers.mjs";
+import { USERS, bridgeForFile, exaltedActor } from "./helpers.mjs";
 
-const USERS = [
-  { id: "gmUser00000001", name: "Gamemaster", isGM: true, active: true },
-  { id: "alice000000001", name: "Alice", isGM: false, active: true },
-  { id: "bob00000000001", name: "Bob", isGM: false, active: true },
-];
 const adapter = defaultAdapters().for("exalted2e");
-let bridge;
-const open = [];
-
-function connect(key) {
-  const c = new BridgeConnection({ io, url: bridge.url, table: bridge.table, key, timeout: 30000, attackTimeout: 60000 });
-  open.push(c);
-  return c;
-}
-
-before(async () => {
-  bridge = await startBridge({ decisionTimeout: 60 });
-});
-
-after(async () => {
-  for (const c of open) c.close();
-  await bridge?.stop();
-});
+const table = bridgeForFile({ decisionTimeout: 60, connection: { timeout: 30000, attackTimeout: 60000 } });
+const connect = table.connect;
 
 test("an attack cut short by a bridge restart is sent again once reconnected and resolved once", async () => {
-  const gm = connect(bridge.gmKey);
+  const gm = connect(table.bridge.gmKey);
   await gm.connect();
   const keys = {};
   for (const user of USERS.filter((u) => !u.isGM)) keys[user.id] = await gm.createKey(bridgeUserName(user));
@@ -80,7 +58,7 @@ test("an attack cut short by a bridge restart is sent again once reconnected and
   const request = { ruleset: "exalted2e", attacker: ids.Anoria, targets: [ids.Monk], declaration: { weapon: "Daiklave" }, requestId: "foundry-restart-1" };
   const pending = alice.attack(request);
   await askedOnce;
-  await bridge.restart();
+  await table.bridge.restart();
   const attack = await pending;
   assert.equal(attack.attacker, ids.Anoria);
   assert.equal(await count(), before + 1, "the cut-short attack was applied once");
