@@ -23,7 +23,7 @@ QUICK = {
     "slow_readers.py": ["--quick"],
 }
 # Run by a test of their own, which checks more of what they print (one quick run is enough).
-ELSEWHERE = {"server_bench.py": "tests/server/test_bench.py"}
+ELSEWHERE = {"server_bench.py": "tests/server/test_bench.py", "odds_latency.py": "tests/server/test_oddsrun.py"}
 
 
 def test_every_bench_is_listed():

@@ -8,14 +8,12 @@ bounded in every store.
 from __future__ import annotations
 
 import asyncio
-import os
 
 import pytest
 
 from vtt_bridge.server import BridgeServer
 
 from ..state.redis_server import redis_server
-from . import processes
 from .conftest import config
 from .kit import StalledClient, seat_table
 
@@ -136,33 +134,6 @@ async def test_one_odds_request_per_user_at_a_time(tmp_path):
             assert (await gm.call("attack.odds", {**ODDS, "samples": 100}, timeout=30))["ok"] is True
             assert (await first)["ok"] is True
             assert (await alice2.call("attack.odds", {**ODDS, "samples": 100}))["ok"] is True
-        finally:
-            await seat.close()
-
-
-def children() -> set[int]:
-    """The live child processes of this (the test server's) process."""
-    return set(processes.children(os.getpid()))
-
-
-async def test_odds_stop_when_the_requester_leaves(tmp_path):
-    async with BridgeServer(config(tmp_path, odds_budget=60)) as server:
-        seat = await seat_table(server)
-        try:
-            before = children()  # the resolvers, and whatever else this test process runs
-            alice = await seat.join("alice")
-            await alice.sio.emit("attack.odds", ODDS)
-            # The odds run in a process of their own, next to the resolvers.
-            async with asyncio.timeout(10):
-                while not children() - before:
-                    await asyncio.sleep(0.02)
-            (odds,) = children() - before
-            await alice.close()
-            async with asyncio.timeout(5):
-                while odds in children():
-                    await asyncio.sleep(0.02)
-            assert not server.bridge.attacks.odds_runner.running
-            assert not children() - before
         finally:
             await seat.close()
 

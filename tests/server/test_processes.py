@@ -183,10 +183,11 @@ async def test_a_process_killed_mid_attack_loses_nothing_acknowledged_and_its_cl
 
 async def test_serve_workers_runs_processes_that_share_one_port(redis_url, store):
     with servers(_args(redis_url, "--workers", "2")) as (supervisor,):
-        # Two server processes (multiprocessing's resource tracker aside), each with its resolvers.
+        # Two server processes (multiprocessing's resource tracker aside), each with its
+        # resolvers (two) and its odds process.
         workers = [pid for pid in children(supervisor.pid) if "resource_tracker" not in _cmdline(pid)]
         assert len(workers) == 2
-        assert all(len(children(pid)) == 2 for pid in workers)
+        assert all(len(children(pid)) == 3 for pid in workers)
         seat = await seat_table(Node(supervisor.url, store), tokens=BIG)
         try:
             clients = [await seat.join("gm") for _ in range(6)]

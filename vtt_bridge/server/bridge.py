@@ -96,6 +96,7 @@ class Bridge:
 
     async def start(self) -> None:
         await self.resolvers.start()
+        await self.attacks.odds_runner.start(self.host)  # warm odds processes (oddsrun.py)
         if self.store.shared:
             await self.store.heartbeat(self.node, _NODE_TTL)
             self._heartbeat = asyncio.get_running_loop().create_task(self._beat(), name="heartbeat")
@@ -266,6 +267,7 @@ class Bridge:
         for runtime in self.tables.values():
             await runtime.outbox.close()
         await self.resolvers.close()
+        await self.attacks.odds_runner.close()
 
     # -- table events ------------------------------------------------------------
 

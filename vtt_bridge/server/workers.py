@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.tokens import Token
-from ..errors import InternalError, PluginError, PluginTimeout, VTTError, error_from_dict
+from ..errors import InternalError, PluginError, PluginTimeout, VTTError
 from ..odds import compute_odds
 from ..state.records import token_wire
 from .logs import fields
@@ -333,7 +333,7 @@ class _Worker:
             for token_id, change in record["changes"].items()
         }
 
-    # -- attack.odds (see Resolvers.odds) --------------------------------------------
+    # -- attack.odds (see oddsrun.py) ------------------------------------------------
 
     def odds(self, job_id: int, tokens: list, request: dict, budget: float) -> tuple:
         """Compute one ``attack.odds``; a Monte Carlo run stops ``budget`` seconds from now
@@ -373,6 +373,27 @@ def _child(sock: socket.socket, host: Any) -> None:
     signal.signal(signal.SIGUSR1, worker.report)
     signal.signal(signal.SIGALRM, worker.overdue)
     worker.run()
+
+
+async def fork_resolver(host: Any) -> tuple[int, asyncio.StreamReader, asyncio.StreamWriter]:
+    """Fork a resolver process (it inherits ``host``); its pid and the event loop's end of its socket."""
+    parent, child = socket.socketpair()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        code = 0
+        try:
+            parent.close()
+            _child(child, host)
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    child.close()
+    reader, writer = await asyncio.open_connection(sock=parent)
+    return pid, reader, writer
 
 
 # -- the event loop's side ------------------------------------------------------------
@@ -446,24 +467,8 @@ class Resolvers:
             self.procs.append(await self._fork())
 
     async def _fork(self) -> _Proc:
-        parent, child = socket.socketpair()
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            code = 0
-            try:
-                parent.close()
-                _child(child, self.host)
-            except BaseException:
-                code = 1
-            finally:
-                os._exit(code)
-        child.close()
-        reader, writer = await asyncio.open_connection(sock=parent)
-        proc = _Proc(pid, reader, writer)
-        proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"resolver {pid}")
+        proc = _Proc(*await fork_resolver(self.host))
+        proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"resolver {proc.pid}")
         return proc
 
     async def close(self) -> None:
@@ -738,71 +743,6 @@ class Resolvers:
                 grace = 10.0
                 deadline = time.monotonic() + grace
             await asyncio.sleep(0.01)
-
-    # -- attack.odds ------------------------------------------------------------------
-
-    async def odds(
-        self,
-        tokens: Mapping[str, Token],
-        request: Mapping[str, Any],
-        *,
-        budget: float,
-        gone: asyncio.Future[Any] | None = None,
-        grace: float = 1.0,
-    ) -> dict[str, Any] | None:
-        """One ``attack.odds`` computed in a resolver process forked for it; its wire form.
-
-        The process is its own, not one of the pool's: a Monte Carlo run of a
-        few seconds never holds up an attack queued behind it, and killing it
-        touches no parked attack. A Monte Carlo run stops itself ``budget``
-        seconds after it starts and answers with the samples it ran. The
-        process is killed, whatever it is doing, when ``gone`` completes (the
-        requester left: returns ``None``) or when it has not answered ``grace``
-        seconds past the budget (a hook that never returns, an exact model too
-        slow): ``plugin_timeout`` naming the plugin, hook and step it was in.
-        Odds run nothing on this event loop and hold no lock of the server's.
-
-        :raises VTTError: the request's error (``invalid_request`` as a live
-            attack would refuse it, ``plugin_error``), or ``plugin_timeout``.
-        """
-        loop = asyncio.get_running_loop()
-        proc = await self._fork()
-        job = Job(table="", spec={}, tokens=tokens, budget=budget + grace, id=next(self._ids))
-        job.worker, job.future = proc, loop.create_future()
-        proc.queue.append((job, job.budget))
-        proc.head_since = loop.time()
-        self._write(proc, ("odds", job.id, [t.to_dict() for t in tokens.values()], dict(request), budget))
-        waiting: set[asyncio.Future[Any]] = {job.future}
-        if gone is not None:
-            waiting.add(gone)
-        try:
-            done, _ = await asyncio.wait(waiting, timeout=job.budget, return_when=asyncio.FIRST_COMPLETED)
-            if gone is not None and gone in done and not job.future.done():
-                return None  # nobody is left to read it
-            if not job.future.done():
-                # Past its budget and grace: ask where it is stuck, then kill it (finally).
-                proc.stuck = loop.create_future()
-                where: Mapping[str, Any] = {}
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGUSR1)
-                with contextlib.suppress(TimeoutError):
-                    where = await asyncio.wait_for(asyncio.shield(proc.stuck), _REPORT_GRACE)
-                if not job.future.done():
-                    plugin, step = where.get("plugin"), where.get("step")
-                    log.warning("odds past their budget: process killed", extra=fields(budget=budget, plugin=plugin))
-                    raise PluginTimeout(
-                        f"plugin {plugin or '?'} ran past the {budget:g} s budget of attack.odds"
-                        + (f" in step {step}" if step else "")
-                        + "; no odds were computed",
-                        details={"plugin": plugin, "hook": where.get("hook"), "step": step, "budget": budget},
-                    )
-            reply = job.future.result()
-            if reply[0] == "error":
-                raise error_from_dict(reply[-1])
-            return reply[2]
-        finally:
-            # Answered, abandoned or stuck: this process has done its one job.
-            self._kill(proc)
 
 
 def budget_of(settings: Mapping[str, Any]) -> float:
