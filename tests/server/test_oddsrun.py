@@ -19,7 +19,7 @@ from pathlib import Path
 from vtt_bridge import hookimpl
 from vtt_bridge.server import BridgeServer
 
-from . import duel_plugin, processes
+from . import duel_plugin, processes, test_odds
 from .conftest import config
 from .kit import DUEL_TOKENS, seat_table
 
@@ -31,6 +31,7 @@ TOKENS = [
     {"id": "spin1", "name": "Spinner", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
     {"id": "crash1", "name": "Crasher", "ruleset": "duel", "ownership": {"alice": 3}, "system": {"hp": 10, "rerolls": 0}},
 ]
+exalted = test_odds.exalted  # a table of exalted2e's sample tokens (fixture)
 
 
 class Crash:
@@ -159,6 +160,19 @@ async def test_odds_stop_when_the_requester_leaves(tmp_path):
             assert (await bob.ok("attack.odds", {**ODDS, "attacker": "b", "targets": ["a"]}))["odds"]["samples"] == 100
         finally:
             await seat.close()
+
+
+async def test_the_odds_process_sees_a_token_changed_since_its_last_request(exalted):
+    """The odds process keeps the tokens it was sent; a token changed on the table is sent again."""
+    alice, gm = await exalted.join("alice"), await exalted.join("gm")
+    asked = {**test_odds.REQUEST, "answers": {"defense": "dodge"}}
+    first = (await alice.ok("attack.odds", asked))["odds"]
+    monk = (await exalted.tokens())["monk"]["system"]
+    await gm.ok("token.update", {"id": "monk", "system": {**monk, "abilities": {**monk["abilities"], "dodge": 5}}})
+    nimbler = (await alice.ok("attack.odds", asked))["odds"]
+    assert nimbler["hit"]["value"] < first["hit"]["value"]
+    await gm.ok("token.update", {"id": "monk", "system": monk})
+    assert (await alice.ok("attack.odds", asked))["odds"] == first
 
 
 async def test_odds_requests_of_several_users_are_served_in_the_order_they_came(tmp_path):

@@ -52,6 +52,7 @@ from typing import Any
 
 from ..engine.tokens import Token
 from ..errors import PluginError, PluginTimeout, RateLimited, ServerStopping, VTTError, error_from_dict
+from ..state.records import token_wire
 from .logs import fields
 from .session import Caller
 from .tables import TableRuntime
@@ -77,7 +78,7 @@ def _signal_name(number: int) -> str:
 class _OddsProcess:
     """One odds process, seen from the event loop."""
 
-    __slots__ = ("pid", "writer", "task", "reply", "stuck", "busy", "retired", "served")
+    __slots__ = ("pid", "writer", "task", "reply", "stuck", "busy", "retired", "served", "known")
 
     def __init__(self, pid: int, writer: asyncio.StreamWriter) -> None:
         self.pid = pid
@@ -88,6 +89,8 @@ class _OddsProcess:
         self.busy = False
         self.retired = False
         self.served = 0
+        # The token snapshots it holds, by (table, token): sent again only when replaced.
+        self.known: dict[tuple[str, str], Token] = {}
 
 
 class OddsRunner:
@@ -239,7 +242,7 @@ class OddsRunner:
             proc = await self._turn(departure)
             if proc is None:
                 return {"odds": None}  # nobody is left to read it
-            odds = await self._compute(proc, tokens, request, departure)
+            odds = await self._compute(proc, runtime.id, tokens, request, departure)
         finally:
             runtime.forget(caller.sid, departure)
             self.running[who] -= 1
@@ -272,6 +275,7 @@ class OddsRunner:
     async def _compute(
         self,
         proc: _OddsProcess,
+        table: str,
         tokens: Mapping[str, Token],
         request: Mapping[str, Any],
         departure: asyncio.Future[Any],
@@ -282,7 +286,12 @@ class OddsRunner:
         reply = proc.reply
         keep = False
         try:
-            message = ("odds", next(self._ids), [t.to_dict() for t in tokens.values()], dict(request), self.budget)
+            new = []
+            for token_id, token in tokens.items():
+                if proc.known.get((table, token_id)) is not token:
+                    proc.known[(table, token_id)] = token
+                    new.append(token_wire(token))
+            message = ("odds", next(self._ids), table, list(tokens), new, dict(request), self.budget)
             body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
             proc.writer.write(_HEADER.pack(len(body)) + body)
             await asyncio.wait({reply, departure}, timeout=self.budget + self.grace, return_when=asyncio.FIRST_COMPLETED)
@@ -297,6 +306,7 @@ class OddsRunner:
                 raise await self._ended(proc)
             keep = True
             if answer[0] == "error":
+                proc.known.clear()  # whatever failed, the next request sends every token again
                 raise error_from_dict(answer[-1])
             return answer[2]
         finally:

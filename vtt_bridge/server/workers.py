@@ -335,13 +335,17 @@ class _Worker:
 
     # -- attack.odds (see oddsrun.py) ------------------------------------------------
 
-    def odds(self, job_id: int, tokens: list, request: dict, budget: float) -> tuple:
-        """Compute one ``attack.odds``; a Monte Carlo run stops ``budget`` seconds from now
-        and reports the samples it ran. Everything here is hook code (the probe, the exact
-        model, the samples), which is why it runs in a process the event loop can kill."""
+    def odds(self, job_id: int, table: str, refs: list, new: list, request: dict, budget: float) -> tuple:
+        """Compute one ``attack.odds`` with the table's tokens ``refs`` (``new``: those this
+        process does not hold in their current version); a Monte Carlo run stops ``budget``
+        seconds from now and reports the samples it ran. Everything here is hook code (the
+        probe, the exact model, the samples), which is why it runs in a process the event
+        loop can kill."""
         deadline = time.monotonic() + budget
         try:
-            snapshot = {data["id"]: Token.from_dict(data) for data in tokens}
+            for data in new:
+                self.tokens[(table, data["id"])] = Token.from_dict(data)
+            snapshot = {token_id: self.tokens[(table, token_id)] for token_id in refs}
             result = compute_odds(
                 self.host,
                 request,
