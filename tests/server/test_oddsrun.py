@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from vtt_bridge import hookimpl
 from vtt_bridge.server import BridgeServer
 
@@ -200,6 +202,25 @@ async def test_odds_requests_of_several_users_are_served_in_the_order_they_came(
             await seat.close()
 
 
+async def test_with_two_odds_processes_two_users_are_served_at_once(tmp_path):
+    cfg = config(tmp_path, plugins=(duel_plugin.rules(), HANG), odds_budget=0.3, odds_concurrency=2)
+    async with BridgeServer(cfg) as server:
+        seat = await seat_table(server, tokens=TOKENS)
+        try:
+            assert len(odds_pids(server)) == 2
+            alice, bob = await seat.join("alice"), await seat.join("bob")
+            # alice's request holds one process until its budget; bob's is answered meanwhile.
+            stuck = asyncio.ensure_future(alice.call("attack.odds", {**ODDS, "attacker": "spin1"}, timeout=15))
+            await asyncio.sleep(0.05)
+            answer = await bob.ok("attack.odds", {**ODDS, "attacker": "b", "targets": ["a"]})
+            assert answer["odds"]["samples"] == 100 and not stuck.done()
+            assert (await stuck)["error"]["code"] == "plugin_timeout"
+            await until(lambda: len(odds_pids(server)) == 2)
+        finally:
+            await seat.close()
+
+
+@pytest.mark.slow
 def test_the_odds_latency_bench_runs_quick():
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "odds_latency.py"), "--quick"],
