@@ -164,6 +164,27 @@ async def test_odds_stop_when_the_requester_leaves(tmp_path):
             await seat.close()
 
 
+async def test_a_requester_who_leaves_while_waiting_gives_up_the_turn(tmp_path):
+    cfg = config(tmp_path, plugins=(duel_plugin.rules(), HANG), odds_budget=0.3)
+    async with BridgeServer(cfg) as server:
+        seat = await seat_table(server, tokens=TOKENS)
+        try:
+            alice, bob, gm = await seat.join("alice"), await seat.join("bob"), await seat.join("gm")
+            stuck = asyncio.ensure_future(alice.call("attack.odds", {**ODDS, "attacker": "spin1"}, timeout=15))
+            await asyncio.sleep(0.05)
+            await bob.sio.emit("attack.odds", {**ODDS, "attacker": "b", "targets": ["a"]})  # waits its turn
+            await asyncio.sleep(0.05)
+            await bob.close()
+            after = asyncio.ensure_future(gm.call("attack.odds", ODDS, timeout=15))
+            assert (await stuck)["error"]["code"] == "plugin_timeout"
+            assert (await after)["odds"]["samples"] == 100
+            runner = server.bridge.attacks.odds_runner
+            # Only the stuck process was replaced; bob's turn cost nothing.
+            assert runner.replaced == 1 and runner.forked == 2 and not runner.running
+        finally:
+            await seat.close()
+
+
 async def test_the_odds_process_sees_a_token_changed_since_its_last_request(exalted):
     """The odds process keeps the tokens it was sent; a token changed on the table is sent again."""
     alice, gm = await exalted.join("alice"), await exalted.join("gm")

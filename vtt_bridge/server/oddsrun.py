@@ -259,10 +259,13 @@ class OddsRunner:
                 return None
             taking = asyncio.ensure_future(self._idle.get())
             assert self._stopped is not None
-            await asyncio.wait({taking, departure, self._stopped}, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await asyncio.wait({taking, departure, self._stopped}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                self._give_back(taking)
+                raise
             if not taking.done():
-                taking.cancel()  # no process is taken: the next in line gets it
-                await asyncio.gather(taking, return_exceptions=True)
+                self._give_back(taking)
                 continue
             proc = taking.result()
             if proc.retired:
@@ -271,6 +274,14 @@ class OddsRunner:
                 self._idle.put_nowait(proc)
                 continue
             return proc
+
+    def _give_back(self, taking: asyncio.Future[_OddsProcess]) -> None:
+        """A turn not taken: a process already handed over goes back; a wait is cancelled
+        (``Queue.get`` then leaves its process for the next in line)."""
+        if not taking.done():
+            taking.cancel()
+        elif not taking.cancelled() and taking.exception() is None:
+            self._idle.put_nowait(taking.result())
 
     async def _compute(
         self,
