@@ -134,15 +134,15 @@ class OddsRunner:
         self._closed = True
         if self._stopped is not None and not self._stopped.done():
             self._stopped.set_result(None)
-        for task in list(self._background):
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
         procs = list(self.procs)
         for proc in procs:
             self._retire(proc)
             if proc.reply is not None and not proc.reply.done():
                 proc.reply.set_exception(ServerStopping("the server stopped while computing these odds"))
-        await asyncio.gather(*(p.task for p in procs if p.task is not None), *self._background, return_exceptions=True)
+        await asyncio.gather(*(p.task for p in procs if p.task is not None), return_exceptions=True)
+        # A replacement being forked finds the runner closed and is killed; every process is reaped.
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     async def _fork(self) -> _OddsProcess:
         # A resolver process: its loop answers ("odds", ...) messages as well as attacks.
