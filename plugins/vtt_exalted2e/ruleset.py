@@ -23,7 +23,7 @@ Where the brief and the seed differ, the seed wins:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from vtt_bridge import Ask, InvalidRequest, Option, Ruleset, StashKey, Step, hookimpl
 
@@ -304,25 +304,30 @@ def _range_penalty(defender, decl, weapon) -> int:
 # ---------------------------------------------------------------------------
 
 
-class _Defense:
+class _Defense(NamedTuple):
     """The defender's DVs against one attack, as its snapshot and the declaration make them."""
 
-    __slots__ = (
-        "out", "aware", "dodge_ability", "dodge_base", "dodge_stunted", "parry_base", "parry_ability",
-        "parry_stunted", "stunted_ability", "bonus", "penalty", "dodge_penalty", "defended", "undefended",
-    )  # fmt: skip
+    out: str | None  # why it cannot defend: past Incapacitated
+    aware: bool  # sees the attack coming and is in the fight
+    dodge_ability: int
+    dodge_base: int | None  # None: inapplicable
+    dodge_stunted: int | None  # with a stunt circumventing a mundane inapplicability
+    parry_base: int | None
+    parry_ability: int
+    parry_stunted: int | None
+    stunted_ability: int
+    defended: tuple[int, int]  # (Dodge DV, Parry DV) with bonuses and penalties, defending
+    undefended: tuple[int, int]  # the same, not defending or unable to
 
 
 @per_snapshot
 def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
     """Base DVs, whether they apply, bonuses and penalties."""
-    d = _Defense()
     attrs, abilities = foe["attributes"], foe["abilities"]
     dex, divine = attrs["dexterity"], foe["divine"]
-    d.out = rules.out_of_the_fight(foe["health"])
-    d.aware = d.out is None and not decl.get("unaware")
-    d.dodge_ability = abilities["dodge"]
-    dodge = rules.dodge_dv(dex, d.dodge_ability, foe["essence"], divine=divine)
+    out = rules.out_of_the_fight(foe["health"])
+    dodge_ability = abilities["dodge"]
+    dodge = rules.dodge_dv(dex, dodge_ability, foe["essence"], divine=divine)
     # Parry DV: the held weapon with the highest Defense, or a hand free of
     # weapons and shield (seed 002, "Parry DV"). Even the Exalted cannot parry
     # lethal, aggravated or ranged attacks unarmed; natural armor is exempt
@@ -345,24 +350,32 @@ def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
         dodge = None
     if decl.get("unblockable"):
         parry = stunted = None
-    d.dodge_base, d.dodge_stunted = dodge, dodge_stunted
-    d.parry_base, d.parry_ability = (parry if parry is not None else (None, 0))
-    d.parry_stunted, d.stunted_ability = (stunted if stunted is not None else (None, 0))
-    d.bonus = rules.cover_bonus(foe["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
+    parry, parry_ability = parry if parry is not None else (None, 0)
+    stunted, stunted_ability = stunted if stunted is not None else (None, 0)
+    bonus = rules.cover_bonus(foe["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
         decl.get("height", 0), close=not ranged, reach=weapon["reach"]
     )
     key = rules.onslaught_key(attacker_id, decl.get("coordinated"))
     onslaught = 0 if _new_action(decl) else foe["onslaught"].get(key, 0)
-    d.penalty = foe["dv_penalty"] - _wound(foe) + onslaught
+    penalty = foe["dv_penalty"] - _wound(foe) + onslaught
     armor = foe["armor"]
-    d.dodge_penalty = (armor["mobility"] if armor else 0) + decl.get("terrain", 0)
-    # (Dodge DV, Parry DV) defending, and not (not defending, or unable to):
-    # inapplicable ones are 0 *before* bonuses and penalties, and cover and
-    # the other bonuses still apply after the reduction to zero.
-    common = d.bonus - d.penalty
-    d.defended = ((d.dodge_base or 0) + common - d.dodge_penalty, (d.parry_base or 0) + common)
-    d.undefended = (common - d.dodge_penalty, common)
-    return d
+    dodge_penalty = (armor["mobility"] if armor else 0) + decl.get("terrain", 0)
+    # Inapplicable DVs, and both when not defending, are 0 *before* bonuses and
+    # penalties: cover and the other bonuses still apply after the reduction to zero.
+    common = bonus - penalty
+    return _Defense(
+        out=out,
+        aware=out is None and not decl.get("unaware"),
+        dodge_ability=dodge_ability,
+        dodge_base=dodge,
+        dodge_stunted=dodge_stunted,
+        parry_base=parry,
+        parry_ability=parry_ability,
+        parry_stunted=stunted,
+        stunted_ability=stunted_ability,
+        defended=((dodge or 0) + common - dodge_penalty, (parry or 0) + common),
+        undefended=(common - dodge_penalty, common),
+    )
 
 
 def _defense_values(ctx, st: _Attack) -> _Defense:
@@ -745,22 +758,20 @@ def _apply_levels(ctx, levels: int) -> None:
         ctx.note(f"{ctx.defender.name}: [{wounded.notation}], wound penalty {wounded.penalty}")
 
 
-class _Wounded:
+class _Wounded(NamedTuple):
     """A health track after damage: its JSON form, the conditions it newly shows, its card notation and wound penalty."""
 
-    __slots__ = ("health", "gained", "notation", "penalty")
+    health: dict[str, Any]  # never changed: ctx.update stores a copy
+    gained: tuple[str, ...]
+    notation: str
+    penalty: int
 
 
 @per_snapshot
 def _wounded(health, levels: int, kind: str) -> _Wounded:
     before = HealthTrack.from_json(health)
     after = rules.apply_damage(before, levels, kind)
-    w = _Wounded()
-    w.health = after.to_json()  # never changed: ctx.update stores a copy
-    w.gained = tuple(rules.new_conditions(before, after))
-    w.notation = after.notation()
-    w.penalty = rules.wound_penalty(after)
-    return w
+    return _Wounded(after.to_json(), tuple(rules.new_conditions(before, after)), after.notation(), rules.wound_penalty(after))
 
 
 def _counter_conditions(ctx) -> None:
