@@ -4,7 +4,10 @@ Reads like the rulebook page: the steps in order, each ``trylast``
 implementation short and named after its step; the rules themselves live in
 :mod:`.rules`. Token data is read straight from the snapshots (no schema work
 on the hot path) and what the steps share is kept in one slotted
-:class:`_Attack` under a stash key.
+:class:`_Attack` under a stash key. What a step works out from frozen data
+alone — the weapon, the pool, the defender's DVs, Hardness and soak, the
+wounded track — is a pure function remembered per snapshot (:mod:`.memo`):
+the odds resolve the same tokens thousands of times.
 
 Where the brief and the seed differ, the seed wins:
 
