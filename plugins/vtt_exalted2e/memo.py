@@ -24,7 +24,7 @@ __all__ = ["MEMO_SIZE", "per_snapshot"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MEMO_SIZE = 512
+MEMO_SIZE = 256
 """Entries each function keeps (emptied when full): snapshots in play at once, with room to spare."""
 
 
