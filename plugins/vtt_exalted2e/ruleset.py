@@ -5,7 +5,7 @@ implementation short and named after its step; the rules themselves live in
 :mod:`.rules`. Token data is read straight from the snapshots (no schema work
 on the hot path) and what the steps share is kept in one slotted
 :class:`_Attack` under a stash key. What a step works out from frozen data
-alone — the weapon, the pool, the defender's DVs, Hardness and soak, the
+alone — the weapon, the pool and the card's lines, the defender's DVs, the
 wounded track — is a pure function remembered per snapshot (:mod:`.memo`):
 the odds resolve the same tokens thousands of times.
 
@@ -688,7 +688,6 @@ def exalted2e_damage(ctx) -> None:
     ctx.damage = outcome["damage"] = rules.roll_pool(ctx.dice, pool, label="damage", damage=True).successes
 
 
-@per_snapshot
 def _protection(foe, weapon, me) -> tuple[int, int, int]:
     """The defender's Hardness and soak against the weapon, and the attack's minimum damage."""
     kind = weapon["damage_type"]
