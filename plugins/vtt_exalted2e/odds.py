@@ -41,7 +41,7 @@ from vtt_bridge.odds import AttackOutcome, Distribution, ExactOdds, OddsRequest,
 
 from . import rules
 from .rules import HealthTrack
-from .ruleset import ATTACK, COUNTER, _circumvented
+from .ruleset import ATTACK, COUNTER, _circumvented, _protection
 
 __all__ = ["exalted2e_outcomes", "vtt_bridge_exact_odds"]
 
@@ -66,13 +66,12 @@ def _levels(ctx: Any, stunt_answer: str | None) -> Distribution[int | None]:
     """Health levels dealt, ``MISSED`` or ``ABSORBED``, from a context probed at its attack roll."""
     st = ctx.stash[ATTACK]
     me, foe, weapon = st.me, st.foe, st.weapon
-    kind = weapon["damage_type"]
 
     # Steps 3-5: net successes past the DV; the stunt only while successes remain.
     attack = dice.success_pool(ctx.attack_pool, 10, 7, 10)
     choice = ctx.outcome.get("defense")
     stunt = rules.STUNT_DICE.get(stunt_answer or "decline", 0) if choice in ("dodge", "parry") and st.aware else 0
-    gain = _circumvented(st, choice)[0] if stunt else 0
+    gain = _circumvented(st.defense, choice)[0] if stunt else 0
     defense = dice.success_pool(ctx.defense_dice + stunt, 10, 7, 10)
     auto, external, dv = ctx.auto_successes, ctx.external_penalty, ctx.dv
     blocked = dv if dv > 0 else 0
@@ -92,17 +91,8 @@ def _levels(ctx: Any, stunt_answer: str | None) -> Distribution[int | None]:
 
     # Steps 7-8: raw damage, Hardness, soak, minimum: a damage pool per net.
     base = weapon["damage"] + (me["attributes"]["strength"] if weapon["strength"] else 0)
-    armor = foe["armor"]
-    hardness = max(ctx.hardness, foe["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
-    soak = ctx.soak + rules.total_soak(
-        foe["attributes"]["stamina"],
-        kind,
-        divine=foe["divine"],
-        armor_bashing=armor["bashing"] if armor else 0,
-        armor_lethal=armor["lethal"] if armor else 0,
-        piercing=weapon["piercing"],
-    )
-    minimum = rules.minimum_damage(weapon["minimum"], me["essence"])
+    hardness, soak, minimum = _protection(foe, weapon, me)
+    hardness, soak = max(ctx.hardness, hardness), ctx.soak + soak
     post_soak = ctx.post_soak + ctx.declaration.get("post_soak", 0)
 
     def rolled(n: int) -> Distribution[int | None]:

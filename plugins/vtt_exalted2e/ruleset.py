@@ -4,7 +4,10 @@ Reads like the rulebook page: the steps in order, each ``trylast``
 implementation short and named after its step; the rules themselves live in
 :mod:`.rules`. Token data is read straight from the snapshots (no schema work
 on the hot path) and what the steps share is kept in one slotted
-:class:`_Attack` under a stash key.
+:class:`_Attack` under a stash key. What a step works out from frozen data
+alone — the weapon, the pool and the card's lines, the defender's DVs, the
+wounded track — is a pure function remembered per snapshot (:mod:`.memo`):
+the odds resolve the same tokens thousands of times.
 
 Where the brief and the seed differ, the seed wins:
 
@@ -23,12 +26,13 @@ Where the brief and the seed differ, the seed wins:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from vtt_bridge import Ask, InvalidRequest, Option, Ruleset, StashKey, Step, hookimpl
 
 from . import hookspecs, rules
 from .rules import HealthTrack
+from .memo import per_snapshot
 from .schemas import ATTACK_TYPES, Declaration, TokenSystem
 
 __all__ = ["RULESET", "STEPS", "FIST", "sample_tokens"]
@@ -61,10 +65,7 @@ class _Attack:
     """What the steps of one attack share (kept under :data:`ATTACK` in ``ctx.stash``)."""
 
     __slots__ = (
-        "me", "foe", "weapon", "ranged", "damage_type", "roll", "mark",
-        "dodge_base", "dodge_stunted", "parry_base", "parry_stunted", "dodge_ability", "parry_ability",
-        "stunted_ability", "bonus", "penalty", "dodge_penalty", "counter", "defended", "aware", "acted",
-        "stray",
+        "me", "foe", "weapon", "ranged", "damage_type", "roll", "mark", "defense", "counter", "aware", "acted", "stray",
     )  # fmt: skip
 
     def __init__(self, me, foe, weapon, ranged: bool, counter: bool) -> None:
@@ -76,7 +77,7 @@ class _Attack:
         self.roll = None
         self.mark = 0
         self.counter = counter
-        self.defended = False  # the defender's DVs are worked out (once, on first need)
+        self.defense: _Defense | None = None  # the defender's DVs, worked out on first need
         self.aware = True  # the defender sees the attack coming and is in the fight
         self.acted = False  # the attacker's DV penalty and the onslaught are recorded
         self.stray = 0  # a botch with bystanders about: the 1s rolled, the GM to rule
@@ -87,10 +88,6 @@ COUNTER: StashKey[Any] = StashKey("exalted2e.counterattack")
 """On an attack's context: the context of the counterattack launched against it (step 9)."""
 
 
-def _state(ctx) -> _Attack:
-    return ctx.stash[ATTACK]
-
-
 def _wound(system) -> int:
     return rules.wound_penalty_json(system["health"])
 
@@ -98,30 +95,12 @@ def _wound(system) -> int:
 def setup(ctx) -> None:
     """Settle what the declaration names before step 1: weapon, Ability, damage type."""
     decl = ctx.declaration
-    me = ctx.current(ctx.attacker.id)
+    attacker = ctx.attacker
+    me = ctx.current(attacker.id)
     foe = ctx.current(ctx.defender.id)
-    out = rules.out_of_the_fight(me["health"])
-    if out is not None:
-        # Past Incapacitated a character passes out (bashing) or is dying (lethal): no attacks.
-        raise InvalidRequest(
-            f"{ctx.attacker.name} is {out} and cannot attack",
-            details={"attacker": [f"{ctx.attacker.name} is {out} (past Incapacitated)."]},
-        )
-    name = decl.get("weapon")
-    weapons = me["weapons"]
-    equipped = me.get("equipped")
-    if name is None:
-        weapon = _default_weapon(weapons, equipped)
-    else:
-        weapon = next((w for w in weapons or (FIST,) if w["name"] == name), None)
-        if weapon is None:
-            raise InvalidRequest(
-                f"{ctx.attacker.name} has no weapon {name!r}",
-                details={"declaration": {"weapon": [f"Must be one of: {', '.join(w['name'] for w in weapons or (FIST,))}."]}},
-            )
-    _check_in_hand(ctx, me, weapon)
+    weapon = _wielded(attacker, me, decl)
     for i, bystander in enumerate(decl.get("bystanders", ())):
-        if bystander not in ctx.tokens or bystander in (ctx.attacker.id, ctx.defender.id):
+        if bystander not in ctx.tokens or bystander in (attacker.id, ctx.defender.id):
             raise InvalidRequest(
                 f"bystander {bystander!r} is not another token on this table",
                 details={"declaration": {"bystanders": {str(i): ["Not a token on this table, or the attacker or target."]}}},
@@ -147,6 +126,31 @@ def setup(ctx) -> None:
     outcome["damage_type"] = weapon["damage_type"]
 
 
+@per_snapshot
+def _wielded(attacker, me, decl):
+    """The weapon the declaration names (else the default one), once the attacker is seen able to strike with it."""
+    out = rules.out_of_the_fight(me["health"])
+    if out is not None:
+        # Past Incapacitated a character passes out (bashing) or is dying (lethal): no attacks.
+        raise InvalidRequest(
+            f"{attacker.name} is {out} and cannot attack",
+            details={"attacker": [f"{attacker.name} is {out} (past Incapacitated)."]},
+        )
+    name = decl.get("weapon")
+    weapons = me["weapons"]
+    if name is None:
+        weapon = _default_weapon(weapons, me.get("equipped"))
+    else:
+        weapon = next((w for w in weapons or (FIST,) if w["name"] == name), None)
+        if weapon is None:
+            raise InvalidRequest(
+                f"{attacker.name} has no weapon {name!r}",
+                details={"declaration": {"weapon": [f"Must be one of: {', '.join(w['name'] for w in weapons or (FIST,))}."]}},
+            )
+    _check_in_hand(attacker, me, weapon)
+    return weapon
+
+
 def _default_weapon(weapons, equipped):
     """The first weapon held, else the first listed (a bare fist if none is)."""
     if equipped is not None:
@@ -156,21 +160,21 @@ def _default_weapon(weapons, equipped):
     return weapons[0] if weapons else FIST
 
 
-def _check_in_hand(ctx, me, weapon) -> None:
+def _check_in_hand(attacker, me, weapon) -> None:
     """A weapon attacks only from a hand: held (``equipped``), or a natural weapon with a hand free for it."""
     equipped = me.get("equipped")
     name = weapon["name"]
     if not weapon["unarmed"]:
         if equipped is not None and name not in equipped:
             raise InvalidRequest(
-                f"{ctx.attacker.name} is not holding the {name}",
+                f"{attacker.name} is not holding the {name}",
                 details={"declaration": {"weapon": [f"Not equipped; held: {', '.join(equipped) or 'nothing'}."]}},
             )
         return
     free = rules.free_hands(me["weapons"], equipped=equipped, hands=me.get("hands", 2), shield=me["shield"])
     if rules.weapon_hands(weapon) > free:
         raise InvalidRequest(
-            f"{ctx.attacker.name} has no hand free to strike with the {name}",
+            f"{attacker.name} has no hand free to strike with the {name}",
             details={"declaration": {"weapon": [f"The {name} needs a free hand."]}},
         )
 
@@ -205,21 +209,22 @@ def _record_actions(ctx) -> None:
     Penalties"). Every attack of a flurry costs its −1: "each attack the
     character makes reduces both DVs by one".
     """
-    st = _state(ctx)
+    st = ctx.stash[ATTACK]
     if st.acted:
         return
     st.acted = True
-    attacker, defender = ctx.attacker.id, ctx.defender.id
-    new_action = _new_action(ctx.declaration)
+    decl = ctx.declaration
+    new_action = _new_action(decl)
     added = (0 if st.counter else 1) + (2 if ctx.outcome.get("botch") else 0)
     if added or new_action:
-        before = 0 if new_action else ctx.current(attacker).get("dv_penalty", 0)
+        attacker = ctx.attacker.id
         if new_action:
-            ctx.update(attacker, dv_penalty=before + added, onslaught={})
+            ctx.update(attacker, dv_penalty=added, onslaught={})
         else:
-            ctx.update(attacker, dv_penalty=before + added)
+            ctx.update(attacker, dv_penalty=ctx.current(attacker).get("dv_penalty", 0) + added)
     if not st.counter:
-        key = rules.onslaught_key(attacker, ctx.declaration.get("coordinated"))
+        defender = ctx.defender.id
+        key = rules.onslaught_key(ctx.attacker.id, decl.get("coordinated"))
         onslaught = dict(ctx.current(defender).get("onslaught", {}))
         onslaught[key] = (0 if new_action else onslaught.get(key, 0)) + 1
         ctx.update(defender, onslaught=onslaught)
@@ -232,44 +237,56 @@ def _record_actions(ctx) -> None:
 
 @hookimpl(trylast=True)
 def exalted2e_declare_attack(ctx) -> None:
-    st = _state(ctx)
-    decl = ctx.declaration
-    me, weapon = st.me, st.weapon
+    st = ctx.stash[ATTACK]
+    pool, penalty, notes = _declared(ctx.attacker, ctx.defender, st.me, st.weapon, ctx.declaration)
+    ctx.attack_pool = pool
+    if ctx.tracing:
+        for text in notes:
+            ctx.note(text)
+    if penalty:
+        ctx.external_penalty += penalty
+
+
+@per_snapshot
+def _declared(attacker, defender, me, weapon, decl) -> tuple[int, int, tuple[str, ...]]:
+    """The attack pool, the range's external penalty, and the card's lines about the declaration."""
     ability = weapon["ability"]
     pool = me["attributes"]["dexterity"] + me["abilities"][ability] + weapon["accuracy"]
     stunt = decl.get("stunt", 0)
     pool += stunt + _wound(me)
     if decl.get("off_hand") and not weapon["unarmed"]:
         pool -= 1  # "This does not apply to unarmed fighting maneuvers" (seed 002, Off Hand)
+    notes = [
+        "{} attacks {} with the {w[name]} ({}, Accuracy {w[accuracy]:+d}, damage {w[damage]:+d}{w[damage_type]})".format(
+            attacker.name, defender.name, ability.replace("_", " "), w=weapon
+        )
+    ]
     flurry = decl.get("flurry")
     if flurry is not None:  # a flurry's attacks "degrade in effectiveness" (seed 002, Automatic Defense)
         attacks, attack = flurry["attacks"], flurry.get("attack", 1)
         penalty = flurry.get("penalty")
         penalty = rules.flurry_penalty(attacks, attack) if penalty is None else penalty
         pool -= penalty
-    ctx.attack_pool = pool if pool > 0 else 0
-    ctx.note(
-        "{} attacks {} with the {w[name]} ({}, Accuracy {w[accuracy]:+d}, damage {w[damage]:+d}{w[damage_type]})",
-        ctx.attacker.name, ctx.defender.name, ability.replace("_", " "), w=weapon,
-    )
-    if flurry is not None:
-        ctx.note("attack {} of a flurry of {}: −{} {}{}", attack, attacks, penalty, "die" if penalty == 1 else "dice",
-                 " (a new action)" if attack == 1 else "")
-    if st.ranged:
-        ctx.external_penalty += _range_penalty(ctx, decl, weapon)
+        notes.append(
+            f"attack {attack} of a flurry of {attacks}: −{penalty} {'die' if penalty == 1 else 'dice'}"
+            + (" (a new action)" if attack == 1 else "")
+        )
+    ranged = ability == "archery" or ability == "thrown"
+    external = _range_penalty(defender, decl, weapon) if ranged else 0
     if decl.get("undodgeable"):
-        ctx.note("undodgeable: Dodge DV is 0")
+        notes.append("undodgeable: Dodge DV is 0")
     elif decl.get("dodge_inapplicable"):
-        ctx.note("Dodge is inapplicable (no ground to give): Dodge DV is 0 unless a stunt circumvents it")
+        notes.append("Dodge is inapplicable (no ground to give): Dodge DV is 0 unless a stunt circumvents it")
     if decl.get("unblockable"):
-        ctx.note("unblockable: Parry DV is 0")
+        notes.append("unblockable: Parry DV is 0")
     if decl.get("unaware"):
-        ctx.note("{} is unaware of the attack and cannot defend", ctx.defender.name)
+        notes.append(f"{defender.name} is unaware of the attack and cannot defend")
     if decl.get("coordinated"):
-        ctx.note("a coordinated attack ({}): the group's onslaught penalty applies", decl["coordinated"])
+        notes.append(f"a coordinated attack ({decl['coordinated']}): the group's onslaught penalty applies")
+    return (pool if pool > 0 else 0), external, tuple(notes)
 
 
-def _range_penalty(ctx, decl, weapon) -> int:
+def _range_penalty(defender, decl, weapon) -> int:
     band = decl.get("range_band")
     if band is not None:
         return _BANDS[band]
@@ -279,7 +296,7 @@ def _range_penalty(ctx, decl, weapon) -> int:
     penalty = rules.range_penalty(distance, reach)
     if penalty is None:
         raise InvalidRequest(
-            f"{ctx.defender.name} is {distance} yards away, beyond three times the {weapon['name']}'s range of {reach}",
+            f"{defender.name} is {distance} yards away, beyond three times the {weapon['name']}'s range of {reach}",
             details={"declaration": {"distance": [f"Must be at most {3 * reach} for the {weapon['name']}."]}},
         )
     return penalty
@@ -290,18 +307,30 @@ def _range_penalty(ctx, decl, weapon) -> int:
 # ---------------------------------------------------------------------------
 
 
-def _defense_values(ctx, st: _Attack) -> None:
-    """Base DVs, whether they apply, bonuses and penalties — once per attack."""
-    st.defended = True
-    foe, decl = st.foe, ctx.declaration
+class _Defense(NamedTuple):
+    """The defender's DVs against one attack, as its snapshot and the declaration make them."""
+
+    out: str | None  # why it cannot defend: past Incapacitated
+    aware: bool  # sees the attack coming and is in the fight
+    dodge_ability: int
+    dodge_base: int | None  # None: inapplicable
+    dodge_stunted: int | None  # with a stunt circumventing a mundane inapplicability
+    parry_base: int | None
+    parry_ability: int
+    parry_stunted: int | None
+    stunted_ability: int
+    defended: tuple[int, int]  # (Dodge DV, Parry DV) with bonuses and penalties, defending
+    undefended: tuple[int, int]  # the same, not defending or unable to
+
+
+@per_snapshot
+def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
+    """Base DVs, whether they apply, bonuses and penalties."""
     attrs, abilities = foe["attributes"], foe["abilities"]
     dex, divine = attrs["dexterity"], foe["divine"]
     out = rules.out_of_the_fight(foe["health"])
-    if out is not None:
-        ctx.note("{} is {} and cannot defend", ctx.defender.name, out)
-    st.aware = out is None and not decl.get("unaware")
-    st.dodge_ability = abilities["dodge"]
-    dodge = rules.dodge_dv(dex, st.dodge_ability, foe["essence"], divine=divine)
+    dodge_ability = abilities["dodge"]
+    dodge = rules.dodge_dv(dex, dodge_ability, foe["essence"], divine=divine)
     # Parry DV: the held weapon with the highest Defense, or a hand free of
     # weapons and shield (seed 002, "Parry DV"). Even the Exalted cannot parry
     # lethal, aggravated or ranged attacks unarmed; natural armor is exempt
@@ -309,7 +338,9 @@ def _defense_values(ctx, st: _Attack) -> None:
     able = rules.parrying_weapons(
         foe["weapons"] or (FIST,), equipped=foe.get("equipped"), hands=foe.get("hands", 2), shield=foe["shield"]
     )
-    limited = (st.damage_type != "B" or st.ranged) and not foe["natural_armor"]
+    ability = weapon["ability"]
+    ranged = ability == "archery" or ability == "thrown"
+    limited = (weapon["damage_type"] != "B" or ranged) and not foe["natural_armor"]
     armed = [w for w in able if not w["unarmed"]] if limited else able
     parry = rules.best_parry(armed, dex, abilities, divine=divine)
     # A stunt may circumvent a mundane inapplicability (seed 002, "DV Penalties"):
@@ -322,68 +353,81 @@ def _defense_values(ctx, st: _Attack) -> None:
         dodge = None
     if decl.get("unblockable"):
         parry = stunted = None
-    st.dodge_base, st.dodge_stunted = dodge, dodge_stunted
-    st.parry_base, st.parry_ability = (parry if parry is not None else (None, 0))
-    st.parry_stunted, st.stunted_ability = (stunted if stunted is not None else (None, 0))
-    ranged = st.ranged
-    st.bonus = rules.cover_bonus(foe["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
-        decl.get("height", 0), close=not ranged, reach=st.weapon["reach"]
+    parry, parry_ability = parry if parry is not None else (None, 0)
+    stunted, stunted_ability = stunted if stunted is not None else (None, 0)
+    bonus = rules.cover_bonus(foe["shield"], decl.get("cover"), ranged=ranged) + rules.height_bonus(
+        decl.get("height", 0), close=not ranged, reach=weapon["reach"]
     )
-    key = rules.onslaught_key(ctx.attacker.id, decl.get("coordinated"))
+    key = rules.onslaught_key(attacker_id, decl.get("coordinated"))
     onslaught = 0 if _new_action(decl) else foe["onslaught"].get(key, 0)
-    st.penalty = foe["dv_penalty"] - _wound(foe) + onslaught
+    penalty = foe["dv_penalty"] - _wound(foe) + onslaught
     armor = foe["armor"]
-    st.dodge_penalty = (armor["mobility"] if armor else 0) + decl.get("terrain", 0)
+    dodge_penalty = (armor["mobility"] if armor else 0) + decl.get("terrain", 0)
+    # Inapplicable DVs, and both when not defending, are 0 *before* bonuses and
+    # penalties: cover and the other bonuses still apply after the reduction to zero.
+    common = bonus - penalty
+    return _Defense(
+        out=out,
+        aware=out is None and not decl.get("unaware"),
+        dodge_ability=dodge_ability,
+        dodge_base=dodge,
+        dodge_stunted=dodge_stunted,
+        parry_base=parry,
+        parry_ability=parry_ability,
+        parry_stunted=stunted,
+        stunted_ability=stunted_ability,
+        defended=((dodge or 0) + common - dodge_penalty, (parry or 0) + common),
+        undefended=(common - dodge_penalty, common),
+    )
 
 
-def _dvs(st: _Attack, choice: str) -> tuple[int, int]:
-    """(Dodge DV, Parry DV): inapplicable ones are 0 *before* bonuses and penalties.
-
-    Not defending, or unable to (unaware, out of the fight), leaves both at 0;
-    cover and the other bonuses still apply after the reduction to zero.
-    """
-    if choice == "nothing" or not st.aware:
-        dodge = parry = 0
-    else:
-        dodge = st.dodge_base or 0
-        parry = st.parry_base or 0
-    common = st.bonus - st.penalty
-    return dodge + common - st.dodge_penalty, parry + common
+def _defense_values(ctx, st: _Attack) -> _Defense:
+    """The defender's DVs against this attack, worked out on first need (and noted if it cannot defend)."""
+    d = st.defense
+    if d is None:
+        d = st.defense = _defense(st.foe, ctx.declaration, st.weapon, ctx.attacker.id)
+        st.aware = d.aware
+        if d.out is not None:
+            ctx.note("{} is {} and cannot defend", ctx.defender.name, d.out)
+    return d
 
 
-def _circumvented(st: _Attack, choice: str) -> tuple[int, int | None]:
+def _dvs(d: _Defense, choice: str) -> tuple[int, int]:
+    """(Dodge DV, Parry DV): both at their bases' 0 when not defending, or unable to (unaware, out of the fight)."""
+    return d.undefended if choice == "nothing" or not d.aware else d.defended
+
+
+def _circumvented(d: _Defense, choice: str) -> tuple[int, int | None]:
     """What a stunt adds to the chosen DV by circumventing a mundane inapplicability, and the Ability then used."""
     if choice == "parry":
-        gain = (st.parry_stunted or 0) - (st.parry_base or 0)
-        return (gain, st.stunted_ability) if gain > 0 else (0, None)
+        gain = (d.parry_stunted or 0) - (d.parry_base or 0)
+        return (gain, d.stunted_ability) if gain > 0 else (0, None)
     if choice == "dodge":
-        gain = (st.dodge_stunted or 0) - (st.dodge_base or 0)
+        gain = (d.dodge_stunted or 0) - (d.dodge_base or 0)
         return (gain, None) if gain > 0 else (0, None)
     return 0, None
 
 
 def _default_defense(ctx, options) -> str:
     """The better of Dodge DV and Parry DV; a tie goes to parry."""
-    st = _state(ctx)
-    if not st.defended:
-        _defense_values(ctx, st)
-    if not st.aware:
+    d = _defense_values(ctx, ctx.stash[ATTACK])
+    if not d.aware:
         return "nothing"
-    dodge, parry = _dvs(st, "dodge")
+    dodge, parry = d.defended
     return rules.better_defense(dodge, parry)
 
 
 def _aware(ctx) -> bool:
-    st = _state(ctx)
-    if not st.defended:
-        _defense_values(ctx, st)
-    return st.aware
+    return _defense_values(ctx, ctx.stash[ATTACK]).aware
+
+
+_DEFENSES = [DODGE, PARRY, NOTHING]
 
 
 @hookimpl(trylast=True)
 def exalted2e_defense_options(ctx) -> list[Option]:
     # A target unaware of the attack, or out of the fight, cannot defend without magic.
-    return [DODGE, PARRY, NOTHING] if _aware(ctx) else []
+    return _DEFENSES if _aware(ctx) else []
 
 
 @hookimpl(wrapper=True, specname="exalted2e_defense_options")
@@ -392,33 +436,41 @@ def exalted2e_merge_defense_options(ctx):
     batches = yield
     if not _aware(ctx):  # only a pack's own magic may still defend
         return [[o for batch in batches for o in batch if o.id not in (DODGE.id, PARRY.id, NOTHING.id)]]
-    if sum(1 for batch in batches if batch) < 2:
+    offered = [batch for batch in batches if batch]
+    if len(offered) < 2:
         return batches  # one plugin's options alone: nothing to merge
-    own: dict[str, Option] = {o.id: o for o in (DODGE, PARRY, NOTHING)}
+    return [_merged(*[o for batch in offered for o in batch])]
+
+
+@per_snapshot
+def _merged(*options: Option) -> list[Option]:
+    """The ruleset's options with the params of a pack's option of the same id, then the packs' own options.
+
+    Remembered per set of offered options (packs offer module-level ones), so
+    the merged options are the same objects attack after attack.
+    """
+    own: dict[str, Option] = {o.id: o for o in _DEFENSES}
     extra: list[Option] = []
-    for batch in batches:
-        for option in batch:
-            mine = own.get(option.id)
-            if mine is None:
-                extra.append(option)
-            elif option is not mine and option.params:
-                own[option.id] = Option(id=mine.id, label=mine.label, params={**mine.params, **option.params})
-    return [[*own.values(), *extra]]
+    for option in options:
+        mine = own.get(option.id)
+        if mine is None:
+            extra.append(option)
+        elif option is not mine and option.params:
+            own[option.id] = Option(id=mine.id, label=mine.label, params={**mine.params, **option.params})
+    return [*own.values(), *extra]
 
 
 @hookimpl(trylast=True)
 def exalted2e_declare_defense(ctx) -> None:
-    st = _state(ctx)
-    if not st.defended:
-        _defense_values(ctx, st)
+    d = _defense_values(ctx, ctx.stash[ATTACK])
     answer = ctx.answer("defense")
     choice = answer.option if answer is not None else _default_defense(ctx, ())
-    dodge, parry = _dvs(st, choice)
+    dodge, parry = _dvs(d, choice)
     ctx.dodge_dv, ctx.parry_dv = dodge, parry
     if choice == "dodge":
-        dv, ctx.defense_ability = dodge, st.dodge_ability
+        dv, ctx.defense_ability = dodge, d.dodge_ability
     elif choice == "parry":
-        dv, ctx.defense_ability = parry, st.parry_ability
+        dv, ctx.defense_ability = parry, d.parry_ability
     else:  # "nothing", or a pack's own option: the better of the two
         dv = dodge if dodge > parry else parry
     ctx.dv = dv + ctx.dv_bonus
@@ -432,7 +484,7 @@ def exalted2e_declare_defense(ctx) -> None:
 
 @hookimpl(trylast=True)
 def exalted2e_attack_roll(ctx) -> None:
-    st = _state(ctx)
+    st = ctx.stash[ATTACK]
     pool = ctx.attack_pool
     if st.me["extra"] and rules.automatic_defense(ctx.dv, pool, extra=True):
         ctx.note("automatic defense: DV {} is greater than the extra's {} dice", ctx.dv, pool)
@@ -455,7 +507,7 @@ def exalted2e_attack_reroll_options(ctx) -> list[Option]:
 
 @hookimpl(trylast=True)
 def exalted2e_attack_reroll(ctx) -> None:
-    st = _state(ctx)
+    st = ctx.stash[ATTACK]
     best = st.roll
     rerolls = ctx.dice.rolls[st.mark :]
     if rerolls:
@@ -467,21 +519,21 @@ def exalted2e_attack_reroll(ctx) -> None:
     ctx.attack_successes = successes
     outcome = ctx.outcome
     outcome["successes"] = successes
-    botch = outcome["botch"] = rules.is_botch(best.active, successes)
+    botch = outcome["botch"] = successes <= 0 and rules.is_botch(best.active, successes)
     if botch and ctx.declaration.get("bystanders"):
-        _state(ctx).stray = best.active.count(1)  # the GM rules on it next (seed 002, "Botched Attacks")
+        st.stray = best.active.count(1)  # the GM rules on it next (seed 002, "Botched Attacks")
         return
     if successes <= 0:
         _miss(ctx, "botch" if botch else "miss")
 
 
 def _botched(ctx) -> list[None]:
-    return [None] if _state(ctx).stray else []
+    return [None] if ctx.stash[ATTACK].stray else []
 
 
 @hookimpl(trylast=True)
 def exalted2e_bystander_options(ctx) -> list[Option]:
-    n = _state(ctx).stray
+    n = ctx.stash[ATTACK].stray
     return [
         Option(id=b, label=f"{ctx.token(b).name} is struck instead, with {n} successes (the 1s rolled)")
         for b in ctx.declaration["bystanders"]
@@ -490,7 +542,7 @@ def exalted2e_bystander_options(ctx) -> list[Option]:
 
 @hookimpl(trylast=True)
 def exalted2e_stray_blow(ctx) -> None:
-    st = _state(ctx)
+    st = ctx.stash[ATTACK]
     answer = ctx.answer("bystander")
     if answer is not None and answer.option != NO_BYSTANDER.id:
         _strike_bystander(ctx, st, answer.option, st.stray)
@@ -502,22 +554,12 @@ def _strike_bystander(ctx, st: _Attack, token_id: str, successes: int) -> None:
     victim = ctx.current(token_id)
     weapon, kind = st.weapon, st.damage_type
     raw = weapon["damage"] + (st.me["attributes"]["strength"] if weapon["strength"] else 0) + successes
-    armor = victim["armor"]
-    hardness = max(victim["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
+    hardness, soak, minimum = _protection(victim, weapon, st.me)
     name = ctx.token(token_id).name
     levels = 0
     if rules.hardness_stops(raw, hardness):
         ctx.note("the botched blow strikes {}: Hardness {}{} absorbs {} raw damage", name, hardness, kind, raw)
     else:
-        soak = rules.total_soak(
-            victim["attributes"]["stamina"],
-            kind,
-            divine=victim["divine"],
-            armor_bashing=armor["bashing"] if armor else 0,
-            armor_lethal=armor["lethal"] if armor else 0,
-            piercing=weapon["piercing"],
-        )
-        minimum = rules.minimum_damage(weapon["minimum"], st.me["essence"])
         pool = rules.damage_dice(raw, soak, minimum=minimum)
         levels = rules.roll_pool(ctx.dice, pool, label=f"damage to {name}", damage=True).successes
         before = HealthTrack.from_json(victim["health"])
@@ -552,7 +594,7 @@ def exalted2e_defense_stunt_options(ctx) -> list[Option]:
         barred = decl.get("unblockable")
     else:
         return []
-    if barred or not _state(ctx).aware:
+    if barred or not ctx.stash[ATTACK].aware:
         return []
     return STUNTS if _net(ctx) > 0 else []
 
@@ -561,7 +603,7 @@ def exalted2e_defense_stunt_options(ctx) -> list[Option]:
 def exalted2e_apply_defense(ctx) -> None:
     stunt = rules.defensive_stunt(ctx.answer("defense_stunt"))
     if stunt:
-        gain, ability = _circumvented(_state(ctx), ctx.outcome["defense"])
+        gain, ability = _circumvented(ctx.stash[ATTACK].defense, ctx.outcome["defense"])
         if gain:
             ctx.note("the stunt circumvents the inapplicable {}: DV +{}", ctx.outcome["defense"], gain)
             ctx.dv += gain
@@ -610,7 +652,7 @@ def exalted2e_damage_effect_options(ctx) -> list[Option]:
 
 @hookimpl(trylast=True)
 def exalted2e_raw_damage(ctx) -> None:
-    st = _state(ctx)
+    st = ctx.stash[ATTACK]
     weapon = st.weapon
     base = weapon["damage"] + (st.me["attributes"]["strength"] if weapon["strength"] else 0)
     ctx.raw_damage = base + ctx.net_successes
@@ -623,34 +665,44 @@ def exalted2e_raw_damage(ctx) -> None:
 
 @hookimpl(trylast=True)
 def exalted2e_damage(ctx) -> None:
-    st = _state(ctx)
-    foe, kind, raw = st.foe, st.damage_type, ctx.raw_damage
+    st = ctx.stash[ATTACK]
+    raw = ctx.raw_damage
     outcome = ctx.outcome
     outcome["raw_damage"] = raw
-    armor = foe["armor"]
-    # Only the highest Hardness against a damage type applies (seed 002, step 8).
-    hardness = max(ctx.hardness, foe["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
-    ctx.hardness = hardness
+    hardness, soak, minimum = _protection(st.foe, st.weapon, st.me)
+    prior = ctx.hardness
+    if hardness > prior:  # only the highest Hardness applies: a pack's, if higher
+        ctx.hardness = hardness
+    else:
+        hardness = prior
     if rules.hardness_stops(raw, hardness):
-        ctx.note("Hardness {}{} absorbs {} raw damage", hardness, kind, raw)
+        ctx.note("Hardness {}{} absorbs {} raw damage", hardness, st.damage_type, raw)
         _record_actions(ctx)
         ctx.end("hardness")
-    soak = ctx.soak + rules.total_soak(
-        foe["attributes"]["stamina"],
-        kind,
-        divine=foe["divine"],
-        armor_bashing=armor["bashing"] if armor else 0,
-        armor_lethal=armor["lethal"] if armor else 0,
-        piercing=st.weapon["piercing"],
-    )
-    ctx.soak = outcome["soak"] = soak
-    minimum = rules.minimum_damage(st.weapon["minimum"], st.me["essence"])
+    ctx.soak = outcome["soak"] = soak = ctx.soak + soak
     post = ctx.declaration.get("post_soak", 0)
     if post:
         ctx.post_soak += post
     pool = rules.damage_dice(raw, soak, minimum=minimum, post_soak=ctx.post_soak)
     ctx.damage_pool = pool
     ctx.damage = outcome["damage"] = rules.roll_pool(ctx.dice, pool, label="damage", damage=True).successes
+
+
+def _protection(foe, weapon, me) -> tuple[int, int, int]:
+    """The defender's Hardness and soak against the weapon, and the attack's minimum damage."""
+    kind = weapon["damage_type"]
+    armor = foe["armor"]
+    # Only the highest Hardness against a damage type applies (seed 002, step 8).
+    hardness = max(foe["hardness"].get(kind, 0), armor["hardness"].get(kind, 0) if armor else 0)
+    soak = rules.total_soak(
+        foe["attributes"]["stamina"],
+        kind,
+        divine=foe["divine"],
+        armor_bashing=armor["bashing"] if armor else 0,
+        armor_lethal=armor["lethal"] if armor else 0,
+        piercing=weapon["piercing"],
+    )
+    return hardness, soak, rules.minimum_damage(weapon["minimum"], me["essence"])
 
 
 # ---------------------------------------------------------------------------
@@ -700,14 +752,28 @@ def exalted2e_apply_results(ctx) -> None:
 
 def _apply_levels(ctx, levels: int) -> None:
     defender = ctx.defender.id
-    before = HealthTrack.from_json(ctx.current(defender)["health"])
-    after = rules.apply_damage(before, levels, _state(ctx).damage_type)
-    ctx.update(defender, health=after.to_json())
-    gained = rules.new_conditions(before, after)
-    if gained:
-        ctx.outcome["conditions"] = {defender: gained}
+    wounded = _wounded(ctx.current(defender)["health"], levels, ctx.stash[ATTACK].damage_type)
+    ctx.update(defender, health=wounded.health)
+    if wounded.gained:
+        ctx.outcome["conditions"] = {defender: list(wounded.gained)}
     if ctx.tracing:
-        ctx.note(f"{ctx.defender.name}: [{after.notation()}], wound penalty {rules.wound_penalty(after)}")
+        ctx.note(f"{ctx.defender.name}: [{wounded.notation}], wound penalty {wounded.penalty}")
+
+
+class _Wounded(NamedTuple):
+    """A health track after damage: its JSON form, the conditions it newly shows, its card notation and wound penalty."""
+
+    health: dict[str, Any]  # never changed: ctx.update stores a copy
+    gained: tuple[str, ...]
+    notation: str
+    penalty: int
+
+
+@per_snapshot
+def _wounded(health, levels: int, kind: str) -> _Wounded:
+    before = HealthTrack.from_json(health)
+    after = rules.apply_damage(before, levels, kind)
+    return _Wounded(after.to_json(), tuple(rules.new_conditions(before, after)), after.notation(), rules.wound_penalty(after))
 
 
 def _counter_conditions(ctx) -> None:

@@ -14,11 +14,14 @@ setting them, so a pack that runs first (an extra die, an automatic success,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from vtt_bridge import Ask, InvalidRequest, Option, Param, Roll, Ruleset, StashKey, Step, hookimpl
 from vtt_exalted2e import rules as exalted
+from vtt_exalted2e.memo import per_snapshot
 from vtt_exalted2e.rules import HealthTrack
 
 from . import hookspecs, rules
@@ -51,7 +54,7 @@ DEFENSE_ROLL: StashKey[Roll] = StashKey("exalted2e_mass.defense_roll")
 class _Attack:
     """What the steps of one attack share (kept under :data:`_ATTACK` in ``ctx.stash``)."""
 
-    __slots__ = ("me", "foe", "solo", "foe_solo", "ranged", "damage_type", "war", "dvs", "extra", "mark", "past_penalty")
+    __slots__ = ("me", "foe", "solo", "foe_solo", "ranged", "damage_type", "defense", "extra", "mark", "past_penalty")
 
     def __init__(self, me, foe, ranged: bool) -> None:
         self.me = me  # attacker's system data as the attack began
@@ -60,8 +63,7 @@ class _Attack:
         self.foe_solo = foe["solo"]
         self.ranged = ranged
         self.damage_type = me["damage_type"]
-        self.war: rules.WarDV | None = None
-        self.dvs: dict[str, int] = {}  # the defender's own responses: option id → DV
+        self.defense: _Defenses | None = None  # the defender's responses and their DVs, on first need
         self.extra = 0  # successes packs added at step 3, before the Magnitude difference
         self.mark = 0  # rolls recorded up to the attack (or defense) roll
         self.past_penalty = 0  # successes left after the external penalties, before DV (step 5)
@@ -72,10 +74,6 @@ _ATTACK: StashKey[_Attack] = StashKey("exalted2e_mass.attack")
 
 def _state(ctx) -> _Attack:
     return ctx.stash[_ATTACK]
-
-
-def _track(system) -> HealthTrack:
-    return HealthTrack.from_json(system["health"])
 
 
 def setup(ctx) -> None:
@@ -110,27 +108,10 @@ def exalted2e_mass_declare_attack(ctx) -> None:
             f"{ctx.attacker.name} is {broken[0]} and cannot attack",
             details={"attacker": [f"{ctx.attacker.id} is {broken[0]}."]},
         )
-    commander = me["commander"]
-    if st.solo is None:
-        pool = rules.commander_pool(
-            wits=commander["wits"],
-            war=commander["war"],
-            unit_accuracy=me["accuracy"],
-            formation=me["formation"],
-            stunt=decl["stunt"],
-        )
-    else:
-        solo = st.solo
-        pool = rules.solo_pool(
-            dexterity=solo["dexterity"],
-            ability=solo["ability"],
-            war=commander["war"],
-            accuracy=solo["weapon"]["accuracy"],
-            stunt=decl["stunt"],
-            wound_penalty=exalted.wound_penalty_json(me["health"]),
-        )
-        if solo["ability"] > commander["war"]:
-            ctx.note("Ability {} counts only up to War {}", solo["ability"], commander["war"])
+    pool = _pool(me, decl)
+    solo, war = st.solo, me["commander"]["war"]
+    if solo is not None and solo["ability"] > war:
+        ctx.note("Ability {} counts only up to War {}", solo["ability"], war)
     ctx.attack_pool += pool.dice
     ctx.penalty += decl["penalty"]
     if ctx.tracing:
@@ -140,19 +121,55 @@ def exalted2e_mass_declare_attack(ctx) -> None:
             ctx.note("{}: binds a solo defender's {} DV", note, "Dodge" if note == "undodgeable" else "Parry")
 
 
+@per_snapshot
+def _pool(me, decl) -> rules.AttackPool:
+    """The attack pool: the commander's, or a solo unit's own."""
+    commander, solo = me["commander"], me["solo"]
+    if solo is None:
+        return rules.commander_pool(
+            wits=commander["wits"],
+            war=commander["war"],
+            unit_accuracy=me["accuracy"],
+            formation=me["formation"],
+            stunt=decl["stunt"],
+        )
+    return rules.solo_pool(
+        dexterity=solo["dexterity"],
+        ability=solo["ability"],
+        war=commander["war"],
+        accuracy=solo["weapon"]["accuracy"],
+        stunt=decl["stunt"],
+        wound_penalty=exalted.wound_penalty_json(me["health"]),
+    )
+
+
 # ---------------------------------------------------------------------------
 # 2. Defender declares response
 # ---------------------------------------------------------------------------
 
 
-def _defenses(ctx, st: _Attack) -> dict[str, int]:
+class _Defenses(NamedTuple):
+    """The defender's own responses against one attack, as its snapshot and the declaration make them."""
+
+    war: rules.WarDV
+    dvs: Mapping[str, int]  # option id → DV (read-only)
+    options: list[Option]  # the responses on offer, with their DVs, and doing nothing
+    best: str  # the best DV on offer; a tie keeps War DV
+    note: str  # the card's line on War DV
+
+
+def _defenses(ctx, st: _Attack) -> _Defenses:
     """The defender's own responses and their DVs (worked out once per attack)."""
-    if st.dvs:
-        return st.dvs
-    foe, decl = st.foe, ctx.declaration
+    if st.defense is None:
+        st.defense = _defense_values(st.foe, ctx.declaration, st.ranged)
+    return st.defense
+
+
+@per_snapshot
+def _defense_values(foe, decl, ranged: bool) -> _Defenses:
     commander = foe["commander"]
     divine = commander["exalted"]
-    st.war = war = rules.war_dv(
+    war = rules.war_dv(
         intelligence=commander["intelligence"],
         war=commander["war"],
         unit_defense=foe["defense"],
@@ -161,10 +178,10 @@ def _defenses(ctx, st: _Attack) -> dict[str, int]:
         shield=foe["shield"],
         cover=decl["cover"],
         height=decl["height"],
-        ranged=st.ranged,
+        ranged=ranged,
     )
     dvs = {WAR: war.total}
-    solo = st.foe_solo
+    solo = foe["solo"]
     if solo is not None:
         # A solo unit may use its normal DVs (seed 000, step 2), with their normal rules:
         # an inapplicable DV is 0 before bonuses and penalties; wounds count.
@@ -175,20 +192,26 @@ def _defenses(ctx, st: _Attack) -> dict[str, int]:
         if defense is not None:
             parry = exalted.parry_dv(solo["dexterity"], solo["ability"], defense, divine=divine)
             dvs[PARRY] = (0 if decl["unblockable"] else parry) + common
-    st.dvs = dvs
-    return dvs
+    return _Defenses(
+        war=war,
+        dvs=MappingProxyType(dvs),
+        options=[_defense_option(key, dv) for key, dv in dvs.items()] + [NOTHING],
+        best=max(dvs, key=dvs.__getitem__),
+        note=(
+            f"War DV ({commander['intelligence']} + {commander['war']} + {foe['defense']}) ÷ 2"
+            f" = {war.base}; formation {war.formation:+d}, shield/cover {war.cover:+d}, height {war.height:+d}"
+        ),
+    )
 
 
 def _default_defense(ctx, options) -> str:
     """The best DV on offer; a tie keeps War DV."""
-    dvs = _defenses(ctx, _state(ctx))
-    return max(dvs, key=dvs.__getitem__)
+    return _defenses(ctx, _state(ctx)).best
 
 
 @hookimpl(trylast=True)
 def exalted2e_mass_defense_options(ctx) -> list[Option]:
-    dvs = _defenses(ctx, _state(ctx))
-    return [_defense_option(key, dv) for key, dv in dvs.items()] + [NOTHING]
+    return _defenses(ctx, _state(ctx)).options
 
 
 _DV_LABELS = {WAR: "War DV", DODGE: "Dodge DV", PARRY: "Parry DV"}
@@ -203,14 +226,11 @@ def _defense_option(defense: str, dv: int) -> Option:
 @hookimpl(trylast=True)
 def exalted2e_mass_declare_defense(ctx) -> None:
     st = _state(ctx)
-    dvs = _defenses(ctx, st)
-    war = st.war
+    defenses = _defenses(ctx, st)
+    war, dvs = defenses.war, defenses.dvs
     ctx.war_dv += war.total
-    ctx.note(
-        "War DV ({foe[commander][intelligence]} + {foe[commander][war]} + {foe[defense]}) ÷ 2"
-        " = {war.base}; formation {war.formation:+d}, shield/cover {war.cover:+d}, height {war.height:+d}",
-        foe=st.foe, war=war,
-    )
+    if ctx.tracing:
+        ctx.note(defenses.note)
     answer = ctx.answer("defense")
     choice = answer.option
     if choice in dvs:
@@ -473,10 +493,29 @@ def exalted2e_mass_counterattack(ctx) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _gained(solo: bool, before: HealthTrack, after: HealthTrack) -> list[str]:
+class _Wounded(NamedTuple):
+    """A track after damage: its JSON form, the conditions newly shown, the token's conditions then, the card's line."""
+
+    health: dict[str, Any]  # never changed: ctx.update stores a copy
+    gained: tuple[str, ...]
+    conditions: tuple[str, ...]
+    line: str  # after the token's name
+
+
+@per_snapshot
+def _wounded(health, conditions, levels: int, kind: str, solo: bool) -> _Wounded:
+    before = HealthTrack.from_json(health)
+    after = exalted.apply_damage(before, levels, kind)
     if solo:
-        return exalted.new_conditions(before, after)
-    return sorted(rules.unit_conditions(after) - rules.unit_conditions(before))
+        gained = exalted.new_conditions(before, after)
+    else:
+        gained = sorted(rules.unit_conditions(after) - rules.unit_conditions(before))
+    return _Wounded(
+        health=after.to_json(),
+        gained=tuple(gained),
+        conditions=(*conditions, *(c for c in gained if c not in conditions)),
+        line=f"[{after.notation()}]" + (f" — {', '.join(gained)}" if gained else ""),
+    )
 
 
 @hookimpl(trylast=True)
@@ -486,16 +525,14 @@ def exalted2e_mass_apply_results(ctx) -> None:
     conditions: dict[str, list[str]] = {}
     if ctx.damage > 0:
         current = ctx.current(target)
-        before = _track(current)
-        after = exalted.apply_damage(before, ctx.damage, st.damage_type)
-        gained = _gained(st.foe_solo is not None, before, after)
-        fields: dict[str, Any] = {"health": after.to_json()}
-        if gained:
-            conditions[target] = gained
-            fields["conditions"] = [*current["conditions"], *(c for c in gained if c not in current["conditions"])]
-        ctx.update(target, **fields)
+        wounded = _wounded(current["health"], current["conditions"], ctx.damage, st.damage_type, st.foe_solo is not None)
+        if wounded.gained:
+            conditions[target] = list(wounded.gained)
+            ctx.update(target, health=wounded.health, conditions=wounded.conditions)
+        else:
+            ctx.update(target, health=wounded.health)
         if ctx.tracing:
-            ctx.note(f"{ctx.defender.name}: [{after.notation()}]" + (f" — {', '.join(gained)}" if gained else ""))
+            ctx.note(f"{ctx.defender.name}: {wounded.line}")
     # The counterattack's damage lands at the same moment (seed 000, step 10).
     for child in ctx.outcome.get("children", ()):
         for token_id, gained in child.get("conditions", {}).items():
