@@ -14,17 +14,13 @@ from typing import Any
 
 from vtt_bridge import AttackContext, Option, hookimpl
 
-from .listing import flags_of
+from .listing import flag, owners
 from .measure import edge_distance
 
 __all__ = ["RANGE", "eligible_guards", "warmachine_mk3_redirect", "warmachine_mk3_redirect_options"]
 
 RANGE = 3.0  # inches (brief: within 3")
 PREFIX = "shield_guard:"
-
-
-def _owners(token: Any) -> set[str]:
-    return {user for user, level in token.ownership.items() if level >= 3}
 
 
 def _weapon(ctx: AttackContext) -> dict[str, Any]:
@@ -39,8 +35,8 @@ def eligible_guards(ctx: AttackContext) -> list[str]:
     if not hit or weapon.get("kind") != "ranged" or weapon.get("spray"):
         return []
     target = ctx.token(hit)
-    friends = _owners(target)
-    if not friends or friends & _owners(ctx.attacker):
+    friends = owners(target)
+    if not friends or friends & owners(ctx.attacker):
         return []  # only against an enemy's attack on a friendly model
     there = ctx.current(hit)
     found = []
@@ -48,8 +44,8 @@ def eligible_guards(ctx: AttackContext) -> list[str]:
         if token_id in (hit, ctx.attacker.id) or token.ruleset != ctx.ruleset.id:
             continue
         me = ctx.current(token_id)
-        has_it = me.get("shield_guard") or flags_of(token)["shield_guard"]
-        if not has_it or me.get("shield_guard_used") or not (_owners(token) & friends):
+        has_it = me.get("shield_guard") or flag(token, "shield_guard")
+        if not has_it or me.get("shield_guard_used") or not (owners(token) & friends):
             continue
         if any(me.get(state) for state in ("knocked_down", "stationary", "destroyed", "removed")):
             continue

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from vtt_bridge import AttackContext, Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
+from vtt_bridge import AttackContext, Ask, FrozenDict, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
 
 from . import damage, geometry, hookspecs, rules
 from .rules import Weapon
@@ -106,9 +106,12 @@ def _condition(ctx: AttackContext, model: str, condition: str, *, reached: bool 
         reached_list.remove(condition)
 
 
+_NO_MODIFIERS: Mapping[str, Any] = FrozenDict()
+
+
 def _modifiers(ctx: AttackContext) -> Mapping[str, Any]:
     # A nested attack's declaration (ctx.nest) is not loaded through the schema: no defaults.
-    return ctx.declaration.get("modifiers") or {}
+    return ctx.declaration.get("modifiers") or _NO_MODIFIERS
 
 
 def _pay(ctx: AttackContext, cost: rules.Boost) -> None:
@@ -355,15 +358,16 @@ def warmachine_mk3_targeted(ctx: AttackContext) -> None:
 def warmachine_mk3_range_check(ctx: AttackContext) -> None:
     state = _state(ctx)
     me, target = ctx.current(ctx.attacker.id), ctx.current(ctx.defender.id)
-    here, there = geometry.point_of(me), geometry.point_of(target)
-    state.distance = geometry.edge_distance(here, me.get("base", 30), there, target.get("base", 30))
-    state.aim = there
+    state.distance = geometry.gap(me, target)
+    state.aim = geometry.point_of(target)
     if state.distance <= ctx.weapon_rng + geometry.EPSILON:
         ctx.note('{:.2f}" to {}: within RNG {:g}', state.distance, ctx.defender.name, ctx.weapon_rng)
         return
     state.out_of_range = True
     # A missed AOE deviates from the point at maximum range (brief, seed 001 step 3).
-    state.aim = geometry.toward(here, there, geometry.base_radius(me.get("base", 30)) + ctx.weapon_rng)
+    state.aim = geometry.toward(
+        geometry.point_of(me), state.aim, geometry.base_radius(me.get("base", 30)) + ctx.weapon_rng
+    )
     for model in state.potential:
         _record(ctx, model, hit=False, how="out of range")
     ctx.note('{:.2f}" to {}: beyond RNG {:g}, the attack misses', state.distance, ctx.defender.name, ctx.weapon_rng)
@@ -376,10 +380,7 @@ def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
     me = ctx.current(ctx.attacker.id)
     for model in state.potential:
         them = ctx.current(model)
-        gap = geometry.edge_distance(
-            geometry.point_of(me), me.get("base", 30), geometry.point_of(them), them.get("base", 30)
-        )
-        verdict = rules.automatic(me, them, state.weapon, _modifiers(ctx), gap)
+        verdict = rules.automatic(me, them, state.weapon, _modifiers(ctx), geometry.gap(me, them))
         if verdict is None:
             continue
         state.auto[model] = verdict
