@@ -47,6 +47,14 @@ class Hit:
     critical: bool = False
 
 
+#: The hits an attack roll makes, by (direct, critical): frozen, so made once.
+ROLLED = {
+    (direct, critical): Hit(how="roll", direct=direct, critical=critical)
+    for direct in (False, True)
+    for critical in (False, True)
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Booked:
     """Damage a model is to suffer, booked at step 9g and marked at step 10.
@@ -187,9 +195,12 @@ def _pending(ctx: AttackContext) -> list[str]:
     """Damaged models still to apply, in the declaration's order, then the order they were hit."""
     state = _state(ctx)
     if state.pending is None:
-        damaged = list(dict.fromkeys(b.model for b in state.booked if b.points > 0))
+        damaged: list[str] = []
+        for booked in state.booked:
+            if booked.points > 0 and booked.model not in damaged:
+                damaged.append(booked.model)
         chosen = [m for m in ctx.declaration.get("application_order", ()) if m in damaged]
-        state.pending = list(dict.fromkeys([*chosen, *damaged]))
+        state.pending = list(dict.fromkeys([*chosen, *damaged])) if chosen else damaged
     return state.pending
 
 
@@ -500,7 +511,7 @@ def warmachine_mk3_attack_roll_hit_or_miss(ctx: AttackContext) -> None:
         ctx.note(f"{_faces(roll)} + {ctx.attack_mod} = {result.total}: {result.why}; {_name(ctx, model)} is "
                  f"{'hit' if result.did_hit else 'missed'}{crit}")
     if result.did_hit:
-        state.hits[model] = Hit(how="roll", direct=single, critical=result.critical)
+        state.hits[model] = ROLLED[single, result.critical]
         if single:
             ctx.direct_hit = model
     else:
@@ -594,8 +605,10 @@ def warmachine_mk3_aoe(ctx: AttackContext) -> None:
         )
 
 
-def _critical_effect(weapon: Weapon) -> str:
-    return (weapon.critical or "").lower().replace("critical", "").strip(" _-")
+@lru_cache(maxsize=256)
+def _critical_effect(critical: str | None) -> str:
+    """A weapon's critical effect without the word: "Critical Fire" → "fire"."""
+    return (critical or "").lower().replace("critical", "").strip(" _-")
 
 
 @hookimpl(trylast=True)
@@ -607,7 +620,7 @@ def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
     if critical and state.weapon.aoe:
         # A critical hit with an AOE attack: its critical effect applies to every model hit by the AOE.
         critical = list(state.hits)
-    effect = _critical_effect(state.weapon)
+    effect = _critical_effect(state.weapon.critical)
     for model in critical:
         if effect == "knockdown":
             ctx.update(model, knocked_down=True)
@@ -816,7 +829,9 @@ def warmachine_mk3_apply_damage(ctx: AttackContext) -> None:
     before = tuple(system.get("crippled") or ())
     state.crippled_before[model] = before
     total, boxes, newly = 0, [], []
-    for booked in (b for b in state.booked if b.model == model):
+    for booked in state.booked:
+        if booked.model != model:
+            continue
         start = 1
         if track.rolled:
             label = "damage grid column" if track.kind == "grid" else "life spiral branch"
@@ -828,15 +843,16 @@ def warmachine_mk3_apply_damage(ctx: AttackContext) -> None:
         if ctx.tracing:
             where = {"grid": f" from column {start}", "spiral": f" from branch {start}"}.get(track.kind, "")
             ctx.note(f"{marking.points} damage marked{where}")
-    crippled = sorted(set(before) | set(damage.crippled(track, marked)))
+    now = damage.crippled(track, marked)  # sorted, each once
+    crippled = sorted({*before, *now}) if before else list(now)
     ctx.update(model, marked=damage.to_token(track, marked), crippled=crippled)
     for name in newly:
         _condition(ctx, model, f"crippled:{name}")
         ctx.note("{} crippled", name.replace("_", " "))
     state.marked_boxes[model] = tuple(boxes)
     ctx.damage_points = total
-    done = ctx.outcome["models"].get(model, {}).get("damage", 0)
-    _record(ctx, model, damage=done + total)
+    done = ctx.outcome["models"].setdefault(model, {})
+    done["damage"] = done.get("damage", 0) + total
     if model == ctx.defender.id:
         ctx.outcome["damage"] += total
 
