@@ -120,13 +120,15 @@ class Cancelled:
     defender_hits: int
 
 
+@lru_cache(maxsize=1024)
 def cancel(
     *, attacker_hits: int, attacker_blocks: int, defender_hits: int, defender_blocks: int, melee: bool
 ) -> Cancelled:
     """Each defender 🛡️ cancels one attacker ⚔️; in melee each attacker 🛡️ cancels one defender ⚔️.
 
     Against a ranged attack the defender rolled no 🟥, so it has no Hits to cancel
-    and inflicts none; its count is reported as 0.
+    and inflicts none; its count is reported as 0. The answer is frozen, so it is
+    worked out once for each set of counts and shared.
     """
     return Cancelled(
         attacker_hits=max(0, attacker_hits - defender_blocks),

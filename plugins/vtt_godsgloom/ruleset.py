@@ -145,9 +145,8 @@ def godsgloom_roll(ctx: AttackContext) -> None:
             name = DICE[side, colour]
             setattr(ctx, name, adjusted_pool(getattr(ctx, name), modifier=modifiers[colour], boost=boost, weak=weak))
         # Boost and Weak are spent on this test even when only 🟦 is rolled (ranged Guard).
-        spent = {token: 0 for token, held in (("boost", boost), ("weak", weak)) if held}
-        if spent:
-            ctx.update(token_id, **spent)
+        if boost or weak:
+            ctx.update(token_id, **{token: 0 for token, held in (("boost", boost), ("weak", weak)) if held})
             if ctx.tracing:
                 signs = "".join(f" {ICON[c]}" for c in colours)
                 if boost:
@@ -314,15 +313,18 @@ def godsgloom_criticals(ctx: AttackContext) -> None:
     for side in SIDES:
         attack, defence = pools.get((side, "attack")), pools.get((side, "defence"))
         crit = critical_effects(attack.faces if attack else (), defence.faces if defence else ())
-        for colour, pool, extra, why in (
-            ("attack", attack, crit.extra_attack, "two or more 6s"),
-            ("defence", defence, crit.extra_defence, "two or more 1s"),
-        ):
-            if extra:
-                (face,) = ctx.dice.roll(1, 6, label=f"{side} {ICON[colour]} critical extra die", target=SUCCESS).faces
-                pool.extra.append(face)
-                ctx.note("{0}: {1} on {2} — one extra {2} rolled: {3}", side, why, ICON[colour], face)
+        if crit.extra_attack:
+            _extra_die(ctx, side, "attack", attack, "two or more 6s")
+        if crit.extra_defence:
+            _extra_die(ctx, side, "defence", defence, "two or more 1s")
     _tally(ctx)
+
+
+def _extra_die(ctx: AttackContext, side: str, colour: str, pool: _Pool, why: str) -> None:
+    """One extra die of ``colour``: it counts at once and is never judged again."""
+    (face,) = ctx.dice.roll(1, 6, label=f"{side} {ICON[colour]} critical extra die", target=SUCCESS).faces
+    pool.extra.append(face)
+    ctx.note("{0}: {1} on {2} — one extra {2} rolled: {3}", side, why, ICON[colour], face)
 
 
 # -- ATC.40 Apply Auto-Successes --------------------------------------------------------
