@@ -13,7 +13,7 @@ never remembered.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
+from functools import update_wrapper
 from typing import Any, TypeVar
 
 __all__ = ["per_snapshot"]
@@ -25,21 +25,56 @@ SIZE = 512  # entries per rule; the cache starts over when full
 
 
 def per_snapshot(function: F) -> F:
-    """``function`` (positional arguments only), remembered for identical read-only arguments."""
-    cache: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
+    """``function`` (positional arguments only), remembered for identical read-only arguments.
 
-    @wraps(function)
-    def remembered(*args: Any) -> Any:
-        key = tuple(map(id, args))
-        hit = cache.get(key)
-        if hit is not None:  # the same ids, held alive by the entry: the same objects
-            return hit[1]
-        value = function(*args)
+    Worth it for a rule that costs more than a few dictionary lookups: remembering
+    costs about as much as one small function call.
+    """
+    cache: dict[Any, tuple[tuple[Any, ...], Any]] = {}
+
+    def keep(key: Any, args: tuple[Any, ...], value: Any) -> Any:
         if _MUTABLE.isdisjoint(map(type, args)):
             if len(cache) >= SIZE:
                 cache.clear()
-            cache[key] = (args, value)
+            cache[key] = (args, value)  # the arguments held alive: their ids stay theirs
         return value
 
+    # One small wrapper per arity: the key is made without packing and unpacking arguments.
+    arity = function.__code__.co_argcount
+    if arity == 1:
+
+        def remembered(a: Any) -> Any:
+            hit = cache.get(id(a))
+            return hit[1] if hit is not None else keep(id(a), (a,), function(a))
+
+    elif arity == 2:
+
+        def remembered(a: Any, b: Any) -> Any:  # type: ignore[misc]
+            key = (id(a), id(b))
+            hit = cache.get(key)
+            return hit[1] if hit is not None else keep(key, (a, b), function(a, b))
+
+    elif arity == 4:
+
+        def remembered(a: Any, b: Any, c: Any, d: Any) -> Any:  # type: ignore[misc]
+            key = (id(a), id(b), id(c), id(d))
+            hit = cache.get(key)
+            return hit[1] if hit is not None else keep(key, (a, b, c, d), function(a, b, c, d))
+
+    elif arity == 5:
+
+        def remembered(a: Any, b: Any, c: Any, d: Any, e: Any) -> Any:  # type: ignore[misc]
+            key = (id(a), id(b), id(c), id(d), id(e))
+            hit = cache.get(key)
+            return hit[1] if hit is not None else keep(key, (a, b, c, d, e), function(a, b, c, d, e))
+
+    else:
+
+        def remembered(*args: Any) -> Any:  # type: ignore[misc]
+            key = tuple(map(id, args))
+            hit = cache.get(key)
+            return hit[1] if hit is not None else keep(key, args, function(*args))
+
+    update_wrapper(remembered, function)
     remembered.cache_clear = cache.clear  # type: ignore[attr-defined]
     return remembered  # type: ignore[return-value]

@@ -163,7 +163,6 @@ class Automatic:
     roll: bool = False
 
 
-@per_snapshot
 def automatic(
     attacker: Mapping[str, Any],
     model: Mapping[str, Any],
