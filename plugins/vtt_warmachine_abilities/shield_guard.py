@@ -25,14 +25,19 @@ PREFIX = "shield_guard:"
 
 def _weapon(ctx: AttackContext) -> dict[str, Any]:
     name = ctx.declaration.get("weapon")
-    return next((w for w in ctx.attacker.system.get("weapons") or () if w.get("name") == name), {})
+    for weapon in ctx.attacker.system.get("weapons") or ():
+        if weapon.get("name") == name:
+            return weapon
+    return {}
 
 
 def eligible_guards(ctx: AttackContext) -> list[str]:
     """Tokens that may Shield Guard the model directly hit, nearest first."""
     hit = ctx.direct_hit
+    if not hit:
+        return []
     weapon = _weapon(ctx)
-    if not hit or weapon.get("kind") != "ranged" or weapon.get("spray"):
+    if weapon.get("kind") != "ranged" or weapon.get("spray"):
         return []
     target = ctx.token(hit)
     friends = owners(target)
@@ -57,13 +62,16 @@ def eligible_guards(ctx: AttackContext) -> list[str]:
 
 @hookimpl(optionalhook=True)
 def warmachine_mk3_redirect_options(ctx: AttackContext) -> list[Option]:
+    guards = eligible_guards(ctx)
+    if not guards:
+        return []
     return [
         Option(
             id=f"{PREFIX}{guard}",
             label=f"{ctx.token(guard).name}: Shield Guard, be hit instead of {ctx.token(ctx.direct_hit).name}",
             token=guard,
         )
-        for guard in eligible_guards(ctx)
+        for guard in guards
     ]
 
 

@@ -44,13 +44,16 @@ def eligible_warbeasts(ctx: AttackContext) -> list[str]:
 @hookimpl(optionalhook=True)
 def warmachine_mk3_transfer_damage_options(ctx: AttackContext) -> list[Option]:
     warlock = ctx.item or ""
+    beasts = eligible_warbeasts(ctx)
+    if not beasts:
+        return []
     return [
         Option(
             id=f"{PREFIX}{beast}",
             label=f"Spend 1 fury: {ctx.token(beast).name} suffers the {ctx.damage_points} damage",
             token=warlock,
         )
-        for beast in eligible_warbeasts(ctx)
+        for beast in beasts
     ]
 
 

@@ -69,7 +69,13 @@ class Booked:
     moved: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@lru_cache(maxsize=1024)
+def _booked(model: str, points: int, source: str, moved: bool = False) -> Booked:
+    """A booking (frozen, so each is made once and shared)."""
+    return Booked(model=model, points=points, source=source, moved=moved)
+
+
+@dataclass(slots=True, kw_only=True, init=False)
 class AttackState:
     """The ruleset's working state for one attack (``ctx.stash[STATE]``)."""
 
@@ -88,6 +94,24 @@ class AttackState:
     pending: list[str] | None = None
     marked_boxes: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     crippled_before: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __init__(self, *, weapon: Weapon, potential: list[str]) -> None:
+        # Written out: one is made per attack, and the generated one costs twice as much.
+        self.weapon = weapon
+        self.potential = potential
+        self.distance = 0.0
+        self.out_of_range = False
+        self.aim = None
+        self.auto = {}
+        self.attack_rolls = {}
+        self.damage_rolls = {}
+        self.boosted = set()
+        self.hits = {}
+        self.booked = []
+        self.order = []
+        self.pending = None
+        self.marked_boxes = {}
+        self.crippled_before = {}
 
 
 STATE: StashKey[AttackState] = StashKey("warmachine_mk3")
@@ -768,7 +792,7 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
     state, model = _state(ctx), ctx.item or ""
     points, to = ctx.damage_points, ctx.damage_to or model
     if to == model:
-        state.booked.append(Booked(model=model, points=points, source=model))
+        state.booked.append(_booked(model, points, model))
         if ctx.tracing:
             ctx.note(f"{_name(ctx, model)} will suffer {points} damage")
         return
@@ -777,9 +801,9 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
     moved = min(points, max(0, _room(ctx, to)))
     back = points - moved
     if moved:
-        state.booked.append(Booked(model=to, points=moved, source=model, moved=True))
+        state.booked.append(_booked(to, moved, model, True))
     if back:
-        state.booked.append(Booked(model=model, points=back, source=model, moved=True))
+        state.booked.append(_booked(model, back, model, True))
     _record(ctx, model, transferred_to=to, transferred=moved)
     if ctx.tracing:
         ctx.note(f"{_name(ctx, to)} will suffer {moved} damage instead of {_name(ctx, model)}"
