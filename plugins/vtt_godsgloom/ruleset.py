@@ -65,9 +65,13 @@ class _Pool:
 
     @property
     def successes(self) -> int:
-        hits = len([face for face in self.faces if face >= SUCCESS])
-        if self.extra:
-            hits += len([face for face in self.extra if face >= SUCCESS])
+        hits = 0
+        for face in self.faces:
+            if face >= SUCCESS:
+                hits += 1
+        for face in self.extra:
+            if face >= SUCCESS:
+                hits += 1
         return hits
 
 
@@ -114,6 +118,12 @@ def _tally(ctx: AttackContext) -> None:
     ctx.defender_blocks = _successes(pools.get(("defender", "defence")))
 
 
+def _rerolls(unit: Any) -> tuple[int, int]:
+    """The (Pool, Single-Die) rerolls a unit holds for a test."""
+    rerolls = unit.get("rerolls") or {}
+    return rerolls.get("pool", 0), rerolls.get("single", 0)
+
+
 def setup(ctx: AttackContext) -> None:
     """Base pools from the statline and Guard, and the rerolls each unit holds for a test."""
     attacker, defender = ctx.current(ctx.attacker.id), ctx.current(ctx.defender.id)
@@ -121,10 +131,8 @@ def setup(ctx: AttackContext) -> None:
     ctx.attacker_defence_dice = attacker["statline"]["defence"]
     ctx.defender_attack_dice = defender["guard"]["attack"] if _melee(ctx) else 0
     ctx.defender_defence_dice = defender["guard"]["defence"]
-    for side, unit in (("attacker", attacker), ("defender", defender)):
-        rerolls = unit.get("rerolls") or {}
-        setattr(ctx, REROLLS[side, "pool"], rerolls.get("pool", 0))
-        setattr(ctx, REROLLS[side, "single"], rerolls.get("single", 0))
+    ctx.attacker_pool_rerolls, ctx.attacker_single_rerolls = _rerolls(attacker)
+    ctx.defender_pool_rerolls, ctx.defender_single_rerolls = _rerolls(defender)
     ctx.stash[POOLS] = {}
     ctx.outcome.update(hit=False, damage=0, conditions={}, attack=ctx.declaration["attack"], attacker_wounds=0)
 
