@@ -149,9 +149,12 @@ def godsgloom_roll(ctx: AttackContext) -> None:
         boost, weak = unit.get("boost", 0), unit.get("weak", 0)
         modifiers = ctx.declaration["modifiers" if side == "attacker" else "defender_modifiers"]
         colours = _colours(ctx, side)
+        sizes = []
         for colour in colours:
             name = DICE[side, colour]
-            setattr(ctx, name, adjusted_pool(getattr(ctx, name), modifier=modifiers[colour], boost=boost, weak=weak))
+            dice = adjusted_pool(getattr(ctx, name), modifier=modifiers[colour], boost=boost, weak=weak)
+            setattr(ctx, name, dice)
+            sizes.append((colour, dice))
         # Boost and Weak are spent on this test even when only 🟦 is rolled (ranged Guard).
         if boost or weak:
             ctx.update(token_id, **{token: 0 for token, held in (("boost", boost), ("weak", weak)) if held})
@@ -161,8 +164,7 @@ def godsgloom_roll(ctx: AttackContext) -> None:
                     ctx.note(f"{side} spends {boost} 🟡 Boost: +{boost} on{signs}")
                 if weak:
                     ctx.note(f"{side} discards {weak} 🟣 Weak: −{weak} on{signs}")
-        for colour in colours:
-            dice = getattr(ctx, DICE[side, colour])
+        for colour, dice in sizes:
             if dice > 0:
                 roll = ctx.dice.roll(dice, 6, label=LABEL[side, colour], target=SUCCESS)
                 pools[(side, colour)] = _Pool(roll)
