@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "COLOURS",
@@ -64,8 +65,12 @@ class RerollChoice:
     position: int | None = None
 
 
+@lru_cache(maxsize=256)
 def parse_reroll(option: str) -> RerollChoice | None:
-    """Read a reroll option id; ``None`` for ids that are not the ruleset's (a pack's own)."""
+    """Read a reroll option id; ``None`` for ids that are not the ruleset's (a pack's own).
+
+    The answer is frozen, so each option id is read once and the answer shared.
+    """
     if option == "pool":
         return RerollChoice(kind="pool")
     parts = option.split(":")
@@ -93,10 +98,15 @@ def critical_effects(attack_faces: Sequence[int], defence_faces: Sequence[int]) 
     Judged on the dice as they stand after rerolls; the extra dice themselves
     are never judged again (they "count immediately", seed 004, ATC.30).
     """
-    return Criticals(
-        extra_attack=list(attack_faces).count(6) >= 2,
-        extra_defence=list(defence_faces).count(1) >= 2,
-    )
+    return _CRITICALS[list(attack_faces).count(6) >= 2, list(defence_faces).count(1) >= 2]
+
+
+#: The four possible answers, made once (they are frozen).
+_CRITICALS = {
+    (attack, defence): Criticals(extra_attack=attack, extra_defence=defence)
+    for attack in (False, True)
+    for defence in (False, True)
+}
 
 
 # -- ATC.50 Cancel ----------------------------------------------------------------
@@ -110,13 +120,15 @@ class Cancelled:
     defender_hits: int
 
 
+@lru_cache(maxsize=1024)
 def cancel(
     *, attacker_hits: int, attacker_blocks: int, defender_hits: int, defender_blocks: int, melee: bool
 ) -> Cancelled:
     """Each defender 🛡️ cancels one attacker ⚔️; in melee each attacker 🛡️ cancels one defender ⚔️.
 
     Against a ranged attack the defender rolled no 🟥, so it has no Hits to cancel
-    and inflicts none; its count is reported as 0.
+    and inflicts none; its count is reported as 0. The answer is frozen, so it is
+    worked out once for each set of counts and shared.
     """
     return Cancelled(
         attacker_hits=max(0, attacker_hits - defender_blocks),
@@ -142,12 +154,14 @@ class Status:
     destroyed: bool
 
 
+@lru_cache(maxsize=1024)
 def status_check(current: int, wounds: int) -> Status:
     """Apply the wounds, then check: exactly 1 left → Decimated; 0 or less → Destroyed.
 
     Only a unit whose health was *reduced* by this test is checked ("when a Unit's
     Current Health is reduced to exactly 1", seed 004, ATC.60): a unit already at 1
-    and unhurt does not gain a second Weak token.
+    and unhurt does not gain a second Weak token. The answer is frozen, so it is
+    worked out once for each (health, wounds) and shared.
     """
     left = current - wounds
     hurt = wounds > 0

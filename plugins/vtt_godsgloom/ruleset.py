@@ -35,6 +35,14 @@ SIDES = ("attacker", "defender")
 ICON = {"attack": "🟥", "defence": "🟦"}
 DONE = Option(id="decline", label="Done: no more rerolls")
 
+# Each side's working numbers (see NUMBERS), by what they count.
+DICE = {(side, colour): f"{side}_{colour}_dice" for side in SIDES for colour in COLOURS}
+REROLLS = {(side, kind): f"{side}_{kind}_rerolls" for side in SIDES for kind in ("pool", "single")}
+HITS = {side: f"{side}_hits" for side in SIDES}
+BLOCKS = {side: f"{side}_blocks" for side in SIDES}
+#: The label of each side's roll of each colour at ATC.10.
+LABEL = {(side, colour): f"{side} {ICON[colour]}" for side in SIDES for colour in COLOURS}
+
 
 class _Pool:
     """One rolled pool of one side: the die standing at each position, and extra dice.
@@ -57,10 +65,18 @@ class _Pool:
 
     @property
     def successes(self) -> int:
-        hits = len([face for face in self.faces if face >= SUCCESS])
-        if self.extra:
-            hits += len([face for face in self.extra if face >= SUCCESS])
+        hits = 0
+        for face in self.faces:
+            if face >= SUCCESS:
+                hits += 1
+        for face in self.extra:
+            if face >= SUCCESS:
+                hits += 1
         return hits
+
+
+def _successes(pool: _Pool | None) -> int:
+    return pool.successes if pool is not None else 0
 
 
 def _reroll(ctx: AttackContext, pool: _Pool, label: str, slots: list[int]) -> None:
@@ -96,10 +112,16 @@ def _colours(ctx: AttackContext, side: str) -> tuple[str, ...]:
 def _tally(ctx: AttackContext) -> None:
     """Count each side's ⚔️ Hits and 🛡️ Blocks from the dice as they stand."""
     pools = ctx.stash[POOLS]
-    for side in SIDES:
-        hits, blocks = pools.get((side, "attack")), pools.get((side, "defence"))
-        setattr(ctx, f"{side}_hits", hits.successes if hits else 0)
-        setattr(ctx, f"{side}_blocks", blocks.successes if blocks else 0)
+    ctx.attacker_hits = _successes(pools.get(("attacker", "attack")))
+    ctx.attacker_blocks = _successes(pools.get(("attacker", "defence")))
+    ctx.defender_hits = _successes(pools.get(("defender", "attack")))
+    ctx.defender_blocks = _successes(pools.get(("defender", "defence")))
+
+
+def _rerolls(unit: Any) -> tuple[int, int]:
+    """The (Pool, Single-Die) rerolls a unit holds for a test."""
+    rerolls = unit.get("rerolls") or {}
+    return rerolls.get("pool", 0), rerolls.get("single", 0)
 
 
 def setup(ctx: AttackContext) -> None:
@@ -109,10 +131,8 @@ def setup(ctx: AttackContext) -> None:
     ctx.attacker_defence_dice = attacker["statline"]["defence"]
     ctx.defender_attack_dice = defender["guard"]["attack"] if _melee(ctx) else 0
     ctx.defender_defence_dice = defender["guard"]["defence"]
-    for side, unit in (("attacker", attacker), ("defender", defender)):
-        rerolls = unit.get("rerolls") or {}
-        setattr(ctx, f"{side}_pool_rerolls", rerolls.get("pool", 0))
-        setattr(ctx, f"{side}_single_rerolls", rerolls.get("single", 0))
+    ctx.attacker_pool_rerolls, ctx.attacker_single_rerolls = _rerolls(attacker)
+    ctx.defender_pool_rerolls, ctx.defender_single_rerolls = _rerolls(defender)
     ctx.stash[POOLS] = {}
     ctx.outcome.update(hit=False, damage=0, conditions={}, attack=ctx.declaration["attack"], attacker_wounds=0)
 
@@ -129,23 +149,24 @@ def godsgloom_roll(ctx: AttackContext) -> None:
         boost, weak = unit.get("boost", 0), unit.get("weak", 0)
         modifiers = ctx.declaration["modifiers" if side == "attacker" else "defender_modifiers"]
         colours = _colours(ctx, side)
+        sizes = []
         for colour in colours:
-            name = f"{side}_{colour}_dice"
-            setattr(ctx, name, adjusted_pool(getattr(ctx, name), modifier=modifiers[colour], boost=boost, weak=weak))
+            name = DICE[side, colour]
+            dice = adjusted_pool(getattr(ctx, name), modifier=modifiers[colour], boost=boost, weak=weak)
+            setattr(ctx, name, dice)
+            sizes.append((colour, dice))
         # Boost and Weak are spent on this test even when only 🟦 is rolled (ranged Guard).
-        spent = {token: 0 for token, held in (("boost", boost), ("weak", weak)) if held}
-        if spent:
-            ctx.update(token_id, **spent)
+        if boost or weak:
+            ctx.update(token_id, **{token: 0 for token, held in (("boost", boost), ("weak", weak)) if held})
             if ctx.tracing:
                 signs = "".join(f" {ICON[c]}" for c in colours)
                 if boost:
                     ctx.note(f"{side} spends {boost} 🟡 Boost: +{boost} on{signs}")
                 if weak:
                     ctx.note(f"{side} discards {weak} 🟣 Weak: −{weak} on{signs}")
-        for colour in colours:
-            dice = getattr(ctx, f"{side}_{colour}_dice")
+        for colour, dice in sizes:
             if dice > 0:
-                roll = ctx.dice.roll(dice, 6, label=f"{side} {ICON[colour]}", target=SUCCESS)
+                roll = ctx.dice.roll(dice, 6, label=LABEL[side, colour], target=SUCCESS)
                 pools[(side, colour)] = _Pool(roll)
     _tally(ctx)
 
@@ -156,19 +177,23 @@ def godsgloom_roll(ctx: AttackContext) -> None:
 @hookimpl(trylast=True)
 def godsgloom_reroll(ctx: AttackContext) -> None:
     for side in SIDES:
-        pool, single = getattr(ctx, f"{side}_pool_rerolls"), getattr(ctx, f"{side}_single_rerolls")
+        pool, single = getattr(ctx, REROLLS[side, "pool"]), getattr(ctx, REROLLS[side, "single"])
         if pool or single:
             ctx.note("{} holds {} Pool Reroll(s) and {} Single-Die Reroll(s) for this test", side, pool, single)
 
 
 def _pool_options(ctx: AttackContext, side: str) -> list[Option]:
-    if getattr(ctx, f"{side}_pool_rerolls") <= 0:
+    if getattr(ctx, REROLLS[side, "pool"]) <= 0:
         return []
     pools = ctx.stash[POOLS]
-    rolled = tuple((colour, tuple(pools[(side, colour)].standing())) for colour in COLOURS if (side, colour) in pools)
+    rolled = []
+    for colour in COLOURS:
+        pool = pools.get((side, colour))
+        if pool is not None:
+            rolled.append((colour, tuple(pool.faces)))
     if not rolled:
         return []
-    return [_pool_option(rolled)]
+    return [_pool_option(tuple(rolled))]
 
 
 # The options are frozen, so the same dice showing the same faces get the same
@@ -182,15 +207,21 @@ def _pool_option(rolled: tuple[tuple[str, tuple[int, ...]], ...]) -> Option:
 
 
 def _single_options(ctx: AttackContext, side: str) -> list[Option]:
-    if getattr(ctx, f"{side}_single_rerolls") <= 0:
+    if getattr(ctx, REROLLS[side, "single"]) <= 0:
         return []
     pools = ctx.stash[POOLS]
-    options = []
+    options: list[Option] = []
     for colour in COLOURS:
         pool = pools.get((side, colour))
         if pool is not None:
-            options += [_die_option(colour, position, face) for position, face in enumerate(pool.standing(), start=1)]
+            options += _die_options(colour, tuple(pool.faces))
     return options
+
+
+@lru_cache(maxsize=4096)
+def _die_options(colour: str, faces: tuple[int, ...]) -> tuple[Option, ...]:
+    """One option per die of a pool showing ``faces``."""
+    return tuple(_die_option(colour, position, face) for position, face in enumerate(faces, start=1))
 
 
 @lru_cache(maxsize=1024)
@@ -200,7 +231,7 @@ def _die_option(colour: str, position: int, face: int) -> Option:
 
 
 def _spend(ctx: AttackContext, side: str, kind: str) -> None:
-    name = f"{side}_{kind}_rerolls"
+    name = REROLLS[side, kind]
     left = getattr(ctx, name)
     if left <= 0:
         raise InvalidRequest(f"the {side} has no {kind} reroll left", details={"reroll": [f"No {kind} reroll left."]})
@@ -291,16 +322,19 @@ def godsgloom_criticals(ctx: AttackContext) -> None:
     pools = ctx.stash[POOLS]
     for side in SIDES:
         attack, defence = pools.get((side, "attack")), pools.get((side, "defence"))
-        crit = critical_effects(attack.standing() if attack else (), defence.standing() if defence else ())
-        for colour, pool, extra, why in (
-            ("attack", attack, crit.extra_attack, "two or more 6s"),
-            ("defence", defence, crit.extra_defence, "two or more 1s"),
-        ):
-            if extra:
-                (face,) = ctx.dice.roll(1, 6, label=f"{side} {ICON[colour]} critical extra die", target=SUCCESS).faces
-                pool.extra.append(face)
-                ctx.note("{0}: {1} on {2} — one extra {2} rolled: {3}", side, why, ICON[colour], face)
+        crit = critical_effects(attack.faces if attack else (), defence.faces if defence else ())
+        if crit.extra_attack:
+            _extra_die(ctx, side, "attack", attack, "two or more 6s")
+        if crit.extra_defence:
+            _extra_die(ctx, side, "defence", defence, "two or more 1s")
     _tally(ctx)
+
+
+def _extra_die(ctx: AttackContext, side: str, colour: str, pool: _Pool, why: str) -> None:
+    """One extra die of ``colour``: it counts at once and is never judged again."""
+    (face,) = ctx.dice.roll(1, 6, label=f"{side} {ICON[colour]} critical extra die", target=SUCCESS).faces
+    pool.extra.append(face)
+    ctx.note("{0}: {1} on {2} — one extra {2} rolled: {3}", side, why, ICON[colour], face)
 
 
 # -- ATC.40 Apply Auto-Successes --------------------------------------------------------
@@ -317,10 +351,10 @@ def godsgloom_auto_successes(ctx: AttackContext) -> None:
         elif not _melee(ctx):
             hits = 0  # a ranged defender inflicts no wounds (seed 004, ATC.60)
         if hits:
-            setattr(ctx, f"{side}_hits", getattr(ctx, f"{side}_hits") + hits)
+            setattr(ctx, HITS[side], getattr(ctx, HITS[side]) + hits)
             ctx.note("{}: +{} Auto-⚔️", side, hits)
         if blocks:
-            setattr(ctx, f"{side}_blocks", getattr(ctx, f"{side}_blocks") + blocks)
+            setattr(ctx, BLOCKS[side], getattr(ctx, BLOCKS[side]) + blocks)
             ctx.note("{}: +{} Auto-🛡️", side, blocks)
 
 

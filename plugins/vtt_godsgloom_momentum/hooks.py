@@ -39,6 +39,11 @@ def vtt_bridge_declarables(ruleset: str):
     return DECLARABLES if ruleset == "godsgloom" else None
 
 
+# The ruleset's documented working numbers this pack changes, per side.
+SINGLE_REROLLS = {"attacker": "attacker_single_rerolls", "defender": "defender_single_rerolls"}
+HITS = {"attacker": "attacker_hits", "defender": "defender_hits"}
+
+
 def _holders(ctx: AttackContext, trait: str) -> list[str]:
     """The sides ("attacker", "defender") whose unit holds ``trait`` in this test."""
     sides = []
@@ -53,7 +58,7 @@ def _holders(ctx: AttackContext, trait: str) -> list[str]:
 def godsgloom_reroll(ctx: AttackContext) -> None:
     """ATC.20: a Momentum holder gets one Single-Die Reroll for this attack test."""
     for side in _holders(ctx, MOMENTUM):
-        name = f"{side}_single_rerolls"
+        name = SINGLE_REROLLS[side]
         setattr(ctx, name, getattr(ctx, name) + 1)
         ctx.note("{}: Momentum grants one Single-Die Reroll", side)
 
@@ -64,6 +69,6 @@ def godsgloom_auto_successes(ctx: AttackContext) -> None:
     melee = ctx.declaration["attack"] == "melee"
     for side in _holders(ctx, ONSLAUGHT):
         if onslaught_applies(side=side, melee=melee):
-            name = f"{side}_hits"
+            name = HITS[side]
             setattr(ctx, name, getattr(ctx, name) + 1)
             ctx.note("{}: Onslaught adds one Auto-⚔️", side)

@@ -23,6 +23,7 @@ made before flags existed):
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from marshmallow import fields, validate
@@ -31,7 +32,7 @@ from vtt_bridge import Declarable, hookimpl
 
 from vtt_bridge import StrictSchema
 
-__all__ = ["DECLARABLES", "Flags", "PLUGIN", "flags_of", "vtt_bridge_declarables", "vtt_bridge_token_flags"]
+__all__ = ["DECLARABLES", "Flags", "PLUGIN", "flag", "flags_of", "owners", "vtt_bridge_declarables", "vtt_bridge_token_flags"]
 
 PLUGIN = "warmachine_abilities"  # the entry point's name: the key of this pack's token flags
 RULESET = "warmachine_mk3"
@@ -97,6 +98,21 @@ def flags_of(token: Any) -> dict[str, Any]:
     """The pack's flags on ``token``, the defaults when it has none."""
     mine = token.flags.get(PLUGIN)
     return {**DEFAULTS, **(mine or {})}
+
+
+# A token snapshot cannot change, so what it says is read once per snapshot.
+
+
+@lru_cache(maxsize=1024)
+def flag(token: Any, name: str) -> Any:
+    """One of the pack's flags on ``token`` (its default when the token has none)."""
+    return flags_of(token)[name]
+
+
+@lru_cache(maxsize=1024)
+def owners(token: Any) -> frozenset[str]:
+    """The users who own ``token`` (Foundry's owner level, 3)."""
+    return frozenset(user for user, level in token.ownership.items() if level >= 3)
 
 
 @hookimpl

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from vtt_bridge import AttackContext, Option, StashKey, hookimpl
 
-from .listing import flags_of
+from .listing import flag, owners
 from .measure import edge_distance
 
 __all__ = [
@@ -47,17 +47,13 @@ def _used(ctx: AttackContext) -> set:
     return used
 
 
-def _owners(token) -> set[str]:
-    return {user for user, level in token.ownership.items() if level >= 3}
-
-
 def _granters(ctx: AttackContext) -> list[str]:
     """Friendly models whose ability grants the attacker a reroll, nearest first."""
     me = ctx.current(ctx.attacker.id)
-    friends = _owners(ctx.attacker)
+    friends = owners(ctx.attacker)
     found = []
     for token_id, token in ctx.tokens.items():
-        if token_id == ctx.attacker.id or token.ruleset != ctx.ruleset.id or not (_owners(token) & friends):
+        if token_id == ctx.attacker.id or token.ruleset != ctx.ruleset.id or not (owners(token) & friends):
             continue
         system = ctx.current(token_id)
         reach = _ability(ctx, token_id, "grants_reroll")
@@ -72,7 +68,7 @@ def _granters(ctx: AttackContext) -> list[str]:
 def _ability(ctx: AttackContext, token_id: str, name: str):
     """A reroll ability of a model: its token's system field, else the pack's flag."""
     mine = ctx.current(token_id).get(name)
-    return mine if mine not in (None, False) else flags_of(ctx.token(token_id))[name]
+    return mine if mine not in (None, False) else flag(ctx.token(token_id), name)
 
 
 def _options(ctx: AttackContext, roll: str, own: bool) -> list[Option]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from vtt_bridge import AttackContext, Option, hookimpl
 
-from .listing import flags_of
+from .listing import flag, owners
 from .measure import edge_distance
 
 __all__ = ["RANGE", "eligible_guards", "warmachine_mk3_redirect", "warmachine_mk3_redirect_options"]
@@ -23,24 +23,25 @@ RANGE = 3.0  # inches (brief: within 3")
 PREFIX = "shield_guard:"
 
 
-def _owners(token: Any) -> set[str]:
-    return {user for user, level in token.ownership.items() if level >= 3}
-
-
 def _weapon(ctx: AttackContext) -> dict[str, Any]:
     name = ctx.declaration.get("weapon")
-    return next((w for w in ctx.attacker.system.get("weapons") or () if w.get("name") == name), {})
+    for weapon in ctx.attacker.system.get("weapons") or ():
+        if weapon.get("name") == name:
+            return weapon
+    return {}
 
 
 def eligible_guards(ctx: AttackContext) -> list[str]:
     """Tokens that may Shield Guard the model directly hit, nearest first."""
     hit = ctx.direct_hit
+    if not hit:
+        return []
     weapon = _weapon(ctx)
-    if not hit or weapon.get("kind") != "ranged" or weapon.get("spray"):
+    if weapon.get("kind") != "ranged" or weapon.get("spray"):
         return []
     target = ctx.token(hit)
-    friends = _owners(target)
-    if not friends or friends & _owners(ctx.attacker):
+    friends = owners(target)
+    if not friends or friends & owners(ctx.attacker):
         return []  # only against an enemy's attack on a friendly model
     there = ctx.current(hit)
     found = []
@@ -48,8 +49,8 @@ def eligible_guards(ctx: AttackContext) -> list[str]:
         if token_id in (hit, ctx.attacker.id) or token.ruleset != ctx.ruleset.id:
             continue
         me = ctx.current(token_id)
-        has_it = me.get("shield_guard") or flags_of(token)["shield_guard"]
-        if not has_it or me.get("shield_guard_used") or not (_owners(token) & friends):
+        has_it = me.get("shield_guard") or flag(token, "shield_guard")
+        if not has_it or me.get("shield_guard_used") or not (owners(token) & friends):
             continue
         if any(me.get(state) for state in ("knocked_down", "stationary", "destroyed", "removed")):
             continue
@@ -61,13 +62,16 @@ def eligible_guards(ctx: AttackContext) -> list[str]:
 
 @hookimpl(optionalhook=True)
 def warmachine_mk3_redirect_options(ctx: AttackContext) -> list[Option]:
+    guards = eligible_guards(ctx)
+    if not guards:
+        return []
     return [
         Option(
             id=f"{PREFIX}{guard}",
             label=f"{ctx.token(guard).name}: Shield Guard, be hit instead of {ctx.token(ctx.direct_hit).name}",
             token=guard,
         )
-        for guard in eligible_guards(ctx)
+        for guard in guards
     ]
 
 

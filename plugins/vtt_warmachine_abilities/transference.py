@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from vtt_bridge import AttackContext, Option, hookimpl
 
-from .listing import flags_of
+from .listing import flag, owners
 from .measure import edge_distance
 
 __all__ = ["eligible_warbeasts", "warmachine_mk3_damage_transfer", "warmachine_mk3_transfer_damage_options"]
@@ -26,7 +26,7 @@ def eligible_warbeasts(ctx: AttackContext) -> list[str]:
     me = ctx.current(warlock)
     if me.get("kind") != "warlock" or int(me.get("fury") or 0) < 1:
         return []
-    if not flags_of(ctx.token(warlock))["transference"]:
+    if not flag(ctx.token(warlock), "transference"):
         return []  # an effect denies this warlock transference
     control = 2 * int(me.get("FURY") or 0)
     found = []
@@ -44,13 +44,16 @@ def eligible_warbeasts(ctx: AttackContext) -> list[str]:
 @hookimpl(optionalhook=True)
 def warmachine_mk3_transfer_damage_options(ctx: AttackContext) -> list[Option]:
     warlock = ctx.item or ""
+    beasts = eligible_warbeasts(ctx)
+    if not beasts:
+        return []
     return [
         Option(
             id=f"{PREFIX}{beast}",
             label=f"Spend 1 fury: {ctx.token(beast).name} suffers the {ctx.damage_points} damage",
             token=warlock,
         )
-        for beast in eligible_warbeasts(ctx)
+        for beast in beasts
     ]
 
 

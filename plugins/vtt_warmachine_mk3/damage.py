@@ -75,6 +75,8 @@ class Track:
     crippled_by: dict[tuple[int, ...], tuple[str, ...]] = field(init=False, repr=False, compare=False)
     #: A token's ``marked`` (a number or a tuple) → what :func:`marked_of` answers for it.
     marked_by: dict[Any, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    #: ``(marked, points, start)`` → what :func:`mark` answers for it.
+    marks: dict[tuple[tuple[int, ...], int, int], Marking] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sizes = tuple(len(lane) for lane in self.lanes)
@@ -88,6 +90,7 @@ class Track:
         object.__setattr__(self, "last_boxes", tuple((name, tuple(last[name].items())) for name in sorted(last)))
         object.__setattr__(self, "crippled_by", {})
         object.__setattr__(self, "marked_by", {})
+        object.__setattr__(self, "marks", {})
 
     @property
     def rolled(self) -> bool:
@@ -184,7 +187,20 @@ def crippled(track: Track, marked: tuple[int, ...]) -> tuple[str, ...]:
 
 def mark(track: Track, marked: tuple[int, ...], points: int, start: int = 1) -> Marking:
     """Mark ``points`` damage starting in lane ``start`` (the column or branch rolled,
-    1–6; ignored for boxes), overflowing to the next lane, lane 6 wrapping to 1."""
+    1–6; ignored for boxes), overflowing to the next lane, lane 6 wrapping to 1.
+
+    A marking is frozen and a track shared, so each is worked out once per track.
+    """
+    known = track.marks
+    marking = known.get((marked, points, start))
+    if marking is None:
+        marking = _mark(track, marked, points, start)
+        if len(known) < 4096:
+            known[(marked, points, start)] = marking
+    return marking
+
+
+def _mark(track: Track, marked: tuple[int, ...], points: int, start: int) -> Marking:
     before = crippled(track, marked)
     counts = list(marked)
     boxes: list[tuple[int, int]] = []

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .memo import per_snapshot
+
 __all__ = [
     "Deviation",
     "Point",
@@ -20,6 +22,7 @@ __all__ = [
     "deviate",
     "distance",
     "edge_distance",
+    "gap",
     "point_of",
     "toward",
     "under_template",
@@ -77,6 +80,7 @@ def _tidy(value: float) -> float:
     return round(value, 3) + 0.0
 
 
+@per_snapshot
 def point_of(system: Mapping[str, Any]) -> Point:
     """A token's position (its base's centre)."""
     pos = system.get("position") or {}
@@ -96,6 +100,12 @@ def distance(a: Point, b: Point) -> float:
 def edge_distance(a: Point, a_base: float, b: Point, b_base: float) -> float:
     """Base edge to base edge (0 when the bases touch or overlap)."""
     return max(0.0, distance(a, b) - base_radius(a_base) - base_radius(b_base))
+
+
+@per_snapshot
+def gap(a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """Base edge to base edge between two models, from their ``system`` data."""
+    return edge_distance(point_of(a), a.get("base", 30), point_of(b), b.get("base", 30))
 
 
 def toward(a: Point, b: Point, length: float) -> Point:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
+
+from .memo import per_snapshot
 
 __all__ = [
     "AttackNumbers",
@@ -71,6 +74,7 @@ class Weapon:
         return ", ".join(parts)
 
 
+@per_snapshot
 def weapon_of(system: Mapping[str, Any], name: str) -> Weapon | None:
     """The attacker's weapon called ``name``, or ``None``."""
     for w in system.get("weapons") or ():
@@ -103,17 +107,20 @@ class Boost:
 
     :ivar resource: the token field paid from: ``"focus"`` or ``"fury"``.
     :ivar before, after: its value before and after paying.
+    :ivar label: the cost as the option and the card say it.
     """
 
     resource: str
     before: int
     after: int
+    label: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def label(self) -> str:
+    def __post_init__(self) -> None:
         if self.after > self.before:
-            return f"force it: +1 fury, {self.before} → {self.after}"
-        return f"spend 1 {self.resource}, {self.before} → {self.after}"
+            label = f"force it: +1 fury, {self.before} → {self.after}"
+        else:
+            label = f"spend 1 {self.resource}, {self.before} → {self.after}"
+        object.__setattr__(self, "label", label)
 
 
 def boost_cost(system: Mapping[str, Any]) -> Boost | None:
@@ -126,10 +133,16 @@ def boost_cost(system: Mapping[str, Any]) -> Boost | None:
     kind = system.get("kind")
     if kind == "warbeast":
         fury, cap = int(system.get("fury") or 0), system.get("FURY")
-        return Boost(resource="fury", before=fury, after=fury + 1) if cap is not None and fury < cap else None
+        return _boost("fury", fury, fury + 1) if cap is not None and fury < cap else None
     resource = "fury" if kind == "warlock" else "focus"
     have = int(system.get(resource) or 0)
-    return Boost(resource=resource, before=have, after=have - 1) if have >= 1 else None
+    return _boost(resource, have, have - 1) if have >= 1 else None
+
+
+@lru_cache(maxsize=256)
+def _boost(resource: str, before: int, after: int) -> Boost:
+    """A boost's cost (frozen, so each is made once and shared)."""
+    return Boost(resource=resource, before=before, after=after)
 
 
 # -------------------------------------------------------------------------
@@ -200,6 +213,7 @@ def attack_stat(attacker: Mapping[str, Any], weapon: Weapon) -> tuple[str, int]:
     return "ARC", 0
 
 
+@per_snapshot
 def attack_numbers(
     attacker: Mapping[str, Any], model: Mapping[str, Any], weapon: Weapon, modifiers: Mapping[str, Any]
 ) -> AttackNumbers:
@@ -244,7 +258,12 @@ def judge_attack(faces: Sequence[int], modifier: int, needed: int, *, auto_hit: 
     """Hit when the total reaches DEF. All dice 1: a miss; all dice 6: a hit unless only
     one die is rolled. Both judged on the dice left after removal. A hit where two dice
     match is a critical hit."""
-    faces = tuple(faces)
+    return _judge_attack(tuple(faces), modifier, needed, auto_hit)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _judge_attack(faces: tuple[int, ...], modifier: int, needed: int, auto_hit: bool) -> AttackResult:
+    """:func:`judge_attack` (its result is frozen, so each is worked out once and shared)."""
     total = sum(faces) + modifier
     if auto_hit:
         did_hit, why = True, "hits automatically"
@@ -299,6 +318,12 @@ class DamageResult:
 
 def judge_damage(faces: Sequence[int], power: int, arm: int) -> DamageResult:
     """Dice + POW (or P+S) − ARM; a positive result is the damage."""
+    return _judge_damage(tuple(faces), power, arm)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _judge_damage(faces: tuple[int, ...], power: int, arm: int) -> DamageResult:
+    """:func:`judge_damage` (its result is frozen, so each is worked out once and shared)."""
     total = sum(faces) + power
     return DamageResult(faces=tuple(faces), total=total, arm=arm, points=max(0, total - arm))
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from vtt_bridge import AttackContext, Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
+from vtt_bridge import AttackContext, Ask, FrozenDict, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
 
 from . import damage, geometry, hookspecs, rules
 from .rules import Weapon
@@ -47,6 +47,14 @@ class Hit:
     critical: bool = False
 
 
+#: The hits an attack roll makes, by (direct, critical): frozen, so made once.
+ROLLED = {
+    (direct, critical): Hit(how="roll", direct=direct, critical=critical)
+    for direct in (False, True)
+    for critical in (False, True)
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Booked:
     """Damage a model is to suffer, booked at step 9g and marked at step 10.
@@ -61,7 +69,13 @@ class Booked:
     moved: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@lru_cache(maxsize=1024)
+def _booked(model: str, points: int, source: str, moved: bool = False) -> Booked:
+    """A booking (frozen, so each is made once and shared)."""
+    return Booked(model=model, points=points, source=source, moved=moved)
+
+
+@dataclass(slots=True, kw_only=True, init=False)
 class AttackState:
     """The ruleset's working state for one attack (``ctx.stash[STATE]``)."""
 
@@ -80,6 +94,24 @@ class AttackState:
     pending: list[str] | None = None
     marked_boxes: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     crippled_before: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __init__(self, *, weapon: Weapon, potential: list[str]) -> None:
+        # Written out: one is made per attack, and the generated one costs twice as much.
+        self.weapon = weapon
+        self.potential = potential
+        self.distance = 0.0
+        self.out_of_range = False
+        self.aim = None
+        self.auto = {}
+        self.attack_rolls = {}
+        self.damage_rolls = {}
+        self.boosted = set()
+        self.hits = {}
+        self.booked = []
+        self.order = []
+        self.pending = None
+        self.marked_boxes = {}
+        self.crippled_before = {}
 
 
 STATE: StashKey[AttackState] = StashKey("warmachine_mk3")
@@ -106,9 +138,12 @@ def _condition(ctx: AttackContext, model: str, condition: str, *, reached: bool 
         reached_list.remove(condition)
 
 
+_NO_MODIFIERS: Mapping[str, Any] = FrozenDict()
+
+
 def _modifiers(ctx: AttackContext) -> Mapping[str, Any]:
     # A nested attack's declaration (ctx.nest) is not loaded through the schema: no defaults.
-    return ctx.declaration.get("modifiers") or {}
+    return ctx.declaration.get("modifiers") or _NO_MODIFIERS
 
 
 def _pay(ctx: AttackContext, cost: rules.Boost) -> None:
@@ -184,9 +219,12 @@ def _pending(ctx: AttackContext) -> list[str]:
     """Damaged models still to apply, in the declaration's order, then the order they were hit."""
     state = _state(ctx)
     if state.pending is None:
-        damaged = list(dict.fromkeys(b.model for b in state.booked if b.points > 0))
+        damaged: list[str] = []
+        for booked in state.booked:
+            if booked.points > 0 and booked.model not in damaged:
+                damaged.append(booked.model)
         chosen = [m for m in ctx.declaration.get("application_order", ()) if m in damaged]
-        state.pending = list(dict.fromkeys([*chosen, *damaged]))
+        state.pending = list(dict.fromkeys([*chosen, *damaged])) if chosen else damaged
     return state.pending
 
 
@@ -355,15 +393,16 @@ def warmachine_mk3_targeted(ctx: AttackContext) -> None:
 def warmachine_mk3_range_check(ctx: AttackContext) -> None:
     state = _state(ctx)
     me, target = ctx.current(ctx.attacker.id), ctx.current(ctx.defender.id)
-    here, there = geometry.point_of(me), geometry.point_of(target)
-    state.distance = geometry.edge_distance(here, me.get("base", 30), there, target.get("base", 30))
-    state.aim = there
+    state.distance = geometry.gap(me, target)
+    state.aim = geometry.point_of(target)
     if state.distance <= ctx.weapon_rng + geometry.EPSILON:
         ctx.note('{:.2f}" to {}: within RNG {:g}', state.distance, ctx.defender.name, ctx.weapon_rng)
         return
     state.out_of_range = True
     # A missed AOE deviates from the point at maximum range (brief, seed 001 step 3).
-    state.aim = geometry.toward(here, there, geometry.base_radius(me.get("base", 30)) + ctx.weapon_rng)
+    state.aim = geometry.toward(
+        geometry.point_of(me), state.aim, geometry.base_radius(me.get("base", 30)) + ctx.weapon_rng
+    )
     for model in state.potential:
         _record(ctx, model, hit=False, how="out of range")
     ctx.note('{:.2f}" to {}: beyond RNG {:g}, the attack misses', state.distance, ctx.defender.name, ctx.weapon_rng)
@@ -376,10 +415,7 @@ def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
     me = ctx.current(ctx.attacker.id)
     for model in state.potential:
         them = ctx.current(model)
-        gap = geometry.edge_distance(
-            geometry.point_of(me), me.get("base", 30), geometry.point_of(them), them.get("base", 30)
-        )
-        verdict = rules.automatic(me, them, state.weapon, _modifiers(ctx), gap)
+        verdict = rules.automatic(me, them, state.weapon, _modifiers(ctx), geometry.gap(me, them))
         if verdict is None:
             continue
         state.auto[model] = verdict
@@ -499,7 +535,7 @@ def warmachine_mk3_attack_roll_hit_or_miss(ctx: AttackContext) -> None:
         ctx.note(f"{_faces(roll)} + {ctx.attack_mod} = {result.total}: {result.why}; {_name(ctx, model)} is "
                  f"{'hit' if result.did_hit else 'missed'}{crit}")
     if result.did_hit:
-        state.hits[model] = Hit(how="roll", direct=single, critical=result.critical)
+        state.hits[model] = ROLLED[single, result.critical]
         if single:
             ctx.direct_hit = model
     else:
@@ -593,8 +629,10 @@ def warmachine_mk3_aoe(ctx: AttackContext) -> None:
         )
 
 
-def _critical_effect(weapon: Weapon) -> str:
-    return (weapon.critical or "").lower().replace("critical", "").strip(" _-")
+@lru_cache(maxsize=256)
+def _critical_effect(critical: str | None) -> str:
+    """A weapon's critical effect without the word: "Critical Fire" → "fire"."""
+    return (critical or "").lower().replace("critical", "").strip(" _-")
 
 
 @hookimpl(trylast=True)
@@ -606,7 +644,7 @@ def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
     if critical and state.weapon.aoe:
         # A critical hit with an AOE attack: its critical effect applies to every model hit by the AOE.
         critical = list(state.hits)
-    effect = _critical_effect(state.weapon)
+    effect = _critical_effect(state.weapon.critical)
     for model in critical:
         if effect == "knockdown":
             ctx.update(model, knocked_down=True)
@@ -754,7 +792,7 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
     state, model = _state(ctx), ctx.item or ""
     points, to = ctx.damage_points, ctx.damage_to or model
     if to == model:
-        state.booked.append(Booked(model=model, points=points, source=model))
+        state.booked.append(_booked(model, points, model))
         if ctx.tracing:
             ctx.note(f"{_name(ctx, model)} will suffer {points} damage")
         return
@@ -763,9 +801,9 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
     moved = min(points, max(0, _room(ctx, to)))
     back = points - moved
     if moved:
-        state.booked.append(Booked(model=to, points=moved, source=model, moved=True))
+        state.booked.append(_booked(to, moved, model, True))
     if back:
-        state.booked.append(Booked(model=model, points=back, source=model, moved=True))
+        state.booked.append(_booked(model, back, model, True))
     _record(ctx, model, transferred_to=to, transferred=moved)
     if ctx.tracing:
         ctx.note(f"{_name(ctx, to)} will suffer {moved} damage instead of {_name(ctx, model)}"
@@ -815,7 +853,9 @@ def warmachine_mk3_apply_damage(ctx: AttackContext) -> None:
     before = tuple(system.get("crippled") or ())
     state.crippled_before[model] = before
     total, boxes, newly = 0, [], []
-    for booked in (b for b in state.booked if b.model == model):
+    for booked in state.booked:
+        if booked.model != model:
+            continue
         start = 1
         if track.rolled:
             label = "damage grid column" if track.kind == "grid" else "life spiral branch"
@@ -827,15 +867,16 @@ def warmachine_mk3_apply_damage(ctx: AttackContext) -> None:
         if ctx.tracing:
             where = {"grid": f" from column {start}", "spiral": f" from branch {start}"}.get(track.kind, "")
             ctx.note(f"{marking.points} damage marked{where}")
-    crippled = sorted(set(before) | set(damage.crippled(track, marked)))
+    now = damage.crippled(track, marked)  # sorted, each once
+    crippled = sorted({*before, *now}) if before else list(now)
     ctx.update(model, marked=damage.to_token(track, marked), crippled=crippled)
     for name in newly:
         _condition(ctx, model, f"crippled:{name}")
         ctx.note("{} crippled", name.replace("_", " "))
     state.marked_boxes[model] = tuple(boxes)
     ctx.damage_points = total
-    done = ctx.outcome["models"].get(model, {}).get("damage", 0)
-    _record(ctx, model, damage=done + total)
+    done = ctx.outcome["models"].setdefault(model, {})
+    done["damage"] = done.get("damage", 0) + total
     if model == ctx.defender.id:
         ctx.outcome["damage"] += total
 

@@ -185,6 +185,24 @@ def test_outcome_conventions_are_read_leniently():
     assert o.conditions == frozenset({("b", "dying"), ("b", "incapacitated"), ("a", "reeling")})
 
 
+def test_models_are_read_leniently_and_sorted_however_many():
+    one = outcome_from({"hit": 1, "damage": 2.0, "models": {"b": {"hit": 1, "damage": 2, "roll": 9}}})
+    assert one.models == (("b", True, 2),) and (one.hit, one.damage) == (True, 2)
+    many = outcome_from({"models": {"c": {"hit": True}, "b": {"damage": 4}, "x": "not a mapping"}})
+    assert many.models == (("b", False, 4), ("c", True, 0))
+    assert outcome_from({"models": {"b": "not a mapping"}, "conditions": {}}) == AttackOutcome(hit=False)
+
+
+def test_monte_carlo_counts_each_outcome_once_whatever_its_dicts_order():
+    # Counted by plain keys, made into outcomes at the end: dicts in another order are the same outcome.
+    from vtt_bridge.odds.model import outcome_key, outcome_of_key
+
+    a = {"hit": True, "damage": 1, "conditions": {"b": ["dying"], "a": ["reeling"]}, "models": {"b": {}, "c": {}}}
+    b = {"models": {"c": {}, "b": {}}, "conditions": {"a": ["reeling"], "b": ["dying"]}, "damage": 1, "hit": True}
+    assert outcome_key(a) == outcome_key(b)
+    assert outcome_of_key(outcome_key(a)) == outcome_from(a) == outcome_from(b)
+
+
 def test_sample_summary_standard_errors():
     outcomes = [AttackOutcome(hit=True, damage=2)] * 3 + [AttackOutcome.miss()]
     s = summarise_samples(outcomes, "b")

@@ -69,10 +69,13 @@ def _key(o: AttackOutcome) -> tuple[bool, int, tuple[tuple[str, str], ...], tupl
 _MISS = AttackOutcome(hit=False)
 
 
+_NONE: frozenset[tuple[str, str]] = frozenset()
+
+
 def conditions_of(raw: Any) -> frozenset[tuple[str, str]]:
     """``{token_id: [condition, ...]}`` as a frozenset of pairs (anything else: empty)."""
-    if not isinstance(raw, Mapping):
-        return frozenset()
+    if not raw or not isinstance(raw, Mapping):
+        return _NONE
     pairs = []
     for token_id, names in raw.items():
         if isinstance(names, str):
@@ -88,8 +91,13 @@ def _number(value: Any) -> int:
 
 def models_of(raw: Any) -> tuple[tuple[str, bool, int], ...]:
     """``{token_id: {"hit": ..., "damage": ...}}`` as sorted ``(token_id, hit, damage)`` triples."""
-    if not isinstance(raw, Mapping):
+    if not raw or not isinstance(raw, Mapping):
         return ()
+    if len(raw) == 1:  # one model (most attacks): nothing to sort
+        ((token_id, entry),) = raw.items()
+        if not isinstance(entry, Mapping):
+            return ()
+        return ((str(token_id), bool(entry.get("hit", False)), _number(entry.get("damage", 0))),)
     return tuple(
         sorted(
             (str(token_id), bool(entry.get("hit", False)), _number(entry.get("damage", 0)))
@@ -99,6 +107,26 @@ def models_of(raw: Any) -> tuple[tuple[str, bool, int], ...]:
     )
 
 
+OutcomeKey = tuple[bool, int, frozenset[tuple[str, str]], tuple[tuple[str, bool, int], ...]]
+
+
+def outcome_key(raw: Mapping[str, Any]) -> OutcomeKey:
+    """The fields of :func:`outcome_from`'s answer as a plain tuple: cheap to hash and
+    compare, for counting many outcomes (see :func:`outcome_of_key`)."""
+    return (
+        bool(raw.get("hit", False)),
+        _number(raw.get("damage", 0)),
+        conditions_of(raw.get("conditions")),
+        models_of(raw.get("models")),
+    )
+
+
+def outcome_of_key(key: OutcomeKey) -> AttackOutcome:
+    """The :class:`AttackOutcome` an :func:`outcome_key` stands for."""
+    hit, damage, conditions, models = key
+    return AttackOutcome(hit=hit, damage=damage, conditions=conditions, models=models)
+
+
 def outcome_from(raw: Mapping[str, Any]) -> AttackOutcome:
     """The odds' view of a finished resolution's ``ctx.outcome``.
 
@@ -106,12 +134,7 @@ def outcome_from(raw: Mapping[str, Any]) -> AttackOutcome:
     ``conditions`` as none, missing ``models`` as none (one target);
     nested resolutions (``children``) are not counted.
     """
-    return AttackOutcome(
-        hit=bool(raw.get("hit", False)),
-        damage=_number(raw.get("damage", 0)),
-        conditions=conditions_of(raw.get("conditions")),
-        models=models_of(raw.get("models")),
-    )
+    return outcome_of_key(outcome_key(raw))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

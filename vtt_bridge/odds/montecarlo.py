@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from .model import AttackOutcome, OddsRequest, outcome_from
+from .model import AttackOutcome, OddsRequest, outcome_key, outcome_of_key
 
 __all__ = ["cores", "monte_carlo", "sample_seeds"]
 
@@ -49,7 +49,8 @@ def _run(
     # Odds read only the outcome: no trace is kept (the hooks run exactly as in
     # a live attack), and every decision takes its given answer or the rules'
     # default where it is asked, without a round trip through the driver.
-    counts: Counter[AttackOutcome] = Counter()
+    # Outcomes are counted by their plain-tuple keys, made into AttackOutcomes at the end.
+    keys: dict[Any, int] = {}
     start = engine.start
     for i, s in enumerate(seeds):
         if stop is not None and i and stop():
@@ -57,7 +58,11 @@ def _run(
         res = start(
             ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, seed=s, answers=answers, trace=False
         )
-        counts[outcome_from(res.run().outcome)] += 1
+        key = outcome_key(res.run().outcome)
+        keys[key] = keys.get(key, 0) + 1
+    counts: Counter[AttackOutcome] = Counter()
+    for key, n in keys.items():
+        counts[outcome_of_key(key)] += n
     return counts
 
 

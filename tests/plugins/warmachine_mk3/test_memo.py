@@ -1,0 +1,41 @@
+"""Rules remembered per token snapshot (``memo.per_snapshot``): same snapshot, same answer, worked out once."""
+
+from __future__ import annotations
+
+from vtt_bridge import freeze
+from vtt_warmachine_mk3 import geometry, rules
+from vtt_warmachine_mk3.memo import per_snapshot
+
+
+def test_a_snapshot_is_worked_out_once_and_a_mutable_argument_every_time():
+    calls = []
+
+    @per_snapshot
+    def weight(system, extra):
+        calls.append(system)
+        return system.get("w", 0) + extra
+
+    snapshot = freeze({"w": 2})
+    assert weight(snapshot, 1) == weight(snapshot, 1) == 3
+    assert len(calls) == 1  # the same snapshot: remembered
+    assert weight(freeze({"w": 2}), 1) == 3 and len(calls) == 2  # an equal but other snapshot: worked out
+    plain = {"w": 2}
+    assert weight(plain, 1) == 3
+    plain["w"] = 5  # a plain dict can change under the cache: never remembered
+    assert weight(plain, 1) == 6 and len(calls) == 4
+
+
+def test_remembered_rules_answer_as_the_rule_does():
+    jack = freeze({"MAT": 7, "position": {"x": 0, "y": 0}, "base": 30,
+                   "weapons": [{"name": "Fist", "kind": "melee", "PS": 14}]})  # fmt: skip
+    target = freeze({"DEF": 12, "position": {"x": 3, "y": 4}, "base": 30})
+    fist = rules.weapon_of(jack, "Fist")
+    assert fist is rules.weapon_of(jack, "Fist")  # shared: frozen
+    assert rules.weapon_of(jack, "Axe") is None and rules.weapon_of(jack, "Axe") is None
+    assert geometry.gap(jack, target) == geometry.edge_distance(
+        geometry.point_of(jack), 30, geometry.point_of(target), 30
+    )
+    numbers = rules.attack_numbers(jack, target, fist, freeze({}))
+    assert (numbers.modifier, numbers.defense) == (7, 12)
+    jack_with_focus = freeze({"kind": "warjack", "focus": 2})
+    assert rules.boost_cost(jack_with_focus) is rules.boost_cost(freeze({"kind": "warjack", "focus": 2}))  # shared
