@@ -27,6 +27,7 @@ from .errors import (
     ok_envelope,
 )
 from .hookspecs import hookimpl, hookspec
+from .memo import per_snapshot
 from .plugins import Host, PluginInfo, make_host
 from .schemas import CharmUse, StrictSchema, TokenSchema
 
@@ -73,6 +74,7 @@ __all__ = [
     "make_host",
     "ok_envelope",
     "parse_answer",
+    "per_snapshot",
     "roll_to_foundry",
     "thaw",
 ]

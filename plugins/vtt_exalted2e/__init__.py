@@ -7,7 +7,6 @@ own (``trylast``) step implementations. The pieces:
 - :mod:`.rules` — the rules as pure functions (also used by ``exalted2e_mass``);
 - :mod:`.schemas` — token and declaration schemas;
 - :mod:`.ruleset` — the steps, the :class:`~vtt_bridge.Ruleset`, sample tokens.
-- :mod:`.memo` — what the steps work out from frozen snapshots, remembered per snapshot.
 """
 
 from .ruleset import (

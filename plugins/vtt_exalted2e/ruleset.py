@@ -6,7 +6,7 @@ implementation short and named after its step; the rules themselves live in
 on the hot path) and what the steps share is kept in one slotted
 :class:`_Attack` under a stash key. What a step works out from frozen data
 alone — the weapon, the pool and the card's lines, the defender's DVs, the
-wounded track — is a pure function remembered per snapshot (:mod:`.memo`):
+wounded track — is a pure function remembered per snapshot (``vtt_bridge.per_snapshot``):
 the odds resolve the same tokens thousands of times.
 
 Where the brief and the seed differ, the seed wins:
@@ -28,11 +28,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from vtt_bridge import Ask, InvalidRequest, Option, Ruleset, StashKey, Step, hookimpl
+from vtt_bridge import Ask, InvalidRequest, Option, Ruleset, StashKey, Step, hookimpl, per_snapshot
 
 from . import hookspecs, rules
 from .rules import HealthTrack
-from .memo import per_snapshot
 from .schemas import ATTACK_TYPES, Declaration, TokenSystem
 
 __all__ = ["RULESET", "STEPS", "FIST", "sample_tokens"]

@@ -19,9 +19,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from vtt_bridge import Ask, InvalidRequest, Option, Param, Roll, Ruleset, StashKey, Step, hookimpl
+from vtt_bridge import Ask, InvalidRequest, Option, Param, Roll, Ruleset, StashKey, Step, hookimpl, per_snapshot
 from vtt_exalted2e import rules as exalted
-from vtt_exalted2e.memo import per_snapshot
 from vtt_exalted2e.rules import HealthTrack
 
 from . import hookspecs, rules

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .memo import per_snapshot
+from vtt_bridge import per_snapshot
 
 __all__ = [
     "Deviation",

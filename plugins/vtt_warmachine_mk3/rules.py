@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .memo import per_snapshot
+from vtt_bridge import per_snapshot
 
 __all__ = [
     "AttackNumbers",

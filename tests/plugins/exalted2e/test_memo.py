@@ -1,51 +1,10 @@
-"""What the steps remember per snapshot: the same answers, never a stale one."""
+"""What the exalted2e steps remember per snapshot (``vtt_bridge.per_snapshot``): the same answers, never a stale one."""
 
 import pytest
 
-from vtt_bridge import InvalidRequest, make_host
-from vtt_exalted2e.memo import MEMO_SIZE, per_snapshot
+from vtt_bridge import make_host
 
 from .helpers import after, changes, resolve, tokens, track
-
-
-def test_remembered_per_identity_not_per_value():
-    calls = []
-
-    @per_snapshot
-    def dexterity(system):
-        calls.append(system)
-        return system["dexterity"]
-
-    sheet = {"dexterity": 3}
-    assert dexterity(sheet) == dexterity(sheet) == 3
-    assert len(calls) == 1
-    twin = {"dexterity": 3}  # equal, but another snapshot: worked out again
-    assert dexterity(twin) == 3 and len(calls) == 2
-
-
-def test_a_refusal_is_not_remembered():
-    calls = []
-
-    @per_snapshot
-    def refuse(system):
-        calls.append(system)
-        raise InvalidRequest("no", details={})
-
-    sheet = {}
-    for _ in range(2):
-        with pytest.raises(InvalidRequest):
-            refuse(sheet)
-    assert len(calls) == 2
-
-
-def test_bounded():
-    @per_snapshot
-    def same(value):
-        return value
-
-    kept = [object() for _ in range(MEMO_SIZE + 10)]
-    assert [same(v) for v in kept] == kept
-    assert same(kept[0]) is kept[0]
 
 
 @pytest.fixture(scope="module")

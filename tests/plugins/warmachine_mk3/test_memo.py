@@ -1,28 +1,9 @@
-"""Rules remembered per token snapshot (``memo.per_snapshot``): same snapshot, same answer, worked out once."""
+"""Warmachine rules remembered per token snapshot (``vtt_bridge.per_snapshot``) answer as the rules do."""
 
 from __future__ import annotations
 
 from vtt_bridge import freeze
 from vtt_warmachine_mk3 import geometry, rules
-from vtt_warmachine_mk3.memo import per_snapshot
-
-
-def test_a_snapshot_is_worked_out_once_and_a_mutable_argument_every_time():
-    calls = []
-
-    @per_snapshot
-    def weight(system, extra):
-        calls.append(system)
-        return system.get("w", 0) + extra
-
-    snapshot = freeze({"w": 2})
-    assert weight(snapshot, 1) == weight(snapshot, 1) == 3
-    assert len(calls) == 1  # the same snapshot: remembered
-    assert weight(freeze({"w": 2}), 1) == 3 and len(calls) == 2  # an equal but other snapshot: worked out
-    plain = {"w": 2}
-    assert weight(plain, 1) == 3
-    plain["w"] = 5  # a plain dict can change under the cache: never remembered
-    assert weight(plain, 1) == 6 and len(calls) == 4
 
 
 def test_remembered_rules_answer_as_the_rule_does():

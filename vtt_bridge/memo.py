@@ -1,13 +1,18 @@
-"""Pure rules remembered per token snapshot.
+"""A pure rule remembered per token snapshot: :func:`per_snapshot`.
 
-The odds resolve one attack thousands of times over the same token snapshots:
-the attacker's weapon, the distance between two bases, the attack roll's fixed
-part come out the same every time. A rule decorated with :func:`per_snapshot`
-is worked out once for the same arguments, compared by identity: safe because
-a snapshot (:class:`~vtt_bridge.FrozenDict`) cannot change, and the cache holds
-every argument it keeps an answer for, so two live objects with the same ids are
-the same objects. A call with a mutable argument (a plain dict, list or set) is
-never remembered.
+The odds resolve one attack thousands of times over the same snapshots, and
+the steps of one attack read the same snapshots again and again: a weapon's
+profile, a DV, the distance between two bases come out the same every time.
+A rule decorated with :func:`per_snapshot` is worked out once for the same
+arguments, compared by identity. That is safe because a snapshot
+(:class:`~vtt_bridge.FrozenDict`, a tuple, a string) cannot change, and the
+cache holds every argument it keeps an answer for, so a live object's id is
+never another object's. A call with a mutable argument (a plain dict, list or
+set) is worked out every time; an exception is never remembered.
+
+On a table every attack brings new snapshots of the tokens it changed, so
+there a lookup mostly misses: keep it for rules that cost more than a few
+dictionary lookups (remembering costs about one small function call).
 """
 
 from __future__ import annotations
@@ -21,14 +26,15 @@ __all__ = ["per_snapshot"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _MUTABLE = frozenset({dict, list, set, bytearray})
-SIZE = 512  # entries per rule; the cache starts over when full
+SIZE = 512
+"""Answers each rule keeps; its cache starts over when full."""
 
 
 def per_snapshot(function: F) -> F:
     """``function`` (positional arguments only), remembered for identical read-only arguments.
 
-    Worth it for a rule that costs more than a few dictionary lookups: remembering
-    costs about as much as one small function call.
+    The result is shared by every caller, so it must be read-only too (a frozen
+    value, a tuple, a NamedTuple). ``rule.cache_clear()`` forgets every answer.
     """
     cache: dict[Any, tuple[tuple[Any, ...], Any]] = {}
 
@@ -39,7 +45,7 @@ def per_snapshot(function: F) -> F:
             cache[key] = (args, value)  # the arguments held alive: their ids stay theirs
         return value
 
-    # One small wrapper per arity: the key is made without packing and unpacking arguments.
+    # One small wrapper per common arity: the key is made without packing the arguments.
     arity = function.__code__.co_argcount
     if arity == 1:
 
@@ -53,6 +59,13 @@ def per_snapshot(function: F) -> F:
             key = (id(a), id(b))
             hit = cache.get(key)
             return hit[1] if hit is not None else keep(key, (a, b), function(a, b))
+
+    elif arity == 3:
+
+        def remembered(a: Any, b: Any, c: Any) -> Any:  # type: ignore[misc]
+            key = (id(a), id(b), id(c))
+            hit = cache.get(key)
+            return hit[1] if hit is not None else keep(key, (a, b, c), function(a, b, c))
 
     elif arity == 4:
 
