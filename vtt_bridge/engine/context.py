@@ -233,6 +233,7 @@ class AttackContext:
         "ended",
         "end_reason",
         "_entry",
+        "_control",
         "_goto",
         "_step",
         "_nested",
@@ -263,7 +264,7 @@ class AttackContext:
         self.tokens = tokens
         try:
             self.attacker = tokens[attacker]
-            self.targets = tuple([tokens[t] for t in targets])
+            self.targets = tuple(map(tokens.__getitem__, targets))
         except KeyError:
             missing = next(t for t in (attacker, *targets) if t not in tokens)
             raise NotFound(f"no token {missing!r}", details={"token": missing}) from None
@@ -283,6 +284,8 @@ class AttackContext:
         self.ended = False
         self.end_reason: str | None = None
         self._entry: TraceEntry | None = None
+        #: A jump or a nested attack was asked for in this step (``_goto``, ``_nested``).
+        self._control = False
         self._goto: str | None = None
         self._step: Any = None
         self._nested: list[dict[str, Any]] | tuple[()] = ()
@@ -309,12 +312,12 @@ class AttackContext:
         merged = changes._merged.get(token_id)
         if merged is not None:
             return merged
-        if token_id not in changes.patches:
-            try:
-                return self.tokens[token_id].system
-            except KeyError:
-                raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
-        return changes.current(token_id)
+        if token_id in changes.patches:
+            return changes.current(token_id)
+        try:
+            return self.tokens[token_id].system
+        except KeyError:
+            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
 
     def answer(self, name: str) -> Answer | None:
         """The answer to decision ``name``, or ``None`` when it was not asked."""
@@ -339,10 +342,10 @@ class AttackContext:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
         changes = self.changes
         changes.set(token_id, fields)
-        step = self._step
         plugin = self._plugin  # set by the engine around each hook; else found from the caller's module
         if plugin is None:
             plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+        step = self._step
         changes.writers[token_id] = (plugin, step.name if step is not None else None)
 
     @property
@@ -397,6 +400,7 @@ class AttackContext:
                 details={"step": getattr(current, "name", None), "goto": step, "allowed": list(getattr(current, "goto", ()))},
             )
         self._goto = step
+        self._control = True
 
     def nest(
         self,
@@ -416,6 +420,7 @@ class AttackContext:
             raise InvalidRequest("no counterattack against a counterattack", details={"kind": kind})
         if not self._nested:
             self._nested = []
+        self._control = True
         self._nested.append(
             {"kind": kind, "attacker": attacker, "targets": list(targets), "declaration": declaration, "ruleset": ruleset}
         )
