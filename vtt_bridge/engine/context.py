@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
+from itertools import chain, repeat
 from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalTransition, InvalidRequest, NotFound
 from .dice import Dice, Roll
 from .foundry import roll_to_foundry
 from .steps import Answer, Ruleset
-from .tokens import _ATOMS, FrozenDict, Token, freeze, thaw
+from .tokens import _ATOMS, FrozenDict, Token, _all_atoms, freeze, thaw
 
 __all__ = ["AttackContext", "Changes", "EndCycle", "SkipItem", "StashKey", "TraceEntry"]
 
@@ -75,17 +76,21 @@ class TraceEntry:
 
     def to_dict(self) -> dict[str, Any]:
         rolls, changes, notes = self.rolls, self.changes, self.notes
-        out: dict[str, Any] = {
-            "step": self.step,
-            "title": self.title,
-            "rolls": [_roll_json(r) for r in rolls] if rolls else [],
-            "changes": [
+        if not changes:
+            changed = []
+        elif _all_atoms(map(type, _flatten(changes))):  # numbers, names, plugins: each change's dict made in C
+            changed = list(map(dict, map(zip, repeat(_CHANGE_KEYS), changes)))
+        else:
+            changed = [
                 {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
                 for n, a, b, p in changes
             ]
-            if changes
-            else [],
-            "notes": [{"text": t, "plugin": p} for t, p in notes] if notes else [],
+        out: dict[str, Any] = {
+            "step": self.step,
+            "title": self.title,
+            "rolls": list(map(_roll_json, rolls)) if rolls else [],
+            "changes": changed,
+            "notes": list(map(dict, map(zip, repeat(_NOTE_KEYS), notes))) if notes else [],
         }
         if self.item is not None:
             out["item"] = self.item
@@ -96,6 +101,11 @@ class TraceEntry:
         if self.ended is not None:
             out["ended"] = self.ended
         return out
+
+
+_CHANGE_KEYS = ("number", "from", "to", "plugin")
+_NOTE_KEYS = ("text", "plugin")
+_flatten = chain.from_iterable
 
 
 def _roll_json(roll: Roll) -> dict[str, Any]:
@@ -138,8 +148,9 @@ class Changes:
         #: last read is ``_STALE`` and frozen on the next read (never, if none follows).
         self._frozen: dict[str, dict[str, Any]] = {}
         self._stale: set[str] = set()
-        #: token id → the merged snapshot ``current`` returned, until the next write to that token.
-        self._merged: dict[str, FrozenDict] = {}
+        #: token id → what ``current`` returned (the snapshot's own ``system`` while the
+        #: token is unchanged, else merged), until the next write to that token.
+        self._merged: dict[str, Mapping[str, Any]] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """The token's system data with every pending change applied (merged once per change)."""
@@ -149,6 +160,7 @@ class Changes:
         base = self.tokens[token_id].system
         frozen = self._frozen.get(token_id)
         if not frozen:
+            self._merged[token_id] = base
             return base
         if token_id in self._stale:
             self._stale.discard(token_id)
@@ -162,13 +174,13 @@ class Changes:
     def set(self, token_id: str, fields: Mapping[str, Any]) -> None:
         if token_id not in self.tokens:
             raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
+        self._merged.pop(token_id, None)
         patch = self.patches.get(token_id)
         if patch is None:
             patch = self.patches[token_id] = {}
             frozen = self._frozen[token_id] = {}
         else:
             frozen = self._frozen[token_id]
-            self._merged.pop(token_id, None)
         for key, value in fields.items():
             if type(value) in _ATOMS:
                 patch[key] = frozen[key] = value
@@ -186,7 +198,7 @@ class Changes:
         out = {}
         for token_id, patch in self.patches.items():
             before = self.tokens[token_id].plain()
-            if any(key not in before or before[key] != value for key, value in patch.items()):
+            if not patch.items() <= before.items():  # some field written differs from before
                 out[token_id] = {"before": before, "after": {**before, **patch}}
         return out
 
@@ -240,6 +252,7 @@ class AttackContext:
         "_plugin_of",
         "_plugin",
         "_values",
+        "_current",
     )
 
     _NUMBERS: tuple[str, ...] = ()
@@ -280,7 +293,8 @@ class AttackContext:
         self.path = (parent.path + (kind,)) if parent is not None else ()
         self.item: str | None = None
         self.trace: list[TraceEntry] = []
-        self.changes = changes if changes is not None else Changes(tokens)
+        self.changes = changes = changes if changes is not None else Changes(tokens)
+        self._current = changes._merged
         self.ended = False
         self.end_reason: str | None = None
         self._entry: TraceEntry | None = None
@@ -308,16 +322,12 @@ class AttackContext:
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """A token's system data with this resolution's pending changes applied."""
-        changes = self.changes
-        merged = changes._merged.get(token_id)
-        if merged is not None:
-            return merged
-        if token_id in changes.patches:
-            return changes.current(token_id)
-        try:
-            return self.tokens[token_id].system
-        except KeyError:
-            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
+        current = self._current.get(token_id)  # the pending changes' cache of what this returns
+        if current is not None:
+            return current
+        if token_id not in self.tokens:
+            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
+        return self.changes.current(token_id)
 
     def answer(self, name: str) -> Answer | None:
         """The answer to decision ``name``, or ``None`` when it was not asked."""

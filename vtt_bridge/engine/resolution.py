@@ -126,8 +126,16 @@ def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[Attac
 def _collect(functions: list[tuple[Callable[..., Any], bool]]) -> Callable[[AttackContext], list[Any]]:
     """Untraced implementations (an options hook's) run directly in pluggy's order, their non-None results collected.
 
-    The common shape — a pack's before the ruleset's — gets its own small function.
+    The common shapes — the ruleset's alone, or a pack's before it — get their own small function.
     """
+    if len(functions) == 1 and functions[0][1]:
+        ((only, _),) = functions
+
+        def one(ctx: AttackContext) -> list[Any]:
+            r = only(ctx)
+            return [] if r is None else [r]
+
+        return one
     if len(functions) == 2 and functions[0][1] and functions[1][1]:
         (first, _), (last, _) = functions
 
@@ -205,15 +213,22 @@ def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callabl
     return call
 
 
+def _with_ctx(function: Callable[..., Any], takes_ctx: bool) -> Callable[[AttackContext], Any]:
+    """``function`` as a function of the context (an implementation may take no argument at all)."""
+    return function if takes_ctx else lambda ctx: function()
+
+
 def _one_wrapper(
     wrapper: tuple[Callable[..., Any], bool, bool, str], calls: list[tuple[Callable[..., Any], bool, str]]
 ) -> Callable[[AttackContext], Any]:
     """:func:`_wrapped` for one wrapper around plain implementations: the same flow, no teardown list."""
     function, wrapper_takes_ctx, _, wrapper_plugin = wrapper
+    start = _with_ctx(function, wrapper_takes_ctx)
+    inner = tuple((_with_ctx(f, takes_ctx), plugin) for f, takes_ctx, plugin in calls)
 
     def call(ctx: AttackContext) -> Any:
         ctx._plugin = wrapper_plugin
-        gen = function(ctx) if wrapper_takes_ctx else function()
+        gen = start(ctx)
         try:
             next(gen)
         except StopIteration:
@@ -221,9 +236,9 @@ def _one_wrapper(
             raise RuntimeError(f"wrap_controller at {function.__name__!r} did not yield") from None
         results: list[Any] = []
         try:
-            for f, takes_ctx, plugin in calls:
+            for f, plugin in inner:
                 ctx._plugin = plugin
-                r = f(ctx) if takes_ctx else f()
+                r = f(ctx)
                 if r is not None:
                     results.append(r)
         except BaseException as exc:
@@ -955,6 +970,8 @@ class Resolution:
 _WIRE_CACHE = 1024
 _THAWED: dict[int, tuple[Any, dict[str, Any]]] = {}
 _WIRES: dict[tuple[int, int, str], tuple[Decision, Answer, dict[str, Any]]] = {}
+_ID = attrgetter("id")
+_STEP_DICT = TraceEntry.to_dict
 
 
 def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
@@ -1035,9 +1052,9 @@ class Record:
             "ruleset": ctx.ruleset.id,
             "kind": ctx.kind,
             "attacker": ctx.attacker.id,
-            "targets": [t.id for t in ctx.targets],
+            "targets": list(map(_ID, ctx.targets)),
             "declaration": _thawed(ctx.declaration),
-            "steps": [e.to_dict() for e in ctx.trace],
+            "steps": list(map(_STEP_DICT, ctx.trace)),
             "outcome": thaw(outcome if "children" not in (outcome := ctx.outcome) else {k: v for k, v in outcome.items() if k != "children"}),
             "ended": ctx.end_reason,
         }
@@ -1045,8 +1062,8 @@ class Record:
         if dice is not None:
             out["seed"] = dice.seed
             out["dice"] = "scripted" if dice.scripted else "seeded"
-            out["dice_used"] = dice.used
-            out["decisions"] = [_wire(d, a, how) for d, a, how in self.decisions]
+            out["dice_used"] = dice._used
+            out["decisions"] = list(map(_wire, *zip(*self.decisions))) if self.decisions else []
             out["changes"] = self.changes
         self._dict = out
         return out
