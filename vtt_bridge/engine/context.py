@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from itertools import chain, repeat
 from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalTransition, InvalidRequest, NotFound
 from .dice import Dice, Roll
 from .foundry import roll_to_foundry
 from .steps import Answer, Ruleset
-from .tokens import _ATOMS, FrozenDict, Token, _all_atoms, freeze, thaw
+from .tokens import _ATOMS, FrozenDict, Token, freeze, thaw
 
 __all__ = ["AttackContext", "Changes", "EndCycle", "SkipItem", "StashKey", "TraceEntry"]
 
@@ -76,21 +75,17 @@ class TraceEntry:
 
     def to_dict(self) -> dict[str, Any]:
         rolls, changes, notes = self.rolls, self.changes, self.notes
-        if not changes:
-            changed = []
-        elif _all_atoms(map(type, _flatten(changes))):  # numbers, names, plugins: each change's dict made in C
-            changed = list(map(dict, map(zip, repeat(_CHANGE_KEYS), changes)))
-        else:
-            changed = [
-                {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
-                for n, a, b, p in changes
-            ]
         out: dict[str, Any] = {
             "step": self.step,
             "title": self.title,
             "rolls": list(map(_roll_json, rolls)) if rolls else [],
-            "changes": changed,
-            "notes": list(map(dict, map(zip, repeat(_NOTE_KEYS), notes))) if notes else [],
+            "changes": [
+                {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
+                for n, a, b, p in changes
+            ]
+            if changes
+            else [],
+            "notes": [{"text": t, "plugin": p} for t, p in notes] if notes else [],
         }
         if self.item is not None:
             out["item"] = self.item
@@ -101,11 +96,6 @@ class TraceEntry:
         if self.ended is not None:
             out["ended"] = self.ended
         return out
-
-
-_CHANGE_KEYS = ("number", "from", "to", "plugin")
-_NOTE_KEYS = ("text", "plugin")
-_flatten = chain.from_iterable
 
 
 def _roll_json(roll: Roll) -> dict[str, Any]:
@@ -148,9 +138,8 @@ class Changes:
         #: last read is ``_STALE`` and frozen on the next read (never, if none follows).
         self._frozen: dict[str, dict[str, Any]] = {}
         self._stale: set[str] = set()
-        #: token id → what ``current`` returned (the snapshot's own ``system`` while the
-        #: token is unchanged, else merged), until the next write to that token.
-        self._merged: dict[str, Mapping[str, Any]] = {}
+        #: token id → the merged snapshot ``current`` returned, until the next write to that token.
+        self._merged: dict[str, FrozenDict] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """The token's system data with every pending change applied (merged once per change)."""
@@ -160,7 +149,6 @@ class Changes:
         base = self.tokens[token_id].system
         frozen = self._frozen.get(token_id)
         if not frozen:
-            self._merged[token_id] = base
             return base
         if token_id in self._stale:
             self._stale.discard(token_id)
@@ -322,12 +310,16 @@ class AttackContext:
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """A token's system data with this resolution's pending changes applied."""
-        current = self._current.get(token_id)  # the pending changes' cache of what this returns
-        if current is not None:
-            return current
-        if token_id not in self.tokens:
-            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
-        return self.changes.current(token_id)
+        merged = self._current.get(token_id)  # the pending changes' merged snapshots
+        if merged is not None:
+            return merged
+        changes = self.changes
+        if token_id not in changes.patches:
+            try:
+                return self.tokens[token_id].system
+            except KeyError:
+                raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
+        return changes.current(token_id)
 
     def answer(self, name: str) -> Answer | None:
         """The answer to decision ``name``, or ``None`` when it was not asked."""

@@ -89,18 +89,13 @@ class Roll:
     @property
     def successes(self) -> int:
         """Dice at or over ``target``, a ``double`` face counting twice."""
-        target = self.target
+        target, double = self.target, self.double
         if target is None:
             return 0
-        faces = self.faces if self.inactive is None else self.active
-        if type(target) is not int:
-            double = self.double
-            return sum(2 if face == double else 1 for face in faces if face >= target)
-        # Counted in C: every face at or over the target once, a double face (when it succeeds) once more.
-        count = sum(map(target.__le__, faces))
-        double = self.double
-        if double is not None and double >= target:
-            count += faces.count(double)
+        count = 0
+        for face in self.faces if self.inactive is None else self.active:
+            if face >= target:
+                count += 2 if face == double else 1
         return count
 
     @property

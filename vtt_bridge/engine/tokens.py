@@ -9,8 +9,6 @@ A resolution reads tokens only through snapshots: nested dicts become
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import compress
-from operator import not_ as _not
 from typing import Any
 
 from ..errors import SnapshotMutation
@@ -45,23 +43,16 @@ _ATOMS = frozenset({str, int, float, bool, type(None)})
 _all_atoms = _ATOMS.issuperset  # of an iterable of types: every one is a scalar (checked in C)
 
 
-def _nested(values: Any) -> Any:
-    """The positions (a ``compress`` selector) of the values that are not scalars, found in C."""
-    return map(_not, map(_ATOMS.__contains__, map(type, values)))
-
-
 def freeze(value: Any) -> Any:
     """Deep-freeze JSON-like data: dicts to :class:`FrozenDict`, lists to tuples."""
     kind = type(value)
     if kind in _ATOMS or kind is FrozenDict:
         return value
     # Exact types first: the ABC check below is slow, and most data is plain.
-    # Only the nested values are visited in Python; the scalars are copied in C.
     if kind is dict:
-        plain = dict(value)
-        for key in compress(value, _nested(value.values())):
-            plain[key] = freeze(value[key])
-        return FrozenDict(plain)
+        if _all_atoms(map(type, value.values())):
+            return FrozenDict(value)
+        return FrozenDict({k: v if type(v) in _ATOMS else freeze(v) for k, v in value.items()})
     if kind is list or kind is tuple:
         if _all_atoms(map(type, value)):
             return value if kind is tuple else tuple(value)
@@ -79,10 +70,9 @@ def thaw(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     if kind is FrozenDict or kind is dict:
-        plain = dict(value)
-        for key in compress(value, _nested(value.values())):
-            plain[key] = thaw(value[key])
-        return plain
+        if _all_atoms(map(type, value.values())):
+            return dict(value)
+        return {k: v if type(v) in _ATOMS else thaw(v) for k, v in value.items()}
     if kind is tuple or kind is list:
         if _all_atoms(map(type, value)):
             return list(value)
