@@ -9,7 +9,9 @@ start-up cancels out) and the difference per run is printed:
 - the same with the wire record built (Foundry roll JSON included);
 - the pluggy floor: the ten exalted2e step hooks with two no-op
   implementations each, called through pluggy — the issue's yardstick, here
-  in instructions, so "within 2× of the floor" can be checked without noise.
+  in instructions, so "within 2× of the floor" can be checked without noise;
+- the same no-op hooks run as a ruleset by this engine (its own cost per
+  resolution: context, trace entries, callers, driver).
 
     .venv/bin/python bench/engine_instructions.py [--n 300]
     .venv/bin/python bench/engine_instructions.py --quick   # the workloads once each, natively
