@@ -9,7 +9,9 @@ start-up cancels out) and the difference per run is printed:
 - the same with the wire record built (Foundry roll JSON included);
 - the pluggy floor: the ten exalted2e step hooks with two no-op
   implementations each, called through pluggy — the issue's yardstick, here
-  in instructions, so "within 2× of the floor" can be checked without noise.
+  in instructions, so "within 2× of the floor" can be checked without noise;
+- the same no-op hooks run as a ruleset by this engine (its own cost per
+  resolution: context, trace entries, callers, driver).
 
     .venv/bin/python bench/engine_instructions.py [--n 300]
     .venv/bin/python bench/engine_instructions.py --quick   # the workloads once each, natively
@@ -42,18 +44,20 @@ WORKLOADS = {
     "blocked": "exalted2e, pack blocked",
     "record": "exalted2e, pack loaded +record",
     "floor": "floor: 10 hooks × 2 no-ops via pluggy",
+    "engine-floor": "floor: the same no-ops via this engine",
 }
 
 
 def workload(name: str, n: int) -> None:
     """Run one workload ``n`` times (what callgrind counts)."""
-    if name == "floor":
+    if name in ("floor", "engine-floor"):
         from engine_bench import floor
         from vtt_exalted2e.ruleset import STEPS
 
-        through_pluggy, _ = floor([s.name for s in STEPS])
+        through_pluggy, through_engine = floor([s.name for s in STEPS])
+        run = through_pluggy if name == "floor" else through_engine
         for i in range(n):
-            through_pluggy(i)
+            run(i)
         return
     from engine_bench import load  # same tokens and attack as bench/engine_bench.py
 

@@ -78,7 +78,7 @@ class TraceEntry:
         out: dict[str, Any] = {
             "step": self.step,
             "title": self.title,
-            "rolls": [_roll_json(r) for r in rolls] if rolls else [],
+            "rolls": list(map(_roll_json, rolls)) if rolls else [],
             "changes": [
                 {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
                 for n, a, b, p in changes
@@ -162,13 +162,13 @@ class Changes:
     def set(self, token_id: str, fields: Mapping[str, Any]) -> None:
         if token_id not in self.tokens:
             raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
+        self._merged.pop(token_id, None)
         patch = self.patches.get(token_id)
         if patch is None:
             patch = self.patches[token_id] = {}
             frozen = self._frozen[token_id] = {}
         else:
             frozen = self._frozen[token_id]
-            self._merged.pop(token_id, None)
         for key, value in fields.items():
             if type(value) in _ATOMS:
                 patch[key] = frozen[key] = value
@@ -186,7 +186,7 @@ class Changes:
         out = {}
         for token_id, patch in self.patches.items():
             before = self.tokens[token_id].plain()
-            if any(key not in before or before[key] != value for key, value in patch.items()):
+            if not patch.items() <= before.items():  # some field written differs from before
                 out[token_id] = {"before": before, "after": {**before, **patch}}
         return out
 
@@ -233,12 +233,14 @@ class AttackContext:
         "ended",
         "end_reason",
         "_entry",
+        "_control",
         "_goto",
         "_step",
         "_nested",
         "_plugin_of",
         "_plugin",
         "_values",
+        "_current",
     )
 
     _NUMBERS: tuple[str, ...] = ()
@@ -263,7 +265,7 @@ class AttackContext:
         self.tokens = tokens
         try:
             self.attacker = tokens[attacker]
-            self.targets = tuple([tokens[t] for t in targets])
+            self.targets = tuple(map(tokens.__getitem__, targets))
         except KeyError:
             missing = next(t for t in (attacker, *targets) if t not in tokens)
             raise NotFound(f"no token {missing!r}", details={"token": missing}) from None
@@ -279,10 +281,13 @@ class AttackContext:
         self.path = (parent.path + (kind,)) if parent is not None else ()
         self.item: str | None = None
         self.trace: list[TraceEntry] = []
-        self.changes = changes if changes is not None else Changes(tokens)
+        self.changes = changes = changes if changes is not None else Changes(tokens)
+        self._current = changes._merged
         self.ended = False
         self.end_reason: str | None = None
         self._entry: TraceEntry | None = None
+        #: A jump or a nested attack was asked for in this step (``_goto``, ``_nested``).
+        self._control = False
         self._goto: str | None = None
         self._step: Any = None
         self._nested: list[dict[str, Any]] | tuple[()] = ()
@@ -305,10 +310,10 @@ class AttackContext:
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """A token's system data with this resolution's pending changes applied."""
-        changes = self.changes
-        merged = changes._merged.get(token_id)
+        merged = self._current.get(token_id)  # the pending changes' merged snapshots
         if merged is not None:
             return merged
+        changes = self.changes
         if token_id not in changes.patches:
             try:
                 return self.tokens[token_id].system
@@ -339,10 +344,10 @@ class AttackContext:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
         changes = self.changes
         changes.set(token_id, fields)
-        step = self._step
         plugin = self._plugin  # set by the engine around each hook; else found from the caller's module
         if plugin is None:
             plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+        step = self._step
         changes.writers[token_id] = (plugin, step.name if step is not None else None)
 
     @property
@@ -397,6 +402,7 @@ class AttackContext:
                 details={"step": getattr(current, "name", None), "goto": step, "allowed": list(getattr(current, "goto", ()))},
             )
         self._goto = step
+        self._control = True
 
     def nest(
         self,
@@ -416,6 +422,7 @@ class AttackContext:
             raise InvalidRequest("no counterattack against a counterattack", details={"kind": kind})
         if not self._nested:
             self._nested = []
+        self._control = True
         self._nested.append(
             {"kind": kind, "attacker": attacker, "targets": list(targets), "declaration": declaration, "ruleset": ruleset}
         )

@@ -93,7 +93,7 @@ class Roll:
         if target is None:
             return 0
         count = 0
-        for face in self.active:
+        for face in self.faces if self.inactive is None else self.active:
             if face >= target:
                 count += 2 if face == double else 1
         return count

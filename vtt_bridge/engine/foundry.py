@@ -166,12 +166,64 @@ def _formula(terms: list[dict[str, Any]]) -> str:
     return "".join(_term_formula(t) for t in terms)
 
 
+# Per (sides, target, double): each face's result dict and the successes it counts, by face.
+# Records share these read-only dicts, as they share every other part (see ``_success_pool``).
+_FACES: dict[tuple[int, int, int | None], tuple[tuple[Any, ...], tuple[int, ...], list[str]]] = {}
+
+
+def _faces(sides: int, target: int, double: int | None) -> tuple[tuple[Any, ...], tuple[int, ...], list[str]]:
+    results: list[Any] = [None]
+    counts = [0]
+    for face in range(1, sides + 1):
+        if face >= target:
+            count = 2 if face == double else 1
+            results.append({"result": face, "active": True, "success": True, "count": count})
+        else:
+            count = 0
+            results.append({"result": face, "active": True, "success": False, "count": 0})
+        counts.append(count)
+    modifiers = [f"cs>={target}", f"dbl{double}"] if double is not None and double >= target else [f"cs>={target}"]
+    if len(_FACES) >= 256:
+        _FACES.clear()
+    table = _FACES[(sides, target, double)] = (tuple(results), tuple(counts), modifiers)
+    return table
+
+
 def _success_pool(roll: Roll, target: int) -> dict[str, Any]:
     """The common roll, written out directly: one die size, every die thrown once and still counting.
 
     The same JSON the general path below builds for it (``Nd10cs>=7dbl10``, one
-    ``Die`` term), without grouping the dice or looking up how each one ended.
+    ``Die`` term), without grouping the dice or looking up how each one ended:
+    each face's result dict (and its modifiers list) is made once per die size,
+    target and double, and shared, read-only, by every roll that shows it.
     """
+    sides, faces = roll.sides, roll.faces
+    if sides > 100:  # a face table per size is for dice, not for d1000s
+        return _success_results(roll, target)
+    table = _FACES.get((sides, target, roll.double)) or _faces(sides, target, roll.double)
+    results, counts, modifiers = table
+    number = len(faces)
+    return {
+        "class": "Roll",
+        "options": {"flavor": roll.label},
+        "formula": f"{number}d{sides}{''.join(modifiers)}",
+        "terms": [
+            {
+                "class": "Die",
+                "options": {},
+                "number": number,
+                "faces": sides,
+                "modifiers": modifiers,
+                "results": list(map(results.__getitem__, faces)),
+            }
+        ],
+        "total": sum(map(counts.__getitem__, faces)),
+        "evaluated": True,
+    }
+
+
+def _success_results(roll: Roll, target: int) -> dict[str, Any]:
+    """:func:`_success_pool` for a big die: each result made here."""
     double = roll.double
     results = []
     total = 0

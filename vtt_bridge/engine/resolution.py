@@ -17,10 +17,12 @@ scripted dice and answers the decisions.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable, Generator, Iterable, Mapping
+from itertools import chain
+from operator import attrgetter
+from typing import Any
 
 import pluggy
-from collections.abc import Callable, Generator, Iterable, Mapping
-from typing import Any
 
 from ..errors import InvalidRequest, PluginError, SnapshotMutation, UnknownRuleset, VTTError
 from .context import AttackContext, EndCycle, SkipItem, TraceEntry, context_class
@@ -124,8 +126,16 @@ def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[Attac
 def _collect(functions: list[tuple[Callable[..., Any], bool]]) -> Callable[[AttackContext], list[Any]]:
     """Untraced implementations (an options hook's) run directly in pluggy's order, their non-None results collected.
 
-    The common shape — a pack's before the ruleset's — gets its own small function.
+    The common shapes — the ruleset's alone, or a pack's before it — get their own small function.
     """
+    if len(functions) == 1 and functions[0][1]:
+        ((only, _),) = functions
+
+        def one(ctx: AttackContext) -> list[Any]:
+            r = only(ctx)
+            return [] if r is None else [r]
+
+        return one
     if len(functions) == 2 and functions[0][1] and functions[1][1]:
         (first, _), (last, _) = functions
 
@@ -203,15 +213,22 @@ def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callabl
     return call
 
 
+def _with_ctx(function: Callable[..., Any], takes_ctx: bool) -> Callable[[AttackContext], Any]:
+    """``function`` as a function of the context (an implementation may take no argument at all)."""
+    return function if takes_ctx else lambda ctx: function()
+
+
 def _one_wrapper(
     wrapper: tuple[Callable[..., Any], bool, bool, str], calls: list[tuple[Callable[..., Any], bool, str]]
 ) -> Callable[[AttackContext], Any]:
     """:func:`_wrapped` for one wrapper around plain implementations: the same flow, no teardown list."""
     function, wrapper_takes_ctx, _, wrapper_plugin = wrapper
+    start = _with_ctx(function, wrapper_takes_ctx)
+    inner = tuple((_with_ctx(f, takes_ctx), plugin) for f, takes_ctx, plugin in calls)
 
     def call(ctx: AttackContext) -> Any:
         ctx._plugin = wrapper_plugin
-        gen = function(ctx) if wrapper_takes_ctx else function()
+        gen = start(ctx)
         try:
             next(gen)
         except StopIteration:
@@ -219,9 +236,9 @@ def _one_wrapper(
             raise RuntimeError(f"wrap_controller at {function.__name__!r} did not yield") from None
         results: list[Any] = []
         try:
-            for f, takes_ctx, plugin in calls:
+            for f, plugin in inner:
                 ctx._plugin = plugin
-                r = f(ctx) if takes_ctx else f()
+                r = f(ctx)
                 if r is not None:
                     results.append(r)
         except BaseException as exc:
@@ -267,47 +284,119 @@ def _monitored(name: str, impls: list[Any], inner: Callable[[AttackContext], Any
 
 
 class _Compiled:
-    """A step with its hook callers looked up once per ruleset (the step plan)."""
+    """A step with its hook callers looked up once per ruleset (the step plan).
 
-    __slots__ = ("step", "name", "title", "ask", "hook_name", "options_hook", "call", "options_call", "children", "decisions")
+    What the step's decision needs on every resolution is worked out here once:
+    who decides (``who``: a function of the context, ``None`` for the GM), the
+    decline option's id, and the options offered so far (``offers``, see :func:`_offer`).
+    """
 
-    def __init__(self, step: Step, hook_name: str, call, options_call, children: tuple[_Compiled, ...]):
+    __slots__ = (
+        "step", "name", "title", "ask", "hook_name", "options_hook", "call", "impls", "options_call", "children",
+        "who", "decline", "offers", "repeat", "more",
+    )  # fmt: skip
+
+    def __init__(self, step: Step, hook_name: str, call, impls, options_call, children: tuple[_Compiled, ...]):
         self.step = step
         self.name = step.name
         self.title = step.title
-        self.ask = step.ask
+        ask = self.ask = step.ask
         self.hook_name = hook_name
-        self.options_hook = f"{hook_name.removesuffix(step.name)}{step.ask.name}_options" if step.ask else ""
+        self.options_hook = f"{hook_name.removesuffix(step.name)}{ask.name}_options" if ask else ""
         self.call = call
+        #: ``((function, plugin), ...)`` when the step hook's implementations are all plain
+        #: ones taking ``ctx`` (no wrapper, no monitor): the engine calls them itself.
+        self.impls = impls
         self.options_call = options_call
         self.children = children
-        #: Decisions asked here, by what makes them (they are frozen, so shared): see ``_decision``.
-        self.decisions: dict[tuple[Any, ...], tuple[Decision, tuple[Option, ...]]] = {}
+        self.who = _who(ask.who) if ask else None
+        self.decline = ask.decline.id if ask and ask.decline is not None else None
+        self.repeat = bool(ask and ask.repeat)
+        #: Anything to do after the hook besides what the context asks for (child steps, a repeat).
+        self.more = bool(children) or self.repeat
+        #: The options offered here, by what was offered (they are frozen, so shared): see ``_offer``.
+        self.offers: dict[tuple[int, ...], _Offer] = {}
 
 
-DECISION_CACHE = 256  # per step: the same question with the same options is asked again and again
+def _who(who: str | Callable[[AttackContext], str | None]) -> Callable[[AttackContext], str | None] | None:
+    """The function of the context naming a decision's decider (``None``: the GM)."""
+    if callable(who):
+        return who
+    if who == "attacker":
+        return attrgetter("attacker.id")
+    if who == "defender":
+        return attrgetter("defender.id")
+    if who == "item":
+        return attrgetter("item")
+    return None
 
 
-class _Plan:
-    __slots__ = ("ruleset", "steps", "context_class")
-
-    def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
-        self.ruleset = ruleset
-        self.steps = steps
-        self.context_class = context_class(ruleset)
+OFFER_CACHE = 256  # per step: the same options are offered again and again
+DECISION_CACHE = 64  # per offer: the same question (key, decider, default) is asked again and again
 
 
-def _decision(compiled: _Compiled, key: str, token: str | None, options: tuple[Option, ...], default: str) -> Decision:
-    """The step's decision for these options, made once and shared while the same options come back.
+class _Offer:
+    """Options offered at a step, flattened and grouped once while the same ones come back.
 
     Options are looked up by identity (packs and rulesets offer module-level
-    constants), and the cached entry keeps them alive, so an id cannot be reused.
+    constants), and the entry keeps them alive, so an id cannot be reused.
+
+    :ivar options: every option offered, in order (kept alive for the lookup).
+    :ivar group: when no option names its own token, the decider's options with
+        the decline option appended; else ``None`` (grouped on every call).
+    :ivar ids: the ids in ``group``.
+    :ivar default: the ask's own default for ``group`` when it is not a function.
+    :ivar decisions: ``(key, token, default)`` → the :class:`Decision` made for them.
     """
-    cache = compiled.decisions
-    lookup = (key, token, default, *map(id, options))
-    hit = cache.get(lookup)
-    if hit is not None:
-        return hit[0]
+
+    __slots__ = ("options", "group", "ids", "default", "decisions")
+
+    def __init__(self, ask: Ask, options: list[Option]) -> None:
+        self.options = options
+        self.group: tuple[Option, ...] | None = None
+        self.ids: frozenset[str] = frozenset()
+        self.default: str | None = None
+        self.decisions: dict[tuple[str, str | None, str], Decision] = {}
+        if all(o.token is None for o in options):
+            group = self.group = _with_decline(ask, options)
+            self.ids = frozenset(o.id for o in group)
+            if not callable(ask.default):
+                self.default = ask.default or (ask.decline.id if ask.decline is not None else group[0].id)
+
+
+def _with_decline(ask: Ask, options: list[Option]) -> tuple[Option, ...]:
+    decline = ask.decline
+    if decline is not None and not any(o.id == decline.id for o in options):
+        return (*options, decline)
+    return tuple(options)
+
+
+_flatten = chain.from_iterable
+
+
+def _lookup(offered: list[list[Option]]) -> tuple[int, ...]:
+    """What identifies an offer: the ids of the options (one list of them per implementation)."""
+    return tuple(map(id, _flatten(filter(None, offered))))
+
+
+def _offer(compiled: _Compiled, lookup: tuple[int, ...], offered: list[list[Option]]) -> _Offer:
+    """The step's :class:`_Offer` for what its options hook returned, made on first sight."""
+    offers = compiled.offers
+    offer = offers.get(lookup)
+    if offer is None:
+        if len(offers) >= OFFER_CACHE:
+            offers.clear()
+        offer = offers[lookup] = _Offer(compiled.ask, list(_flatten(filter(None, offered))))
+    return offer
+
+
+def _decision(compiled: _Compiled, offer: _Offer, key: str, token: str | None, options: tuple[Option, ...], default: str) -> Decision:
+    """The step's decision for these options, made once and shared while the same question comes back."""
+    decisions = offer.decisions if options is offer.group else None
+    if decisions is not None:
+        decision = decisions.get((key, token, default))
+        if decision is not None:
+            return decision
     ask = compiled.ask
     decision = Decision(
         key=key,
@@ -319,10 +408,20 @@ def _decision(compiled: _Compiled, key: str, token: str | None, options: tuple[O
         default=default,
         timeout=ask.timeout,
     )
-    if len(cache) >= DECISION_CACHE:
-        cache.clear()
-    cache[lookup] = (decision, options)
+    if decisions is not None:
+        if len(decisions) >= DECISION_CACHE:
+            decisions.clear()
+        decisions[(key, token, default)] = decision
     return decision
+
+
+class _Plan:
+    __slots__ = ("ruleset", "steps", "context_class")
+
+    def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
+        self.ruleset = ruleset
+        self.steps = steps
+        self.context_class = context_class(ruleset)
 
 
 class Engine:
@@ -369,7 +468,7 @@ class Engine:
         for step in steps:
             name = f"{ruleset.id}_{step.name}"
             options = self._caller(f"{ruleset.id}_{step.ask.name}_options", trace=False) if step.ask else None
-            out.append(_Compiled(step, name, self._caller(name), options, self._compile(ruleset, step.steps)))
+            out.append(_Compiled(step, name, self._caller(name), self._impls(name), options, self._compile(ruleset, step.steps)))
         return tuple(out)
 
     def _caller(self, name: str, *, trace: bool = True) -> Callable[[AttackContext], Any]:
@@ -397,6 +496,13 @@ class Engine:
         if self.monitors:
             call = _monitored(name, impls, call, self.monitors)
         return call
+
+    def _impls(self, name: str) -> tuple[tuple[Callable[[AttackContext], Any], str], ...] | None:
+        """A step hook's implementations in pluggy's order, when the engine may call them itself (see ``_Compiled``)."""
+        impls = getattr(self.hook, name).get_hookimpls()
+        if not self.fast or self.monitors or any(i.hookwrapper or i.wrapper or not i.argnames for i in impls):
+            return None
+        return tuple((i.function, i.plugin_name) for i in reversed(impls))
 
     def add_monitor(self, before: Any, after: Any) -> Callable[[], None]:
         """Report every step and options hook call, as pluggy's ``add_hookcall_monitoring`` does."""
@@ -433,7 +539,7 @@ class Engine:
         for callers that read only the outcome and the changes, such as the
         odds' Monte Carlo runs. Hooks run the same.
         """
-        plan = self.plan(ruleset_id)
+        plan = self._plans.get(ruleset_id) or self.plan(ruleset_id)
         ruleset = plan.ruleset
         n = len(targets)
         if not ruleset.min_targets <= n <= ruleset.max_targets:
@@ -448,7 +554,7 @@ class Engine:
             for key, value in answers.items():
                 values = value if isinstance(value, list) else [value]
                 given[key] = [parse_answer(v) for v in values]
-        return Resolution(self, plan, tokens, attacker, list(targets), declaration, Dice(seed, dice), given, trace)
+        return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), given, trace)
 
 
 class Resolution:
@@ -459,6 +565,11 @@ class Resolution:
     ...     res.answer("parry")          # or res.default("timeout")
     >>> res.record["outcome"]
     """
+
+    __slots__ = (
+        "engine", "traced", "plan", "tokens", "dice", "given", "decisions", "ctx", "pending", "result",
+        "_gen", "_send", "_auto", "__weakref__",
+    )  # fmt: skip
 
     def __init__(self, engine, plan, tokens, attacker, targets, declaration, dice, given, trace=True):
         self.engine = engine
@@ -560,71 +671,87 @@ class Resolution:
         dice = self.dice
         rolls = dice.rolls
         trace = ctx.trace if self.traced else None
+        # Every decision takes the rules' default here, without a round trip
+        # (``run()`` without a policy and no answers given): no generator per decision.
+        quick = self._auto and not self.given
         entry: TraceEntry | None = None
-        i, count, jumps = 0, len(steps), 0
+        i, count, jumps, repeats = 0, len(steps), 0, 0
         while i < count:
             compiled = steps[i]
+            if trace is not None:
+                entry = ctx._entry = TraceEntry(compiled.name, compiled.title, ctx.item)
+                trace.append(entry)
+            answer = None
             ask = compiled.ask
-            repeats = 0
-            while True:
-                if trace is not None:
-                    entry = TraceEntry(compiled.name, compiled.title, ctx.item)
-                    trace.append(entry)
-                    ctx._entry = entry
-                answer = None
-                if ask is not None:
-                    try:
-                        offered = compiled.options_call(ctx)
-                    except (EndCycle, SkipItem):
-                        raise
-                    except BaseException as exc:
-                        raise self._fault(exc, compiled.options_hook, compiled.name) from exc
-                    if any(offered):
-                        try:
-                            answer = yield from self._ask(compiled, ctx, entry, offered)
-                        except (EndCycle, SkipItem, GeneratorExit, VTTError):
-                            raise
-                        except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
-                            raise self._fault(exc, compiled.options_hook, compiled.name) from exc
-                    else:
-                        ctx.answers.pop(ask.name, None)
-                dice.step = compiled.name
-                ctx._step = compiled.step
-                first = len(rolls)
+            if ask is not None:
                 try:
-                    compiled.call(ctx)
-                except (EndCycle, SkipItem) as end:
-                    if entry is not None:
-                        entry.ended = str(end)
-                        entry.rolls = rolls[first:]
+                    offered = compiled.options_call(ctx)
+                except (EndCycle, SkipItem):
                     raise
-                except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
-                    running, ctx._plugin = ctx._plugin, None
-                    raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
-                if entry is not None and len(rolls) != first:
+                except BaseException as exc:
+                    raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                if any(offered):
+                    try:
+                        if quick:
+                            answer = self._default(compiled, ctx, entry, offered)
+                        else:
+                            answer = yield from self._ask(compiled, ctx, entry, offered)
+                    except (EndCycle, SkipItem, GeneratorExit, VTTError):
+                        raise
+                    except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
+                        raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                else:
+                    ctx.answers.pop(ask.name, None)
+            dice.step = compiled.name
+            ctx._step = compiled.step
+            first = len(rolls)
+            impls = compiled.impls
+            try:
+                if impls is not None:  # the common case: plain implementations, called right here
+                    for function, plugin in impls:
+                        ctx._plugin = plugin
+                        function(ctx)
+                    ctx._plugin = None
+                else:
+                    compiled.call(ctx)
+            except (EndCycle, SkipItem) as end:
+                ctx._plugin = None
+                if entry is not None:
+                    entry.ended = str(end)
                     entry.rolls = rolls[first:]
+                raise
+            except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
+                running, ctx._plugin = ctx._plugin, None
+                raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
+            if len(rolls) != first and entry is not None:
+                entry.rolls = rolls[first:]
+            if ctx._control or compiled.more:
+                # Nested attacks asked for, child steps, a repeated decision or a jump back.
                 if ctx._nested:
                     yield from self._children(ctx, entry)
                 if compiled.children:
                     yield from self._loop(compiled, ctx)
+                ctx._control = False
+                target = ctx._goto
                 if (
-                    answer is None
-                    or not ask.repeat
-                    or ctx._goto is not None
-                    or (ask.decline is not None and answer.option == ask.decline.id)
-                    or repeats + 1 >= ask.max_repeats
+                    answer is not None
+                    and compiled.repeat
+                    and target is None
+                    and answer.option != compiled.decline
+                    and repeats + 1 < ask.max_repeats
                 ):
-                    break
-                repeats += 1
-            target = ctx._goto
-            if target is None:
-                i += 1
-                continue
-            ctx._goto = None
-            jumps += 1
-            if jumps > 100:
-                raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
-            i = next(j for j, c in enumerate(steps) if c.name == target)
+                    repeats += 1
+                    continue  # the same step again: ask, then its hook
+                if target is not None:
+                    ctx._goto = None
+                    jumps += 1
+                    if jumps > 100:
+                        raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
+                    i = next(j for j, c in enumerate(steps) if c.name == target)
+                    repeats = 0
+                    continue
+                repeats = 0
+            i += 1
 
     def _children(self, ctx: AttackContext, entry: TraceEntry | None):
         nested, ctx._nested = ctx._nested, ()
@@ -646,39 +773,105 @@ class Resolution:
                 pass  # that item's sub-sequence is over; the next one starts
         ctx.item = outer
 
-    def _ask(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry | None, offered: list[list[Option]]):
-        ask: Ask = compiled.ask
-        options: list[Option] = [o for batch in offered if batch for o in batch]
-        if not options:
-            ctx.answers.pop(ask.name, None)
-            return None
-        decider = self._who(ask, ctx)
+    # -- decisions -----------------------------------------------------------
+    #
+    # A step's options hook returns one list per implementation. Options naming
+    # their own token (Shield Guard's guarding model) go to that token's owner,
+    # the others to the decider (``Ask.who``): one decision per group, each with
+    # the decline option appended, until one is answered with something other
+    # than declining. ``_default`` answers every group with the rules' default
+    # on the spot; ``_ask`` (a generator) also takes given answers and yields
+    # the decisions that need a round trip.
+
+    def _groups(self, compiled: _Compiled, offer: _Offer, decider: str | None) -> list[tuple[str | None, tuple[Option, ...]]]:
+        if offer.group is not None:
+            return [(decider, offer.group)]
         groups: dict[str | None, list[Option]] = {}
-        for option in options:
+        for option in offer.options:
             token = option.token
             groups.setdefault(token if token is not None else decider, []).append(option)
+        return [(token, _with_decline(compiled.ask, group)) for token, group in groups.items()]
+
+    def _default_of(self, ask: Ask, ctx: AttackContext, offer: _Offer, options: tuple[Option, ...]) -> str:
+        """The rules' default among ``options`` (the ask's own, else decline, else the first)."""
+        if options is offer.group and offer.default is not None:
+            return offer.default
+        default = ask.default(ctx, options) if callable(ask.default) else ask.default
+        if not default:
+            default = ask.decline.id if ask.decline is not None else options[0].id
+        return default
+
+    def _decider(self, compiled: _Compiled, ctx: AttackContext) -> str | None:
+        who = compiled.who
+        return who(ctx) if who is not None else None
+
+    def _default(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry | None, offered: list[list[Option]]) -> Answer:
+        """Answer the step's decision with the rules' default, as ``_ask`` would with no answer given."""
+        ask = compiled.ask
+        lookup = tuple(map(id, _flatten(filter(None, offered))))  # _lookup(offered), inline
+        offer = compiled.offers.get(lookup) or _offer(compiled, lookup, offered)
+        who = compiled.who
+        decider = who(ctx) if who is not None else None
+        group = offer.group
+        if group is None:
+            return self._defaults(compiled, ctx, entry, offer, decider)
+        default = offer.default
+        if default is None:
+            default = ask.default(ctx, group) or compiled.decline or group[0].id
+        answer = _PLAIN_ANSWERS.get(default) or _plain_answer(default)
+        if entry is not None:
+            key = ask.name if not ctx.path and ctx.item is None else self._key(ctx, ask.name)
+            decision = offer.decisions.get((key, decider, default)) or _decision(compiled, offer, key, decider, group, default)
+            self.decisions.append((decision, answer, "default"))
+            if entry.decisions:
+                entry.decisions.append(key)
+            else:
+                entry.decisions = [key]
+        elif default not in offer.ids:
+            # Untraced (the odds): nobody reads the question, so it is not made; its default is still checked.
+            raise ValueError(f"decision {ask.name!r}: default {default!r} is not an option")
+        ctx.answers[ask.name] = answer
+        return answer
+
+    def _defaults(
+        self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry | None, offer: _Offer, decider: str | None
+    ) -> Answer:
+        """:meth:`_default` for options that go to more than one participant (one decision each)."""
+        ask = compiled.ask
+        key = self._key(ctx, ask.name) if entry is not None else ""
+        for token, options in self._groups(compiled, offer, decider):
+            default = self._default_of(ask, ctx, offer, options)
+            answer = _plain_answer(default)
+            if entry is not None:
+                self.decisions.append((_decision(compiled, offer, key, token, options, default), answer, "default"))
+                entry.add("decisions", key)
+            elif not any(o.id == default for o in options):
+                raise ValueError(f"decision {key!r}: default {default!r} is not an option")
+            if answer.option != compiled.decline:
+                break
+        ctx.answers[ask.name] = answer
+        return answer
+
+    def _ask(self, compiled: _Compiled, ctx: AttackContext, entry: TraceEntry | None, offered: list[list[Option]]):
+        ask: Ask = compiled.ask
+        offer = _offer(compiled, _lookup(offered), offered)
+        groups = self._groups(compiled, offer, self._decider(compiled, ctx))
         answer: Answer | None = None
-        decline = ask.decline
         # Untraced and answered without a round trip (the odds), with no answers
         # given: nothing reads the decision's key, so it is not built.
         asked = self.traced or not self._auto
         key = self._key(ctx, ask.name) if asked or self.given else ""
-        for token, group in groups.items():
-            if decline is not None and not any(o.id == decline.id for o in group):
-                group.append(decline)
-            opts = tuple(group)
-            default = ask.default(ctx, opts) if callable(ask.default) else ask.default
-            if not default:
-                default = ask.decline.id if ask.decline is not None else opts[0].id
+        for token, opts in groups:
+            default = self._default_of(ask, ctx, offer, opts)
             # Untraced and answered without a round trip (the odds): nobody reads
             # the question, so it is not made; its default is still checked.
-            decision = _decision(compiled, key, token, opts, default) if asked else None
+            decision = _decision(compiled, offer, key, token, opts, default) if asked else None
             if decision is None and not any(o.id == default for o in opts):
                 raise ValueError(f"decision {key!r}: default {default!r} is not an option")
             given = self._given(key, ask.name) if self.given else None
             if given is not None:
                 try:
-                    (decision or _decision(compiled, key, token, opts, default)).check(given)
+                    (decision or _decision(compiled, offer, key, token, opts, default)).check(given)
                 except InvalidRequest as exc:
                     raise InvalidRequest(
                         f"the given answer to {key!r}: {exc.message}", details={"answers": {key: exc.details}}
@@ -692,22 +885,10 @@ class Resolution:
                 self.decisions.append((decision, answer, how))
             if entry is not None:
                 entry.add("decisions", key)
-            if len(groups) == 1 or ask.decline is None or answer.option != ask.decline.id:
+            if len(groups) == 1 or answer.option != compiled.decline:
                 break
         ctx.answers[ask.name] = answer
         return answer
-
-    def _who(self, ask: Ask, ctx: AttackContext) -> str | None:
-        who = ask.who
-        if callable(who):
-            return who(ctx)
-        if who == "attacker":
-            return ctx.attacker.id
-        if who == "defender":
-            return ctx.defender.id
-        if who == "item":
-            return ctx.item
-        return None
 
     def _key(self, ctx: AttackContext, name: str) -> str:
         if not ctx.path and ctx.item is None:
@@ -788,7 +969,9 @@ class Resolution:
 # Records share these dicts: like every record's parts, they are read-only.
 _WIRE_CACHE = 1024
 _THAWED: dict[int, tuple[Any, dict[str, Any]]] = {}
-_WIRES: dict[int, tuple[Decision, dict[str, Any]]] = {}
+_WIRES: dict[tuple[int, int, str], tuple[Decision, Answer, dict[str, Any]]] = {}
+_ID = attrgetter("id")
+_STEP_DICT = TraceEntry.to_dict
 
 
 def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
@@ -802,14 +985,16 @@ def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
     return plain
 
 
-def _wire(decision: Decision) -> dict[str, Any]:
-    hit = _WIRES.get(id(decision))
-    if hit is not None and hit[0] is decision:
-        return hit[1]
-    wire = decision.to_dict()
+def _wire(decision: Decision, answer: Answer, how: str) -> dict[str, Any]:
+    """A record's entry for one decision: the decision's wire form, its answer and how it came."""
+    lookup = (id(decision), id(answer), how)
+    hit = _WIRES.get(lookup)
+    if hit is not None and hit[0] is decision and hit[1] is answer:
+        return hit[2]
+    wire = {**decision.to_dict(), "answer": answer.to_dict(), "how": how}
     if len(_WIRES) >= _WIRE_CACHE:
         _WIRES.clear()
-    _WIRES[id(decision)] = (decision, wire)
+    _WIRES[lookup] = (decision, answer, wire)
     return wire
 
 
@@ -867,9 +1052,9 @@ class Record:
             "ruleset": ctx.ruleset.id,
             "kind": ctx.kind,
             "attacker": ctx.attacker.id,
-            "targets": [t.id for t in ctx.targets],
+            "targets": list(map(_ID, ctx.targets)),
             "declaration": _thawed(ctx.declaration),
-            "steps": [e.to_dict() for e in ctx.trace],
+            "steps": list(map(_STEP_DICT, ctx.trace)),
             "outcome": thaw(outcome if "children" not in (outcome := ctx.outcome) else {k: v for k, v in outcome.items() if k != "children"}),
             "ended": ctx.end_reason,
         }
@@ -877,8 +1062,8 @@ class Record:
         if dice is not None:
             out["seed"] = dice.seed
             out["dice"] = "scripted" if dice.scripted else "seeded"
-            out["dice_used"] = dice.used
-            out["decisions"] = [{**_wire(d), "answer": a.to_dict(), "how": how} for d, a, how in self.decisions]
+            out["dice_used"] = dice._used
+            out["decisions"] = list(map(_wire, *zip(*self.decisions))) if self.decisions else []
             out["changes"] = self.changes
         self._dict = out
         return out
