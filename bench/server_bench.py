@@ -230,6 +230,39 @@ async def prepare(store: Store, tables: int, rulesets: list[Ruleset]) -> dict[st
 
 
 PROFILE: list[str] = []  # --profile FILE: the server's event-loop process runs under cProfile
+SAMPLE: list[str] = []  # --sample FILE: its stacks sampled every millisecond of its CPU time
+
+
+def sample_cpu(path: str, interval: float = 0.001) -> None:
+    """Sample this process's main thread every ``interval`` seconds of its CPU time (``ITIMER_PROF``).
+
+    Unlike cProfile, the sampled program runs at its own speed, and unlike a
+    wall-clock sampler, time spent waiting for a core (the machine is shared)
+    is not counted. At exit the stacks go to ``path``, one collapsed stack per
+    line with its count (flamegraph.pl's input).
+    """
+    import atexit
+    import collections
+    import signal
+
+    counts: collections.Counter[str] = collections.Counter()
+
+    def take(signum: int, frame: Any) -> None:
+        names = []
+        while frame is not None:
+            code = frame.f_code
+            names.append(f"{code.co_qualname} ({Path(code.co_filename).name}:{frame.f_lineno})")
+            frame = frame.f_back
+        counts[";".join(reversed(names))] += 1
+
+    def dump() -> None:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        Path(path).write_text("".join(f"{stack} {n}\n" for stack, n in counts.items()))
+
+    os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGPROF, signal.SIG_IGN))
+    signal.signal(signal.SIGPROF, take)
+    signal.setitimer(signal.ITIMER_PROF, interval, interval)
+    atexit.register(dump)
 
 
 def start_server(*args: str) -> tuple[subprocess.Popen, str]:
@@ -241,6 +274,8 @@ def start_server(*args: str) -> tuple[subprocess.Popen, str]:
             " import time; p = cProfile.Profile(time.process_time); p.enable();"
             " code = main(sys.argv[1:]); p.disable(); p.dump_stats(" + repr(PROFILE[0]) + "); sys.exit(code)"
         )
+    if SAMPLE:
+        code = f"from bench.server_bench import sample_cpu; sample_cpu({SAMPLE[0]!r}); {code}"
     argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0", *args]
     argv += ["--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -695,11 +730,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a short run: 200 round trips, 1 s of load per run")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats go to FILE")
     parser.add_argument(
+        "--sample", metavar="FILE", help="sample the server's event-loop process by its CPU time; stacks go to FILE"
+    )
+    parser.add_argument(
         "--only", choices=["round-trips", "throughput"], help="measure only this part of the single-process run"
     )
     args = parser.parse_args(argv)
     if args.profile:
         PROFILE.append(str(Path(args.profile).resolve()))
+    if args.sample:
+        SAMPLE.append(str(Path(args.sample).resolve()))
     if args.rulesets[0] != "duel":
         args.rulesets = ["duel", *[r for r in args.rulesets if r != "duel"]]
     if args.quick:

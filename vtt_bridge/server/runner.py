@@ -129,9 +129,11 @@ async def drop_transports(sio: Any) -> None:
     for socket in list(eio.sockets.values()):
         # abort=True: run the server's disconnect handlers, send nothing.
         await socket.close(wait=False, abort=True, reason=eio.reason.SERVER_DISCONNECT)
-        # None in the queue ends the websocket writer, which closes the
-        # websocket, or answers a waiting long-poll with an empty payload.
-        socket.queue.put_nowait(None)
+        # A websocket is closed; on long-polling, None in the queue answers a
+        # waiting poll with an empty payload (or ends engine.io's websocket writer).
+        end = getattr(socket, "end", None)
+        if end is None or not end():
+            socket.queue.put_nowait(None)
     # Let the writers run, so the websockets are closed before aiohttp's
     # cleanup (which would otherwise wait for them until its timeout).
     await asyncio.sleep(0)
