@@ -68,6 +68,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import InternalError, PluginError, PluginTimeout, VTTError, error_from_dict
 from ..odds import compute_odds
+from ..state import codec
 from ..state.records import token_wire
 from .logs import fields
 
@@ -187,6 +188,32 @@ def _where(frame: Any, host: Any) -> dict[str, Any]:
     return {"plugin": plugin, "hook": hook, "step": step}
 
 
+def attack_payload(
+    head: Mapping[str, Any],
+    at: float,
+    record: Mapping[str, Any],
+    tokens: Mapping[str, Token],
+    after: Mapping[str, Token],
+) -> dict[str, Any]:
+    """An attack's wire form (``attack.resolved``'s ``attack`` without its ``seq``; the audit entry's).
+
+    ``head``: ``{"about": {id, ruleset, attacker, targets, user}, "table", "request_id"}``
+    (see ``Attacks``); ``record``: the resolution's; ``tokens``: the table's
+    tokens before it; ``after``: each changed token as it leaves them. ``tokens``
+    gives every token involved (attacker and targets first, then any other
+    changed) before and after.
+    """
+    about = head["about"]
+    wire: dict[str, Any] = {}
+    for token_id in (about["attacker"], *about["targets"], *after):
+        if token_id in wire:
+            continue
+        before = token_wire(tokens[token_id])
+        changed = after.get(token_id)
+        wire[token_id] = {"before": before, "after": token_wire(changed) if changed is not None else before}
+    return {**about, "table": head["table"], "at": at, "request_id": head["request_id"], **record, "tokens": wire}
+
+
 class _Worker:
     """The loop inside a resolver process: messages in, one answer each out.
 
@@ -277,15 +304,15 @@ class _Worker:
                 if res.advance() is None:
                     break
                 self._apply(res, answer, how)
-            return self.step(job_id, res, sent)
+            return self.step(job_id, res, sent, spec)
         except BaseException as exc:
             return ("error", job_id, [], bool(res is not None and (res.decisions or sent)), _error(exc, self.host))
 
     def settle(self, job_id: int, answer: Any, how: str) -> tuple:
-        res, sent = self.live.pop(job_id)
+        res, sent, spec = self.live.pop(job_id)
         try:
             how = self._apply(res, answer, how)
-            return self.step(job_id, res, sent, how=how)
+            return self.step(job_id, res, sent, spec, how=how)
         except BaseException as exc:
             return ("error", job_id, [], True, _error(exc, self.host))
 
@@ -304,7 +331,7 @@ class _Worker:
             return "invalid"
         return how
 
-    def step(self, job_id: int, res: Any, sent: int, *, how: str | None = None) -> tuple:
+    def step(self, job_id: int, res: Any, sent: int, spec: Mapping[str, Any], *, how: str | None = None) -> tuple:
         try:
             decision = res.advance()
         except BaseException as exc:
@@ -314,22 +341,26 @@ class _Worker:
             # The last entry is the step asking: not finished yet.
             done = max(sent, len(trace) - 1)
             steps = [trace[i].to_dict() for i in range(sent, done)]
-            self.live[job_id] = (res, done)
+            self.live[job_id] = (res, done, spec)
             wire = RemoteDecision(decision.key, decision.token, decision.timeout, decision.to_dict())
             return ("decision", job_id, steps, wire, how)
         record = res.record
         try:
-            systems = self.checked(res, record)
+            after = self.checked(res, record)
+            at = time.time()
+            payload = attack_payload(spec["wire"], at, record, res.tokens, after)
+            encoded = codec.encode(payload)
         except BaseException as exc:
             return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
-        return ("done", job_id, record, systems, how)
+        systems = {token_id: token.system for token_id, token in after.items()}
+        return ("done", job_id, encoded, systems, at, record["outcome"].get("hit"), how)
 
-    def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Every changed token's new ``system``: clamped to its ruleset's ranges, then checked
+    def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Token]:
+        """Every changed token as the attack leaves it: clamped to its ruleset's ranges, then checked
         (:meth:`Host.changed_token`: anything else invalid names the plugin that wrote it)."""
         writers = res.ctx.changes.writers
         return {
-            token_id: self.host.changed_token(res.tokens[token_id], change["after"], writers=writers).system
+            token_id: self.host.changed_token(res.tokens[token_id], change["after"], writers=writers)
             for token_id, change in record["changes"].items()
         }
 
