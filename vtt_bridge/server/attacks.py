@@ -357,17 +357,18 @@ class Attacks:
         for change in changes.values():
             if change.after is not None:
                 runtime.outbox.put("token.updated", {"token": token_wire(change.after)})
-        log.info(
-            "attack resolved",
-            extra=fields(
-                table=runtime.id,
-                attack=attack_id,
-                user=caller.user,
-                ruleset=request["ruleset"],
-                hit=hit,
-                ms=round((time.perf_counter() - started) * 1000, 2),
-            ),
-        )
+        if log.isEnabledFor(logging.INFO):  # the fields are built only for a log that keeps them
+            log.info(
+                "attack resolved",
+                extra=fields(
+                    table=runtime.id,
+                    attack=attack_id,
+                    user=caller.user,
+                    ruleset=request["ruleset"],
+                    hit=hit,
+                    ms=round((time.perf_counter() - started) * 1000, 2),
+                ),
+            )
         return payload
 
     @staticmethod

@@ -591,5 +591,14 @@ class BridgeSocketServer(socketio.AsyncServer):
                 namespace=namespace,
             )
 
+    async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
+        """A socket.io packet (an acknowledgement, a ``call``, an event to one client), written
+        straight to its websocket when it is on one (:meth:`_EngineServer.broadcast`)."""
+        encoded = pkt.encode()
+        if isinstance(encoded, str):
+            await self.eio.broadcast((eio_sid,), encoded)
+        else:
+            await super()._send_packet(eio_sid, pkt)
+
     def _engineio_server_class(self) -> type[engineio.AsyncServer]:
         return _EngineServer

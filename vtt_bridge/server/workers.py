@@ -221,7 +221,8 @@ class _Worker:
     is already waiting, a reply is held and the held replies go out in one
     write — each system call, and each wake-up of the event loop, then
     carries several attacks. A reply is held ``_HOLD`` seconds at most: a
-    timer signal (``SIGALRM``) sends it even while the next job's hooks run.
+    timer signal (``SIGALRM``), set only while replies are held over another
+    job, sends them even while that job's hooks run.
     """
 
     def __init__(self, sock: socket.socket, host: Any) -> None:
@@ -233,6 +234,7 @@ class _Worker:
         self.sending = False
         self.held: list[bytes] = []  # framed replies not sent yet
         self.held_since = 0.0
+        self.armed = False  # the timer (SIGALRM) that sends held replies is set
 
     def report(self, signum: int, frame: Any) -> None:
         """SIGUSR1: say where the current job is stuck (the event loop will kill us next).
@@ -250,12 +252,16 @@ class _Worker:
 
     def overdue(self, signum: int, frame: Any) -> None:
         """SIGALRM: replies held ``_HOLD`` seconds go out, whatever the job running now does."""
+        self.armed = False
         if self.sending:
             return
         with contextlib.suppress(Exception):
             self.flush()
 
     def flush(self) -> None:
+        if self.armed:
+            self.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
         if not self.held:
             return
         self.sending = True
@@ -269,8 +275,13 @@ class _Worker:
     def run(self) -> None:
         frames = _Frames(self.sock)
         while True:
-            if self.held and (time.monotonic() - self.held_since > _HOLD or not frames.ready()):
-                self.flush()
+            if self.held:
+                if time.monotonic() - self.held_since > _HOLD or not frames.ready():
+                    self.flush()
+                elif not self.armed:
+                    # Held over the next job: the timer sends them if its hooks take long.
+                    self.armed = True
+                    signal.setitimer(signal.ITIMER_REAL, _HOLD)
             message = frames.next()
             if message is None:
                 return
@@ -289,7 +300,6 @@ class _Worker:
             body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
             if not self.held:
                 self.held_since = time.monotonic()
-                signal.setitimer(signal.ITIMER_REAL, _HOLD)
             self.held.append(_HEADER.pack(len(body)) + body)
 
     def start(self, job_id: int, table: str, refs: list, new: list, spec: dict, settled: list, sent: int) -> tuple:
@@ -441,7 +451,7 @@ class _Proc:
         self.writer = writer
         # The snapshots it holds (compared by identity: a token deleted and created
         # again starts at version 1 again, with other stats).
-        self.known: dict[tuple[str, str], Token] = {}
+        self.known: dict[str, dict[str, Token]] = {}  # table → token id → snapshot
         self.queue: deque[tuple[Job, float]] = deque()  # (job, budget left) awaiting an answer, in order
         self.parked: set[Job] = set()
         self.head_since = 0.0
@@ -581,13 +591,12 @@ class Resolvers:
         return reply
 
     def _start_message(self, job: Job, proc: _Proc) -> tuple:
-        known = proc.known
-        new = []
-        for token_id, token in job.tokens.items():
-            key = (job.table, token_id)
-            if known.get(key) is not token:
-                known[key] = token
-                new.append(token_wire(token))
+        known = proc.known.get(job.table)
+        if known is None:
+            known = proc.known[job.table] = {}
+        new = [token_wire(token) for token_id, token in job.tokens.items() if known.get(token_id) is not token]
+        for data in new:
+            known[data["id"]] = job.tokens[data["id"]]
         return ("start", job.id, job.table, list(job.tokens), new, job.spec, list(job.settled), job.sent)
 
     def _write(self, proc: _Proc, message: tuple) -> None:
