@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import gc
 import itertools
 import logging
 import os
@@ -483,6 +484,12 @@ class Resolvers:
         self.spares = 0
 
     async def start(self) -> None:
+        # What the server has built so far (modules, the plugin host, schemas) lives as long
+        # as it does: moved out of the garbage collector's sight, a resolver's collections do
+        # not write to those objects, so their pages stay shared with the server instead of
+        # being copied into every resolver (see docs/deploy.md, "memory").
+        gc.collect()
+        gc.freeze()
         for _ in range(self.size):
             self.procs.append(await self._fork())
 
