@@ -354,6 +354,8 @@ class _DirectSocket(engineio.async_socket.AsyncSocket):
 
     transport: Any = None  # the TCP transport, once the websocket carries every packet
     websocket: Any = None
+    heard = 0.0  # when the last frame arrived (the event loop's clock)
+    watchdog: Any = None
 
     async def send(self, pkt: Any) -> None:
         if self.transport is None:
@@ -406,12 +408,18 @@ class _DirectSocket(engineio.async_socket.AsyncSocket):
         largest = server.max_http_buffer_size
         on_message = server.handlers.get("message")
         text = aiohttp.WSMsgType.TEXT
+        # A client that sends nothing (not even its pong) for ``timeout`` seconds is gone: one
+        # timer per socket, moved on only when it fires, instead of a timeout per frame read.
+        loop = asyncio.get_running_loop()
+        self.heard = loop.time()
+        self.watchdog = loop.call_at(self.heard + timeout, self._silence, loop, timeout)
         try:
             while True:
                 try:
-                    message = await response.receive(timeout)
-                except (Exception, asyncio.CancelledError):  # the ping timeout, a broken connection
+                    message = await response.receive()
+                except (Exception, asyncio.CancelledError):  # a broken connection
                     break
+                self.heard = loop.time()
                 data = message.data
                 if message.type is text:
                     if not _engineio_packet(data):
@@ -437,9 +445,18 @@ class _DirectSocket(engineio.async_socket.AsyncSocket):
                 except Exception:
                     log.exception("websocket receive error", extra=fields(eio_sid=self.sid))
         finally:
+            self.watchdog.cancel()
             self.transport = self.websocket = None
         await ws.close()
         await self.close(wait=False, abort=True, reason=server.reason.TRANSPORT_CLOSE)
+
+    def _silence(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        """The watchdog: the connection is cut after ``timeout`` seconds without a frame."""
+        if loop.time() - self.heard < timeout:
+            self.watchdog = loop.call_at(self.heard + timeout, self._silence, loop, timeout)
+        elif self.transport is not None:
+            log.info("websocket silent past the ping timeout; closing it", extra=fields(eio_sid=self.sid))
+            self.transport.abort()
 
     def end(self) -> bool:
         """Close the websocket the way a network drop ends it (no engine.io ``CLOSE`` packet);
