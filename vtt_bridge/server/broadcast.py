@@ -1,11 +1,12 @@
 """Sending a table's broadcasts to its rooms.
 
 With one server process, a batch is written straight to the participants'
-Engine.IO sockets: each event is encoded once, then queued on every
-listener's socket in order, without the task per recipient that a plain
-``emit`` creates — so each socket's writer wakes once for the whole batch.
-That is what python-socketio's own manager does for a room, minus the
-bookkeeping; rooms nobody listens to cost nothing. Connections that asked
+Engine.IO sockets: each event is encoded and framed once, then written to
+every listener's websocket in order (queued for a long-polling one), without
+the task per recipient that a plain ``emit`` creates
+(:meth:`~.wire._EngineServer.broadcast`). That is what python-socketio's own
+manager does for a room, minus the bookkeeping; rooms nobody listens to cost
+nothing. Connections that asked
 for batches (``auth.batch``) sit in a room per choice of events and are sent
 the whole batch as one ``batch`` message (one server process only). With the
 bridge's Redis bus (:mod:`.bus`) the batch is also published to the other

@@ -18,10 +18,13 @@ the client asked for an acknowledgement) and nothing else runs. An answer to a
 decision that fails becomes an answer naming no option, which the rules settle
 with their default (``how: invalid``).
 
-:class:`BridgeSocketServer` adds the outgoing side: a client that stops
-reading is dropped once its queue of unsent packets passes a byte limit
-(checked where engine.io queues every packet, broadcasts included), instead of
-letting the server buffer broadcasts for it until the ping timeout.
+:class:`BridgeSocketServer` adds the outgoing side: on a websocket every
+packet is written to the connection as it is sent, without engine.io's queue
+and writer task (:class:`_DirectSocket`), a broadcast framed once for all its
+listeners; and a client that stops reading is dropped once more than a byte
+limit waits unsent for it (in the transport's buffer, or a long-polling
+client's queue), instead of letting the server buffer broadcasts for it until
+the ping timeout.
 :class:`RateLimiter` is the per-connection token bucket the namespace consults.
 """
 
