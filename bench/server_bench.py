@@ -370,15 +370,15 @@ def cpu_seconds(pid: int, *, alone: bool = False, system: bool = False) -> float
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def memory_mb(pid: int) -> float:
+def memory_mb(pid: int, *, alone: bool = False) -> float:
     """The server's memory: the proportional set size (Pss) of every process of it.
 
     Resolvers are forked and share most pages with the server; Pss counts a
     shared page once in all, where adding up each process's RSS would count it
-    in every process.
+    in every process. ``alone``: the process ``pid`` only.
     """
     total = 0
-    for member in _tree(pid):
+    for member in _tree(pid)[:1] if alone else _tree(pid):
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{member}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -594,10 +594,11 @@ async def measure_memory(http, url: str, proc, memory) -> None:
         client = await Client().connect(http, url, auth(seat))
         await client.call("token.list", {})
         await client.close()
-    size = memory_mb(proc.pid)
+    size, own = memory_mb(proc.pid), memory_mb(proc.pid, alone=True)
     print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
     print(
-        f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
+        f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB):"
+        f" the event loop's process {own:.1f} MB, its resolvers {size - own:.1f} MB;"
         f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
     )
 
