@@ -21,6 +21,7 @@ then asks ``table.sync`` for what it missed.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import time
@@ -146,6 +147,10 @@ async def serve_forever(
     ready: Callable[[BridgeServer], Awaitable[None]] | None = None,
 ) -> None:
     """Run until SIGINT or SIGTERM, then stop gracefully."""
+    # A server allocates many short-lived containers per message; the garbage collector's
+    # default (a young collection every 700 allocations) ran ~3% of its CPU. Reference
+    # counting frees nearly all of them; collect cycles less often (resolvers inherit this).
+    gc.set_threshold(20_000, 20, 20)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
