@@ -493,7 +493,12 @@ class Resolvers:
         for _ in range(self.size):
             self.procs.append(await self._fork())
 
-    async def _fork(self) -> _Proc:
+    async def _fork(self, *, lasting: bool = True) -> _Proc:
+        """A new resolver process. ``lasting``: one of the pool (a spare or a replacement, which
+        stays): what the server holds now is frozen out of the collector's sight first, as at
+        start, so the new process keeps sharing those pages (an odds process lives for one job)."""
+        if lasting and self.procs:
+            gc.freeze()
         parent, child = socket.socketpair()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
@@ -813,7 +818,7 @@ class Resolvers:
             attack would refuse it, ``plugin_error``), or ``plugin_timeout``.
         """
         loop = asyncio.get_running_loop()
-        proc = await self._fork()
+        proc = await self._fork(lasting=False)
         job = Job(table="", spec={}, tokens=tokens, budget=budget + grace, id=next(self._ids))
         job.worker, job.future = proc, loop.create_future()
         proc.queue.append((job, job.budget))
