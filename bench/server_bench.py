@@ -230,6 +230,52 @@ async def prepare(store: Store, tables: int, rulesets: list[Ruleset]) -> dict[st
 
 
 PROFILE: list[str] = []  # --profile FILE: the server's event-loop process runs under cProfile
+SAMPLE: list[str] = []  # --sample FILE: its stacks sampled every millisecond of its CPU time
+
+
+def sample_cpu(path: str, interval: float = 0.001) -> None:
+    """Sample this process's main thread every ``interval`` seconds of its CPU time (``ITIMER_PROF``).
+
+    Unlike cProfile, the sampled program runs at its own speed, and unlike a
+    wall-clock sampler, time spent waiting for a core (the machine is shared)
+    is not counted. At exit the stacks go to ``path``, one collapsed stack per
+    line with its count (flamegraph.pl's input).
+    """
+    import atexit
+    import collections
+    import gc
+    import signal
+
+    counts: collections.Counter[str] = collections.Counter()
+
+    def take(signum: int, frame: Any) -> None:
+        names = []
+        while frame is not None:
+            code = frame.f_code
+            names.append(f"{code.co_qualname} ({Path(code.co_filename).name}:{frame.f_lineno})")
+            frame = frame.f_back
+        counts[";".join(reversed(names))] += 1
+
+    # The cyclic garbage collector runs inside whatever allocated last: its time is
+    # counted apart, as a stack of its own ("gc generation N"), in samples' units.
+    started = [0.0]
+
+    def collecting(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.process_time()
+        else:
+            counts[f"gc generation {info['generation']}"] += round((time.process_time() - started[0]) / interval)
+
+    gc.callbacks.append(collecting)
+
+    def dump() -> None:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        Path(path).write_text("".join(f"{stack} {n}\n" for stack, n in counts.items()))
+
+    os.register_at_fork(after_in_child=lambda: signal.signal(signal.SIGPROF, signal.SIG_IGN))
+    signal.signal(signal.SIGPROF, take)
+    signal.setitimer(signal.ITIMER_PROF, interval, interval)
+    atexit.register(dump)
 
 
 def start_server(*args: str) -> tuple[subprocess.Popen, str]:
@@ -241,6 +287,8 @@ def start_server(*args: str) -> tuple[subprocess.Popen, str]:
             " import time; p = cProfile.Profile(time.process_time); p.enable();"
             " code = main(sys.argv[1:]); p.disable(); p.dump_stats(" + repr(PROFILE[0]) + "); sys.exit(code)"
         )
+    if SAMPLE:
+        code = f"from bench.server_bench import sample_cpu; sample_cpu({SAMPLE[0]!r}); {code}"
     argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0", *args]
     argv += ["--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -322,15 +370,15 @@ def cpu_seconds(pid: int, *, alone: bool = False, system: bool = False) -> float
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def memory_mb(pid: int) -> float:
+def memory_mb(pid: int, *, alone: bool = False) -> float:
     """The server's memory: the proportional set size (Pss) of every process of it.
 
     Resolvers are forked and share most pages with the server; Pss counts a
     shared page once in all, where adding up each process's RSS would count it
-    in every process.
+    in every process. ``alone``: the process ``pid`` only.
     """
     total = 0
-    for member in _tree(pid):
+    for member in _tree(pid)[:1] if alone else _tree(pid):
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{member}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -546,10 +594,11 @@ async def measure_memory(http, url: str, proc, memory) -> None:
         client = await Client().connect(http, url, auth(seat))
         await client.call("token.list", {})
         await client.close()
-    size = memory_mb(proc.pid)
+    size, own = memory_mb(proc.pid), memory_mb(proc.pid, alone=True)
     print(f"\n3. memory with {len(tables)} more tables of {2 * PAIRS} tokens loaded")
     print(
-        f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB);"
+        f"   server memory (Pss) {size:.1f} MB, resolvers included (target < {T_MEMORY:g} MB):"
+        f" the event loop's process {own:.1f} MB, its resolvers {size - own:.1f} MB;"
         f" {(size - empty) / len(tables) * 1000:.0f} KB per table loaded"
     )
 
@@ -695,11 +744,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a short run: 200 round trips, 1 s of load per run")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats go to FILE")
     parser.add_argument(
+        "--sample", metavar="FILE", help="sample the server's event-loop process by its CPU time; stacks go to FILE"
+    )
+    parser.add_argument(
         "--only", choices=["round-trips", "throughput"], help="measure only this part of the single-process run"
     )
     args = parser.parse_args(argv)
     if args.profile:
         PROFILE.append(str(Path(args.profile).resolve()))
+    if args.sample:
+        SAMPLE.append(str(Path(args.sample).resolve()))
     if args.rulesets[0] != "duel":
         args.rulesets = ["duel", *[r for r in args.rulesets if r != "duel"]]
     if args.quick:

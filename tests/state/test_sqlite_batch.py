@@ -32,7 +32,10 @@ async def test_commits_arriving_together_share_one_transaction_and_a_conflict_sp
         return_exceptions=True,
     )
     store.db.set_trace_callback(None)
-    assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT")] == ["BEGIN IMMEDIATE", "COMMIT"]
+    # One transaction is committed: the first try, spoilt by the conflict, was rolled back.
+    assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")] == [
+        "BEGIN IMMEDIATE", "ROLLBACK", "BEGIN IMMEDIATE", "COMMIT"
+    ]
     assert isinstance(results[1], Conflict)
     assert [r.seq for r in results if not isinstance(r, Exception)] == [2, 3, 4]
     assert set(await store.tokens("t0")) == {"dup", "x"}
@@ -40,6 +43,20 @@ async def test_commits_arriving_together_share_one_transaction_and_a_conflict_sp
         assert replay(await store.audit(table)) == {k: v.to_dict() for k, v in (await store.tokens(table)).items()}
     with pytest.raises(Conflict):
         await store.commit("t1", _create("y"))
+    await store.close()
+
+
+async def test_commits_that_all_succeed_are_one_transaction_without_savepoints(tmp_path):
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    await store.open()
+    for n in range(3):
+        await store.create_table(TableInfo(id=f"t{n}", name="t", created=0.0, settings={}))
+    statements: list[str] = []
+    store.db.set_trace_callback(statements.append)
+    entries = await asyncio.gather(*(store.commit(f"t{n}", _create("x")) for n in range(3)))
+    store.db.set_trace_callback(None)
+    assert [s.split()[0] for s in statements if not s.startswith(("INSERT", "UPDATE"))] == ["BEGIN", "COMMIT"]
+    assert [e.seq for e in entries] == [1, 2, 3]
     await store.close()
 
 

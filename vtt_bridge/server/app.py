@@ -22,7 +22,6 @@ from ..state.store import Store
 from .bridge import Bridge
 from .bus import RedisBus
 from .keyguard import KeyGuard
-from .broadcast import plain_websockets
 from .namespace import TableNamespace
 from .oddsrun import OddsRunner
 from .wire import BridgeSocketServer, RateLimiter, packet_class
@@ -121,8 +120,7 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         logger=False,
         engineio_logger=False,
     )
-    if not config.ws_compression:
-        plain_websockets(sio)
+    sio.eio.compress_websockets(config.ws_compression)
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
     if isinstance(manager, RedisBus):
         manager.deliver = bridge.broadcast.local

@@ -22,6 +22,7 @@ import hashlib
 import logging
 import secrets
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..engine.tokens import Token, thaw
@@ -34,7 +35,7 @@ from ..errors import (
     error_envelope,
     error_from_dict,
 )
-from ..state import messages
+from ..state import codec, messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps, token_wire
 from .logs import fields
@@ -238,7 +239,8 @@ class Attacks:
 
     async def _run(
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], *, mark: str | None = None
-    ) -> dict[str, Any]:
+    ) -> codec.Fragment:
+        """Resolve and commit the attack; its wire form (``attack.resolved``'s ``attack``), encoded."""
         task = asyncio.current_task()
         assert task is not None
         self.running.add(task)
@@ -255,7 +257,7 @@ class Attacks:
 
     async def _locked(
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], mark: str | None
-    ) -> dict[str, Any]:
+    ) -> codec.Fragment:
         bridge = self.bridge
         # One attack at a time per table: in this process, and across processes (the lease,
         # which a commit keeps for the table's next attack when one waits here: see RedisStore).
@@ -281,6 +283,13 @@ class Attacks:
                     f"no token {request['attacker']!r} on this table", details={"token": request["attacker"]}
                 )
             require_owner(caller, attacker, "attack with it")
+            about = {
+                "id": attack_id,
+                "ruleset": request["ruleset"],
+                "attacker": request["attacker"],
+                "targets": list(request["targets"]),
+                "user": caller.user,
+            }
             # The hooks run in a resolver process (see workers.py), never on this loop.
             spec = {
                 "ruleset": request["ruleset"],
@@ -292,16 +301,11 @@ class Attacks:
                     "dice": dice,
                     "answers": request.get("answers"),
                 },
+                # The resolver builds the attack's wire form (workers.attack_payload); it starts so.
+                "wire": {"about": about, "table": caller.table, "request_id": request.get("request_id")},
             }
             resolvers = bridge.resolvers
             job = resolvers.job(runtime.id, spec, tokens, budget_of(runtime.info.settings))
-            about = {
-                "id": attack_id,
-                "ruleset": request["ruleset"],
-                "attacker": request["attacker"],
-                "targets": list(request["targets"]),
-                "user": caller.user,
-            }
             involved = [request["attacker"], *request["targets"]]
             for token_id in involved:
                 runtime.busy[token_id] = attack_id
@@ -318,22 +322,24 @@ class Attacks:
                     self._steps(runtime, about, job.sent, steps)
                     job.sent += len(steps)
                     raise error_from_dict(error)
-                _kind, _id, record, systems, _how = reply
-                payload, changes = self._result(record, systems, tokens, involved, about, caller, request)
+                # The attack's wire form comes encoded (JSON bytes, without its seq): it is
+                # written as is into the audit entry, the acknowledgement and attack.resolved.
+                _kind, _id, encoded, systems, at, hit, _how = reply
+                changes = self._changes(systems, tokens)
                 async with runtime.write_lock:
                     # Tokens the attack changed but did not lock (neither attacker nor
                     # target, e.g. a warbeast taking transferred damage) may have been
                     # edited while a question was out: the attack's change goes on top.
-                    payload, changes = await self._rebase(runtime, payload, changes, involved)
+                    encoded, changes = await self._rebase(runtime, encoded, changes, involved)
                     draft = AuditDraft(
                         kind="attack",
                         user=caller.user,
-                        at=payload["at"],
+                        at=at,
                         ref=attack_id,
                         request_id=request.get("request_id"),
                         changes=changes,
                         # The fingerprint lets a retry of this request_id be told from a reuse.
-                        data={"attack": payload, "request": request, "fingerprint": mark},
+                        data={"attack": codec.Fragment(encoded), "request": request, "fingerprint": mark},
                     )
                     entry = await bridge.commit(runtime, draft, lease=lease)
             except BaseException as exc:
@@ -345,23 +351,24 @@ class Attacks:
                 for token_id in involved:
                     if runtime.busy.get(token_id) == attack_id:
                         del runtime.busy[token_id]
-        payload = {**payload, "seq": entry.seq}
+        payload = codec.Fragment(codec.with_field(encoded, "seq", entry.seq))
         # The steps that finished together with the attack travel inside attack.resolved.
         runtime.outbox.put("attack.resolved", {"attack": payload})
         for change in changes.values():
             if change.after is not None:
                 runtime.outbox.put("token.updated", {"token": token_wire(change.after)})
-        log.info(
-            "attack resolved",
-            extra=fields(
-                table=runtime.id,
-                attack=attack_id,
-                user=caller.user,
-                ruleset=request["ruleset"],
-                hit=payload["outcome"].get("hit"),
-                ms=round((time.perf_counter() - started) * 1000, 2),
-            ),
-        )
+        if log.isEnabledFor(logging.INFO):  # the fields are built only for a log that keeps them
+            log.info(
+                "attack resolved",
+                extra=fields(
+                    table=runtime.id,
+                    attack=attack_id,
+                    user=caller.user,
+                    ruleset=request["ruleset"],
+                    hit=hit,
+                    ms=round((time.perf_counter() - started) * 1000, 2),
+                ),
+            )
         return payload
 
     @staticmethod
@@ -372,50 +379,27 @@ class Attacks:
                 "attack.step", {**about, "attack": about["id"], "index": first + offset, "step": step}
             )
 
-    def _result(
-        self,
-        record: dict[str, Any],
-        systems: dict[str, Any],
-        tokens: dict[str, Token],
-        involved: list[str],
-        about: dict[str, Any],
-        caller: Caller,
-        request: dict[str, Any],
-    ) -> tuple[dict[str, Any], dict[str, TokenChange]]:
-        """The attack's wire form and its token changes (their ``system`` checked by the resolver)."""
+    @staticmethod
+    def _changes(systems: Mapping[str, Any], tokens: Mapping[str, Token]) -> dict[str, TokenChange]:
+        """The attack's token changes: each changed token's new ``system`` (clamped and checked
+        in the resolver, ``Host.changed_token``) on the token as it was."""
         changes: dict[str, TokenChange] = {}
         for token_id, system in systems.items():
             before = tokens[token_id]
-            # Clamped to the ruleset's ranges and checked in the resolver (Host.changed_token).
             after = Token(
                 before.id, before.name, before.ruleset, system, ownership=before.ownership,
                 version=before.version + 1, flags=before.flags,
             )
             changes[token_id] = TokenChange(before=before, after=after)
-        wire: dict[str, Any] = {}
-        for token_id in [*involved, *(t for t in changes if t not in involved)]:
-            if token_id in wire:
-                continue
-            change = changes.get(token_id)
-            before = token_wire(tokens[token_id])
-            wire[token_id] = {"before": before, "after": token_wire(change.after) if change and change.after else before}
-        payload = {
-            **about,
-            "table": caller.table,
-            "at": time.time(),
-            "request_id": request.get("request_id"),
-            **record,
-            "tokens": wire,
-        }
-        return payload, changes
+        return changes
 
     async def _rebase(
         self,
         runtime: TableRuntime,
-        payload: dict[str, Any],
+        encoded: bytes,
         changes: dict[str, TokenChange],
         involved: list[str],
-    ) -> tuple[dict[str, Any], dict[str, TokenChange]]:
+    ) -> tuple[bytes, dict[str, TokenChange]]:
         """``changes`` moved onto the current version of every unlocked token edited meanwhile.
 
         The attacker and targets are locked for the whole attack (``busy``); a
@@ -427,7 +411,7 @@ class Attacks:
         """
         outside = [tid for tid, c in changes.items() if tid not in involved and c.before is not None]
         if not outside:
-            return payload, changes
+            return encoded, changes
         await self.bridge.fresh(runtime)  # re-read only where other processes write too
         moved = [
             tid
@@ -435,7 +419,8 @@ class Attacks:
             if runtime.tokens.get(tid) is None or runtime.tokens[tid].version != changes[tid].before.version
         ]
         if not moved:
-            return payload, changes
+            return encoded, changes
+        payload = codec.loads(encoded)
         changes = dict(changes)
         wire = dict(payload["tokens"])
         record_changes = dict(payload.get("changes") or {})
@@ -462,7 +447,7 @@ class Attacks:
             changes[tid] = TokenChange(before=now, after=after)
             wire[tid] = {"before": token_wire(now), "after": token_wire(after)}
             record_changes[tid] = {"before": thaw(now.system), "after": thaw(system)}
-        return {**payload, "tokens": wire, "changes": record_changes}, changes
+        return codec.encode({**payload, "tokens": wire, "changes": record_changes}), changes
 
     # -- history, get, undo -----------------------------------------------------------
 

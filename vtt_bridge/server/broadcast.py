@@ -1,11 +1,12 @@
 """Sending a table's broadcasts to its rooms.
 
 With one server process, a batch is written straight to the participants'
-Engine.IO sockets: each event is encoded once, then queued on every
-listener's socket in order, without the task per recipient that a plain
-``emit`` creates — so each socket's writer wakes once for the whole batch.
-That is what python-socketio's own manager does for a room, minus the
-bookkeeping; rooms nobody listens to cost nothing. Connections that asked
+Engine.IO sockets: each event is encoded and framed once, then written to
+every listener's websocket in order (queued for a long-polling one), without
+the task per recipient that a plain ``emit`` creates
+(:meth:`~.wire._EngineServer.broadcast`). That is what python-socketio's own
+manager does for a room, minus the bookkeeping; rooms nobody listens to cost
+nothing. Connections that asked
 for batches (``auth.batch``) sit in a room per choice of events and are sent
 the whole batch as one ``batch`` message (one server process only). With the
 bridge's Redis bus (:mod:`.bus`) the batch is also published to the other
@@ -18,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import engineio
 import socketio
 
 __all__ = ["Broadcaster"]
@@ -65,39 +65,9 @@ class Broadcaster:
     async def _send(self, room: str, event: str, data: Any) -> None:
         """``event`` to every listener of ``room``, encoded once."""
         sio = self.sio
-        listeners = list(sio.manager.get_participants(self.namespace, room))
+        listeners = [eio_sid for _sid, eio_sid in sio.manager.get_participants(self.namespace, room)]
         if not listeners:
             return
         encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
-        message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
-        eio = sio.eio
-        for _sid, eio_sid in listeners:
-            # Queues the packet on the socket (a socket already gone is skipped).
-            await eio.send_packet(eio_sid, message)
-
-
-def plain_websockets(sio: socketio.AsyncServer) -> None:
-    """Answer websocket upgrades without per-message deflate.
-
-    Browsers and aiohttp clients offer permessage-deflate, and aiohttp's
-    server accepts by default: every frame is then zlib-compressed, which
-    was the largest single cost of an attack's broadcasts (about a fifth of
-    the server's CPU under load). The bridge's messages are small JSON;
-    a reverse proxy can compress the link instead where bandwidth matters
-    (docs/deploy.md).
-    """
-    drivers = sio.eio._async
-    base = drivers["websocket"]
-
-    class Uncompressed(base):  # type: ignore[misc, valid-type]
-        async def __call__(self, environ):
-            from aiohttp.web import WebSocketResponse
-
-            request = environ["aiohttp.request"]
-            self._sock = WebSocketResponse(max_msg_size=self.server.max_http_buffer_size, compress=False)
-            await self._sock.prepare(request)
-            self.environ = environ
-            await self.handler(self)
-            return self._sock
-
-    sio.eio._async = {**drivers, "websocket": Uncompressed}
+        # Framed once, written to every listener's websocket (queued for a long-polling one).
+        await sio.eio.broadcast(listeners, encoded)

@@ -21,6 +21,7 @@ then asks ``table.sync`` for what it missed.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import time
@@ -129,9 +130,11 @@ async def drop_transports(sio: Any) -> None:
     for socket in list(eio.sockets.values()):
         # abort=True: run the server's disconnect handlers, send nothing.
         await socket.close(wait=False, abort=True, reason=eio.reason.SERVER_DISCONNECT)
-        # None in the queue ends the websocket writer, which closes the
-        # websocket, or answers a waiting long-poll with an empty payload.
-        socket.queue.put_nowait(None)
+        # A websocket is closed; on long-polling, None in the queue answers a
+        # waiting poll with an empty payload (or ends engine.io's websocket writer).
+        end = getattr(socket, "end", None)
+        if end is None or not end():
+            socket.queue.put_nowait(None)
     # Let the writers run, so the websockets are closed before aiohttp's
     # cleanup (which would otherwise wait for them until its timeout).
     await asyncio.sleep(0)
@@ -144,6 +147,10 @@ async def serve_forever(
     ready: Callable[[BridgeServer], Awaitable[None]] | None = None,
 ) -> None:
     """Run until SIGINT or SIGTERM, then stop gracefully."""
+    # A server allocates many short-lived containers per message; the garbage collector's
+    # default (a young collection every 700 allocations) ran ~3% of its CPU. Reference
+    # counting frees nearly all of them; collect cycles less often (resolvers inherit this).
+    gc.set_threshold(20_000, 20, 20)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -18,22 +18,29 @@ the client asked for an acknowledgement) and nothing else runs. An answer to a
 decision that fails becomes an answer naming no option, which the rules settle
 with their default (``how: invalid``).
 
-:class:`BridgeSocketServer` adds the outgoing side: a client that stops
-reading is dropped once its queue of unsent packets passes a byte limit
-(checked where engine.io queues every packet, broadcasts included), instead of
-letting the server buffer broadcasts for it until the ping timeout.
+:class:`BridgeSocketServer` adds the outgoing side: on a websocket every
+packet is written to the connection as it is sent, without engine.io's queue
+and writer task (:class:`_DirectSocket`), a broadcast framed once for all its
+listeners; and a client that stops reading is dropped once more than a byte
+limit waits unsent for it (in the transport's buffer, or a long-polling
+client's queue), instead of letting the server buffer broadcasts for it until
+the ping timeout.
 :class:`RateLimiter` is the per-connection token bucket the namespace consults.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import struct
 import time
 from collections.abc import Mapping
 from typing import Any
 
+import aiohttp
 import engineio
 import socketio
+from aiohttp import web
 from engineio.async_drivers import aiohttp as aiohttp_driver
 from socketio import packet as sio_packet
 
@@ -275,8 +282,27 @@ class RateLimiter:
         return True
 
 
-class _CheckedWebSocket(aiohttp_driver.WebSocket):
-    """engine.io's aiohttp websocket, skipping text frames that are no engine.io packet.
+def ws_frame(data: str | bytes) -> bytes:
+    """One websocket frame as a server sends it (final, unmasked, not deflated) carrying ``data``."""
+    if isinstance(data, str):
+        body, first = data.encode(), 0x81  # text
+    else:
+        body, first = bytes(data), 0x82  # binary
+    size = len(body)
+    if size < 126:
+        return bytes((first, size)) + body
+    if size < 65536:
+        return _LENGTH_16.pack(first, 126, size) + body
+    return _LENGTH_64.pack(first, 127, size) + body
+
+
+_LENGTH_16 = struct.Struct("!BBH")
+_LENGTH_64 = struct.Struct("!BBQ")
+
+
+class _WebSocket(aiohttp_driver.WebSocket):
+    """engine.io's aiohttp websocket: without per-message deflate unless asked, and the
+    engine.io socket writing straight to it (:class:`_DirectSocket`).
 
     engine.io decodes a frame's first character as the packet type outside any
     error handling, so an empty frame or one starting with anything but a
@@ -284,28 +310,201 @@ class _CheckedWebSocket(aiohttp_driver.WebSocket):
     frame is dropped instead (the transport has no way to answer it).
     """
 
+    compress = False
+
+    async def __call__(self, environ: Mapping[str, Any]) -> Any:
+        request = environ["aiohttp.request"]
+        self._sock = web.WebSocketResponse(max_msg_size=self.server.max_http_buffer_size, compress=self.compress)
+        await self._sock.prepare(request)
+        self.environ = environ
+        socket = getattr(self.handler, "__self__", None)
+        if self.compress or type(socket) not in (engineio.async_socket.AsyncSocket, _DirectSocket):
+            await self.handler(self)  # engine.io's own loop: a queue and a writer task
+        else:
+            socket.__class__ = _DirectSocket
+            await socket.serve(self, request.transport)
+        return self._sock
+
     async def wait(self) -> Any:
         while True:
             data = await super().wait()
-            if not isinstance(data, str) or (data and data[0] in "123456"):
+            if _engineio_packet(data):
                 return data
             log.debug("dropped a websocket frame that is no engine.io packet", extra=fields(size=len(data)))
 
 
-class _EngineServer(engineio.AsyncServer):
-    """engine.io's server, refusing to queue more for a client that stopped reading.
+_closing: set[asyncio.Task[Any]] = set()  # websockets being closed by end()
 
-    Every packet for a client — an acknowledgement, a prompt, a broadcast
-    written straight to the sockets — goes through :meth:`send_packet`, which
-    puts it on the engine.io socket's queue; the socket's writer empties it as
-    fast as the client reads. When more than ``max_outgoing`` bytes wait
-    there, the client is dropped: its queue is emptied, the socket closed
-    (socket.io's disconnect handlers run, reason ``slow reader``) and the TCP
-    connection aborted.
+
+def _engineio_packet(data: Any) -> bool:
+    return not isinstance(data, str) or (data != "" and data[0] in "123456")
+
+
+class _DirectSocket(engineio.async_socket.AsyncSocket):
+    """An engine.io socket on a websocket, written to as packets are sent.
+
+    engine.io queues every outgoing packet and a writer task per socket sends
+    them, waking once per packet (a task and a timer each time); and it reads
+    each incoming frame in a task of its own. Here, once the websocket carries
+    the connection (at once, or after the upgrade from long-polling), every
+    packet is framed and handed to the TCP transport where it is sent — in the
+    order sent, with no task and no queue — and frames are read in one loop.
+    A broadcast's frame is built once for all its listeners
+    (:meth:`_EngineServer.broadcast`). What the client receives is the same
+    bytes. The transport's own buffer is what waits unsent: past
+    ``max_outgoing`` bytes the client is dropped (``slow reader``).
     """
 
-    # The bytes waiting are counted each time the queue reaches a multiple of this
-    # many packets (a stalled queue grows by one packet at a time, so it passes
+    transport: Any = None  # the TCP transport, once the websocket carries every packet
+    websocket: Any = None
+    heard = 0.0  # when the last frame arrived (the event loop's clock)
+    watchdog: Any = None
+
+    async def send(self, pkt: Any) -> None:
+        if self.transport is None:
+            await super().send(pkt)
+        elif await self.check_ping_timeout():
+            await self.write(ws_frame(pkt.encode()))
+
+    def writable(self) -> bool:
+        """Whether a packet may be written now without :meth:`send`'s checks (an open websocket, pings answered)."""
+        if self.transport is None or self.closing or self.closed:
+            return False
+        last_ping = self.last_ping
+        return not last_ping or time.time() - last_ping <= self.server.ping_timeout
+
+    async def write(self, frame: bytes) -> None:
+        """Hand ``frame`` to the transport, or drop the client if too much waits unsent already."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        server = self.server
+        limit = server.max_outgoing
+        if limit > 0:
+            waiting = transport.get_write_buffer_size()
+            if waiting + len(frame) > limit:
+                await server._drop(self.sid, self, waiting + len(frame))
+                return
+        transport.write(frame)
+
+    async def serve(self, ws: _WebSocket, transport: Any) -> None:
+        """The websocket's life: the upgrade (if from long-polling), then read until it closes."""
+        server = self.server
+        if self.connected:
+            if not await self._upgrade(ws):
+                return
+        else:
+            self.connected = True
+            self.upgraded = True
+        # What was queued before (the open packet; polling's leftovers) goes first.
+        queue = self.queue
+        while not queue.empty():
+            pkt = queue.get_nowait()
+            queue.task_done()
+            if pkt is None:  # dropped meanwhile (see runner.drop_transports)
+                await ws.close()
+                return
+            transport.write(ws_frame(pkt.encode()))
+        self.transport, self.websocket = transport, ws
+        response = ws._sock
+        timeout = server.ping_interval + server.ping_timeout
+        largest = server.max_http_buffer_size
+        on_message = server.handlers.get("message")
+        text = aiohttp.WSMsgType.TEXT
+        # A client that sends nothing (not even its pong) for ``timeout`` seconds is gone: one
+        # timer per socket, moved on only when it fires, instead of a timeout per frame read.
+        loop = asyncio.get_running_loop()
+        self.heard = loop.time()
+        self.watchdog = loop.call_at(self.heard + timeout, self._silence, loop, timeout)
+        try:
+            while True:
+                try:
+                    message = await response.receive()
+                except (Exception, asyncio.CancelledError):  # a broken connection
+                    break
+                self.heard = loop.time()
+                data = message.data
+                if message.type is text:
+                    if not _engineio_packet(data):
+                        log.debug("dropped a websocket frame that is no engine.io packet", extra=fields(size=len(data)))
+                        continue
+                elif message.type is not aiohttp.WSMsgType.BINARY:
+                    break  # closed
+                if len(data) > largest:
+                    break
+                if on_message is not None and type(data) is str and data[0] == "4" and data[1:2].isnumeric():
+                    # A socket.io packet (as engine.io would decode it: the text after the type).
+                    try:
+                        await on_message(self.sid, data[1:])
+                    except Exception:
+                        log.exception("message handler error", extra=fields(eio_sid=self.sid))
+                    continue
+                try:
+                    await self.receive(engineio.packet.Packet(encoded_packet=data))
+                except engineio.exceptions.UnknownPacketError:
+                    pass
+                except engineio.exceptions.SocketIsClosedError:
+                    break
+                except Exception:
+                    log.exception("websocket receive error", extra=fields(eio_sid=self.sid))
+        finally:
+            self.watchdog.cancel()
+            self.transport = self.websocket = None
+        await ws.close()
+        await self.close(wait=False, abort=True, reason=server.reason.TRANSPORT_CLOSE)
+
+    def _silence(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        """The watchdog: the connection is cut after ``timeout`` seconds without a frame."""
+        if loop.time() - self.heard < timeout:
+            self.watchdog = loop.call_at(self.heard + timeout, self._silence, loop, timeout)
+        elif self.transport is not None:
+            log.info("websocket silent past the ping timeout; closing it", extra=fields(eio_sid=self.sid))
+            self.transport.abort()
+
+    def end(self) -> bool:
+        """Close the websocket the way a network drop ends it (no engine.io ``CLOSE`` packet);
+        ``False`` if this socket is not on a websocket (yet)."""
+        if self.websocket is None:
+            return False
+        task = asyncio.get_running_loop().create_task(self.websocket.close())
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+        return True
+
+    async def _upgrade(self, ws: _WebSocket) -> bool:
+        """engine.io's upgrade from long-polling: ``2probe`` → ``3probe``, then ``5``."""
+        self.upgrading = True
+        try:
+            probe = engineio.packet.Packet(encoded_packet=await ws.wait())
+            if probe.packet_type != engineio.packet.PING or probe.data != "probe":
+                return False
+            await ws.send(engineio.packet.Packet(engineio.packet.PONG, data="probe").encode())
+            await self.queue.put(engineio.packet.Packet(engineio.packet.NOOP))  # ends the pending long-poll
+            if engineio.packet.Packet(encoded_packet=await ws.wait()).packet_type != engineio.packet.UPGRADE:
+                return False
+        except (OSError, ValueError):
+            return False
+        finally:
+            self.upgrading = False
+        self.upgraded = True
+        return True
+
+
+class _EngineServer(engineio.AsyncServer):
+    """engine.io's server, writing to websockets directly and dropping clients that stop reading.
+
+    Every packet for a client — an acknowledgement, a prompt, a broadcast —
+    goes through :meth:`send_packet` (or :meth:`broadcast`). On a websocket
+    (:class:`_DirectSocket`) it is written to the connection at once; on
+    long-polling it waits in the socket's queue for the next poll. When more
+    than ``max_outgoing`` bytes wait unsent for one client (in the
+    transport's buffer, or the queue), the client is dropped: the socket is
+    closed (socket.io's disconnect handlers run, reason ``slow reader``) and
+    the TCP connection aborted.
+    """
+
+    # The bytes waiting in a long-polling queue are counted each time it reaches a multiple
+    # of this many packets (a stalled queue grows by one packet at a time, so it passes
     # every multiple): amortized, a constant cost per packet.
     _QUICK = 32
     max_outgoing = 8_000_000
@@ -315,12 +514,34 @@ class _EngineServer(engineio.AsyncServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # This server's own copy of the driver table, with the checking websocket.
-        self._async = {**self._async, "websocket": _CheckedWebSocket}
+        # This server's own copy of the driver table, with its websocket.
+        self._async = {**self._async, "websocket": type("_WebSocket", (_WebSocket,), {})}
+
+    def compress_websockets(self, on: bool) -> None:
+        """Accept permessage-deflate (packets then go through engine.io's queue and writer)."""
+        self._async["websocket"].compress = on
+
+    async def broadcast(self, sids: Any, encoded: str) -> None:
+        """The socket.io packet ``encoded`` to every engine.io socket of ``sids``: framed once for all."""
+        frame: bytes | None = None
+        message: Any = None
+        sockets = self.sockets
+        for sid in sids:
+            socket = sockets.get(sid)
+            if socket is None:
+                continue
+            if type(socket) is _DirectSocket and socket.writable():
+                if frame is None:
+                    frame = ws_frame("4" + encoded)
+                await socket.write(frame)
+            else:
+                if message is None:
+                    message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
+                await self.send_packet(sid, message)
 
     async def send_packet(self, sid: str, pkt: Any) -> None:
         socket = self.sockets.get(sid)
-        if socket is not None and self.max_outgoing > 0:
+        if socket is not None and self.max_outgoing > 0 and getattr(socket, "transport", None) is None:
             if socket.closing or socket.closed:
                 return
             queue = socket.queue
@@ -333,6 +554,8 @@ class _EngineServer(engineio.AsyncServer):
         await super().send_packet(sid, pkt)
 
     async def _drop(self, sid: str, socket: Any, waiting: int) -> None:
+        if socket.closing or socket.closed:
+            return
         self.dropped += 1
         log.warning(
             "dropping a client that stopped reading",
@@ -343,10 +566,10 @@ class _EngineServer(engineio.AsyncServer):
             queue.get_nowait()
             queue.task_done()
         request = (self.environs.get(sid) or {}).get("aiohttp.request")
-        await socket.close(wait=False, abort=True, reason="slow reader")
         transport = getattr(request, "transport", None)
         if transport is not None:
-            transport.abort()
+            transport.abort()  # first: nothing more is written to it
+        await socket.close(wait=False, abort=True, reason="slow reader")
 
 
 class BridgeSocketServer(socketio.AsyncServer):
@@ -387,6 +610,15 @@ class BridgeSocketServer(socketio.AsyncServer):
                 to=sid,
                 namespace=namespace,
             )
+
+    async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
+        """A socket.io packet (an acknowledgement, a ``call``, an event to one client), written
+        straight to its websocket when it is on one (:meth:`_EngineServer.broadcast`)."""
+        encoded = pkt.encode()
+        if isinstance(encoded, str):
+            await self.eio.broadcast((eio_sid,), encoded)
+        else:
+            await super()._send_packet(eio_sid, pkt)
 
     def _engineio_server_class(self) -> type[engineio.AsyncServer]:
         return _EngineServer

@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import gc
 import itertools
 import logging
 import os
@@ -68,6 +69,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import InternalError, PluginError, PluginTimeout, VTTError
 from ..odds import compute_odds
+from ..state import codec
 from ..state.records import token_wire
 from .logs import fields
 
@@ -187,6 +189,32 @@ def _where(frame: Any, host: Any) -> dict[str, Any]:
     return {"plugin": plugin, "hook": hook, "step": step}
 
 
+def attack_payload(
+    head: Mapping[str, Any],
+    at: float,
+    record: Mapping[str, Any],
+    tokens: Mapping[str, Token],
+    after: Mapping[str, Token],
+) -> dict[str, Any]:
+    """An attack's wire form (``attack.resolved``'s ``attack`` without its ``seq``; the audit entry's).
+
+    ``head``: ``{"about": {id, ruleset, attacker, targets, user}, "table", "request_id"}``
+    (see ``Attacks``); ``record``: the resolution's; ``tokens``: the table's
+    tokens before it; ``after``: each changed token as it leaves them. ``tokens``
+    gives every token involved (attacker and targets first, then any other
+    changed) before and after.
+    """
+    about = head["about"]
+    wire: dict[str, Any] = {}
+    for token_id in (about["attacker"], *about["targets"], *after):
+        if token_id in wire:
+            continue
+        before = token_wire(tokens[token_id])
+        changed = after.get(token_id)
+        wire[token_id] = {"before": before, "after": token_wire(changed) if changed is not None else before}
+    return {**about, "table": head["table"], "at": at, "request_id": head["request_id"], **record, "tokens": wire}
+
+
 class _Worker:
     """The loop inside a resolver process: messages in, one answer each out.
 
@@ -194,7 +222,8 @@ class _Worker:
     is already waiting, a reply is held and the held replies go out in one
     write — each system call, and each wake-up of the event loop, then
     carries several attacks. A reply is held ``_HOLD`` seconds at most: a
-    timer signal (``SIGALRM``) sends it even while the next job's hooks run.
+    timer signal (``SIGALRM``), set only while replies are held over another
+    job, sends them even while that job's hooks run.
     """
 
     def __init__(self, sock: socket.socket, host: Any) -> None:
@@ -206,6 +235,7 @@ class _Worker:
         self.sending = False
         self.held: list[bytes] = []  # framed replies not sent yet
         self.held_since = 0.0
+        self.armed = False  # the timer (SIGALRM) that sends held replies is set
 
     def report(self, signum: int, frame: Any) -> None:
         """SIGUSR1: say where the current job is stuck (the event loop will kill us next).
@@ -223,12 +253,16 @@ class _Worker:
 
     def overdue(self, signum: int, frame: Any) -> None:
         """SIGALRM: replies held ``_HOLD`` seconds go out, whatever the job running now does."""
+        self.armed = False
         if self.sending:
             return
         with contextlib.suppress(Exception):
             self.flush()
 
     def flush(self) -> None:
+        if self.armed:
+            self.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
         if not self.held:
             return
         self.sending = True
@@ -242,8 +276,13 @@ class _Worker:
     def run(self) -> None:
         frames = _Frames(self.sock)
         while True:
-            if self.held and (time.monotonic() - self.held_since > _HOLD or not frames.ready()):
-                self.flush()
+            if self.held:
+                if time.monotonic() - self.held_since > _HOLD or not frames.ready():
+                    self.flush()
+                elif not self.armed:
+                    # Held over the next job: the timer sends them if its hooks take long.
+                    self.armed = True
+                    signal.setitimer(signal.ITIMER_REAL, _HOLD)
             message = frames.next()
             if message is None:
                 return
@@ -262,7 +301,6 @@ class _Worker:
             body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
             if not self.held:
                 self.held_since = time.monotonic()
-                signal.setitimer(signal.ITIMER_REAL, _HOLD)
             self.held.append(_HEADER.pack(len(body)) + body)
 
     def start(self, job_id: int, table: str, refs: list, new: list, spec: dict, settled: list, sent: int) -> tuple:
@@ -277,15 +315,15 @@ class _Worker:
                 if res.advance() is None:
                     break
                 self._apply(res, answer, how)
-            return self.step(job_id, res, sent)
+            return self.step(job_id, res, sent, spec)
         except BaseException as exc:
             return ("error", job_id, [], bool(res is not None and (res.decisions or sent)), _error(exc, self.host))
 
     def settle(self, job_id: int, answer: Any, how: str) -> tuple:
-        res, sent = self.live.pop(job_id)
+        res, sent, spec = self.live.pop(job_id)
         try:
             how = self._apply(res, answer, how)
-            return self.step(job_id, res, sent, how=how)
+            return self.step(job_id, res, sent, spec, how=how)
         except BaseException as exc:
             return ("error", job_id, [], True, _error(exc, self.host))
 
@@ -304,7 +342,7 @@ class _Worker:
             return "invalid"
         return how
 
-    def step(self, job_id: int, res: Any, sent: int, *, how: str | None = None) -> tuple:
+    def step(self, job_id: int, res: Any, sent: int, spec: Mapping[str, Any], *, how: str | None = None) -> tuple:
         try:
             decision = res.advance()
         except BaseException as exc:
@@ -314,22 +352,26 @@ class _Worker:
             # The last entry is the step asking: not finished yet.
             done = max(sent, len(trace) - 1)
             steps = [trace[i].to_dict() for i in range(sent, done)]
-            self.live[job_id] = (res, done)
+            self.live[job_id] = (res, done, spec)
             wire = RemoteDecision(decision.key, decision.token, decision.timeout, decision.to_dict())
             return ("decision", job_id, steps, wire, how)
         record = res.record
         try:
-            systems = self.checked(res, record)
+            after = self.checked(res, record)
+            at = time.time()
+            payload = attack_payload(spec["wire"], at, record, res.tokens, after)
+            encoded = codec.encode(payload)
         except BaseException as exc:
             return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
-        return ("done", job_id, record, systems, how)
+        systems = {token_id: token.system for token_id, token in after.items()}
+        return ("done", job_id, encoded, systems, at, record["outcome"].get("hit"), how)
 
-    def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Any]:
-        """Every changed token's new ``system``: clamped to its ruleset's ranges, then checked
+    def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Token]:
+        """Every changed token as the attack leaves it: clamped to its ruleset's ranges, then checked
         (:meth:`Host.changed_token`: anything else invalid names the plugin that wrote it)."""
         writers = res.ctx.changes.writers
         return {
-            token_id: self.host.changed_token(res.tokens[token_id], change["after"], writers=writers).system
+            token_id: self.host.changed_token(res.tokens[token_id], change["after"], writers=writers)
             for token_id, change in record["changes"].items()
         }
 
@@ -435,7 +477,7 @@ class _Proc:
         self.writer = writer
         # The snapshots it holds (compared by identity: a token deleted and created
         # again starts at version 1 again, with other stats).
-        self.known: dict[tuple[str, str], Token] = {}
+        self.known: dict[str, dict[str, Token]] = {}  # table → token id → snapshot
         self.queue: deque[tuple[Job, float]] = deque()  # (job, budget left) awaiting an answer, in order
         self.parked: set[Job] = set()
         self.head_since = 0.0
@@ -467,10 +509,21 @@ class Resolvers:
         self.spares = 0
 
     async def start(self) -> None:
+        # What the server has built so far (modules, the plugin host, schemas) lives as long
+        # as it does: moved out of the garbage collector's sight, a resolver's collections do
+        # not write to those objects, so their pages stay shared with the server instead of
+        # being copied into every resolver (see docs/deploy.md, "memory").
+        gc.collect()
+        gc.freeze()
         for _ in range(self.size):
             self.procs.append(await self._fork())
 
     async def _fork(self) -> _Proc:
+        """A new resolver process. A spare or a replacement forked after start: what the
+        server holds now is frozen out of the collector's sight first, as at start, so the
+        new process keeps sharing those pages."""
+        if self.procs:
+            gc.freeze()
         proc = _Proc(*await fork_resolver(self.host))
         proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"resolver {proc.pid}")
         return proc
@@ -559,13 +612,12 @@ class Resolvers:
         return reply
 
     def _start_message(self, job: Job, proc: _Proc) -> tuple:
-        known = proc.known
-        new = []
-        for token_id, token in job.tokens.items():
-            key = (job.table, token_id)
-            if known.get(key) is not token:
-                known[key] = token
-                new.append(token_wire(token))
+        known = proc.known.get(job.table)
+        if known is None:
+            known = proc.known[job.table] = {}
+        new = [token_wire(token) for token_id, token in job.tokens.items() if known.get(token_id) is not token]
+        for data in new:
+            known[data["id"]] = job.tokens[data["id"]]
         return ("start", job.id, job.table, list(job.tokens), new, job.spec, list(job.settled), job.sent)
 
     def _write(self, proc: _Proc, message: tuple) -> None:

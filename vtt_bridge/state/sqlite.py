@@ -271,28 +271,30 @@ class SQLiteStore(Store):
         db = self.db
         done: list[tuple[asyncio.Future[AuditEntry], Any]] = []
         try:
-            if len(batch) == 1:
-                # Alone in its transaction: no savepoint needed.
-                table_id, draft, future = batch[0]
-                try:
-                    with self._transaction():
-                        entry = self._write(table_id, draft)
-                except Exception as exc:  # the write or the COMMIT: either way nothing was written
-                    done.append((future, exc))
-                else:
-                    done.append((future, entry))
-            else:
+            # Every commit of the batch in one transaction; as they nearly always all
+            # succeed, without a savepoint each. If one fails (a stale version, a reused
+            # request_id), the transaction is rolled back and the batch written again,
+            # each commit inside its own savepoint, so the others still commit.
+            try:
                 with self._transaction():
-                    for n, (table_id, draft, future) in enumerate(batch):
-                        db.execute(f"SAVEPOINT c{n}")
-                        try:
-                            entry = self._write(table_id, draft)
-                        except Exception as exc:
-                            db.execute(f"ROLLBACK TO c{n}")
-                            done.append((future, exc))
-                        else:
-                            done.append((future, entry))
-                        db.execute(f"RELEASE c{n}")
+                    for table_id, draft, future in batch:
+                        done.append((future, self._write(table_id, draft)))
+            except Exception as first:  # a write or the COMMIT: either way nothing was written
+                if len(batch) == 1 or len(done) == len(batch):
+                    done = [(future, first) for _table, _draft, future in batch]
+                else:
+                    done = []
+                    with self._transaction():
+                        for n, (table_id, draft, future) in enumerate(batch):
+                            db.execute(f"SAVEPOINT c{n}")
+                            try:
+                                entry = self._write(table_id, draft)
+                            except Exception as failure:
+                                db.execute(f"ROLLBACK TO c{n}")
+                                done.append((future, failure))
+                            else:
+                                done.append((future, entry))
+                            db.execute(f"RELEASE c{n}")
         except Exception as exc:  # the COMMIT itself failed: nothing of the batch was written
             for _table, _draft, future in batch:
                 if not future.done():
@@ -338,6 +340,17 @@ class SQLiteStore(Store):
                 cursor = db.execute(
                     "DELETE FROM tokens WHERE table_id = ? AND id = ? AND version = ?",
                     (table_id, token_id, before.version),
+                )
+            elif (
+                after.name == before.name
+                and after.ruleset == before.ruleset
+                and (after.ownership is before.ownership or after.ownership == before.ownership)
+                and (after.flags is before.flags or after.flags == before.flags)
+            ):
+                # Only the stats changed (an attack's change): the other columns stay as they are.
+                cursor = db.execute(
+                    "UPDATE tokens SET system = ?, version = ? WHERE table_id = ? AND id = ? AND version = ?",
+                    (dumps(after.system), after.version, table_id, token_id, before.version),
                 )
             else:
                 cursor = db.execute(
