@@ -15,7 +15,11 @@ turn with the others, and the load average is printed with the figures):
    included), as the server does for every attack;
 6. the pack loaded, ``no trace`` (``trace=False``, as the odds run it): what the
    trace costs is the difference to row 3;
-7. the same attack as a plain hand-inlined function: the ruleset's own pure rule
+7. the pack loaded, ``fresh snapshots``: each resolution with token snapshots and a
+   declaration of its own, as a table's attacks have (the rows above resolve the
+   same snapshots again, as the odds do, so what the rulesets remember per
+   snapshot — ``per_snapshot`` — is found again there and never here);
+8. the same attack as a plain hand-inlined function: the ruleset's own pure rule
    functions called in order, no plugin host, no trace, no decisions.
 
 Every resolution but row 6's records its full trace (steps, rolls, numbers changed and by
@@ -56,11 +60,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from vtt_bridge import Dice, Engine, Ruleset, Step, Token, freeze, hookimpl, hookspec, make_host  # noqa: E402
+from vtt_bridge.memo import SIZE  # noqa: E402
 
 EXAMPLE = ROOT / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json"
 TARGET_RATE = 15_000  # res/s, pack loaded
 TARGET_FLOOR_RATIO = 2.0  # at most this many times the pluggy floor's time
 TARGET_RECORD_RATE = 10_000  # res/s, pack loaded, record built
+FRESH = 2 * SIZE  # snapshot sets for the "fresh snapshots" row: twice what a remembered rule keeps
 
 
 def load(host):
@@ -277,6 +283,23 @@ def main(argv: list[str] | None = None) -> int:
 
         return go
 
+    def as_on_a_table(host):
+        """Every resolution with snapshots and a declaration of its own, as a table's attacks are.
+
+        The rulesets remember what they work out per snapshot (``per_snapshot``),
+        which the rows above reuse as the odds do; a table's attacks bring new
+        snapshots of the tokens they changed. More sets than a rule remembers, so
+        nothing is found again.
+        """
+        engine = host.engine
+        sets = [(load(host)[1], freeze(host.load_declaration("exalted2e", data["declaration"]))) for _ in range(FRESH)]
+
+        def go(i):
+            fresh, declaration = sets[i % FRESH]
+            engine.start("exalted2e", fresh, attacker=attacker, targets=targets, declaration=declaration, seed=i).run()
+
+        return go
+
     # Like with like: the hand-inlined attack gives the pipeline's outcome for each seed.
     for seed in range(50 if args.quick else 300):
         res = without_pack.engine.start("exalted2e", tokens, attacker=attacker, targets=targets, declaration=decl, seed=seed)
@@ -296,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             ("exalted2e, pack + First Excellency", through(with_pack, charmed)),
             ("exalted2e, pack loaded +record", through(with_pack, decl, record=True)),
             ("exalted2e, pack loaded, no trace", through(with_pack, decl, trace=False)),
+            ("exalted2e, pack loaded, fresh snapshots", as_on_a_table(with_pack)),
             ("hand-inlined, no plugin host", lambda i: inline_attack(att, dfd, decl, attacker, i)),
         ],
         seconds,

@@ -7,6 +7,9 @@ start-up cancels out) and the difference per run is printed:
 - exalted2e with the Excellency pack loaded, and with it blocked (the
   benchmark attack of ``bench/engine_bench.py``, full trace);
 - the same with the wire record built (Foundry roll JSON included);
+- the pack loaded, each resolution with snapshots and a declaration of its own,
+  as a table's attacks have (nothing remembered per snapshot is found again;
+  the snapshots are made before counting, in both runs);
 - the pluggy floor: the ten exalted2e step hooks with two no-op
   implementations each, called through pluggy — the issue's yardstick, here
   in instructions, so "within 2× of the floor" can be checked without noise;
@@ -23,6 +26,7 @@ only checks that every workload still runs (a counting run takes minutes).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import shutil
@@ -43,6 +47,7 @@ WORKLOADS = {
     "pack": "exalted2e, Excellency pack loaded",
     "blocked": "exalted2e, pack blocked",
     "record": "exalted2e, pack loaded +record",
+    "fresh": "exalted2e, pack loaded, fresh snapshots",
     "floor": "floor: 10 hooks × 2 no-ops via pluggy",
     "engine-floor": "floor: the same no-ops via this engine",
 }
@@ -67,7 +72,15 @@ def workload(name: str, n: int) -> None:
     data, tokens = load(host)
     declaration = freeze(host.load_declaration("exalted2e", data["declaration"]))
     engine = host.engine
+    sets = [(tokens, declaration)]
+    if name == "fresh":
+        from engine_bench import FRESH
+
+        sets = [(load(host)[1], freeze(host.load_declaration("exalted2e", data["declaration"]))) for _ in range(FRESH)]
+        gc.collect()
+        gc.freeze()  # the snapshots stay out of the collector's sight, as a server's own objects do
     for seed in range(n):
+        tokens, declaration = sets[seed % len(sets)]
         res = engine.start(
             "exalted2e", tokens, attacker=data["attacker"], targets=data["targets"], declaration=declaration, seed=seed
         )

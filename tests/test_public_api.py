@@ -44,6 +44,7 @@ PUBLIC = [
     "make_host",
     "ok_envelope",
     "parse_answer",
+    "per_snapshot",
     "roll_to_foundry",
     "thaw",
 ]
