@@ -398,8 +398,9 @@ def _lean_default(compiled: _Compiled, ctx: AttackContext, offered: list[list[Op
     return answer
 
 
-def _finish(asking: Generator[Decision, Any, Answer]) -> Answer:
-    """What :meth:`Resolution._ask` answers when it cannot wait (every decision answered where asked)."""
+def _finish(asking: Generator[Decision, Any, Any]) -> Any:
+    """What a generator of the resolution (``_ask``, ``_child``) returns when it cannot wait
+    (every decision answered where it is asked)."""
     try:
         next(asking)
     except StopIteration as stop:
@@ -697,7 +698,10 @@ class Resolution:
         if ruleset.setup is not None:
             self._guard(ruleset.setup, ctx, f"{ruleset.id} setup", "setup")
         try:
-            yield from self._run(plan.steps, ctx)
+            if self.traced or not self._auto:
+                yield from self._run(plan.steps, ctx)
+            else:
+                self._run_lean(plan.steps, ctx)
         except EndCycle:
             pass
         return self._record(ctx, top=ctx.parent is None)
@@ -767,6 +771,89 @@ class Resolution:
                     yield from self._children(ctx, entry)
                 if compiled.children:
                     yield from self._loop(compiled, ctx)
+                ctx._control = False
+                target = ctx._goto
+                if (
+                    answer is not None
+                    and compiled.repeat
+                    and target is None
+                    and answer.option != compiled.decline
+                    and repeats + 1 < ask.max_repeats
+                ):
+                    repeats += 1
+                    continue  # the same step again: ask, then its hook
+                if target is not None:
+                    ctx._goto = None
+                    jumps += 1
+                    if jumps > 100:
+                        raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
+                    i = next(j for j, c in enumerate(steps) if c.name == target)
+                    repeats = 0
+                    continue
+                repeats = 0
+            i += 1
+
+    def _run_lean(self, steps: tuple[_Compiled, ...], ctx: AttackContext) -> None:
+        """:meth:`_run` for a resolution that keeps no trace and answers every decision where it
+        is asked (the odds' Monte Carlo runs): the same steps, hooks, answers and jumps, as plain
+        calls (nothing waits, so no generator) with no trace entry or roll bookkeeping."""
+        dice = self.dice
+        default = self._default
+        i, count, jumps, repeats = 0, len(steps), 0, 0
+        while i < count:
+            compiled = steps[i]
+            answer = None
+            ask = compiled.ask
+            if ask is not None:
+                try:
+                    offered = compiled.options_call(ctx)
+                except (EndCycle, SkipItem):
+                    raise
+                except BaseException as exc:
+                    raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                if any(offered):
+                    try:
+                        answer = default(compiled, ctx, None, offered)
+                    except (EndCycle, SkipItem, VTTError):
+                        raise
+                    except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
+                        raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                else:
+                    ctx.answers.pop(ask.name, None)
+            dice.step = compiled.name
+            ctx._step = compiled.step
+            impls = compiled.impls
+            try:
+                if impls is not None:
+                    for function, plugin in impls:
+                        ctx._plugin = plugin
+                        function(ctx)
+                    ctx._plugin = None
+                else:
+                    compiled.call(ctx)
+            except (EndCycle, SkipItem):
+                ctx._plugin = None
+                raise
+            except BaseException as exc:
+                running, ctx._plugin = ctx._plugin, None
+                raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
+            if ctx._control or compiled.more:
+                if ctx._nested:
+                    nested, ctx._nested = ctx._nested, ()
+                    for request in nested:
+                        child = _finish(self._child(ctx, request))
+                        ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
+                if compiled.children:
+                    step = compiled.step
+                    items = self._guard(step.each, ctx, compiled.hook_name, step.name) if step.each is not None else [None]
+                    outer = ctx.item
+                    for item in items:
+                        ctx.item = item
+                        try:
+                            self._run_lean(compiled.children, ctx)
+                        except SkipItem:
+                            pass  # that item's sub-sequence is over; the next one starts
+                    ctx.item = outer
                 ctx._control = False
                 target = ctx._goto
                 if (
