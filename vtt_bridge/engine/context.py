@@ -511,7 +511,15 @@ def _untraced_class(ruleset: Ruleset) -> type[AttackContext]:
         cls = type(
             f"Untraced{traced.__name__}",
             (AttackContext,),
-            {"__slots__": numbers, "_NUMBERS": numbers, "_ZEROS": (), "__init__": __init__, "__qualname__": f"Untraced{traced.__name__}"},
+            {
+                "__slots__": numbers,
+                "_NUMBERS": numbers,
+                "_ZEROS": (),
+                "__init__": __init__,
+                "__qualname__": f"Untraced{traced.__name__}",
+                # No step of such a resolution keeps a trace: a plain attribute, not a property.
+                "tracing": False,
+            },
         )
         _UNTRACED[key] = cls
     return cls
