@@ -575,6 +575,24 @@ class Engine:
         for callers that read only the outcome and the changes, such as the
         odds' Monte Carlo runs. Hooks run the same.
         """
+        begin = self.starter(
+            ruleset_id, tokens, attacker=attacker, targets=targets, declaration=declaration, answers=answers, trace=trace
+        )
+        return begin(seed, dice)
+
+    def starter(
+        self,
+        ruleset_id: str,
+        tokens: Mapping[str, Token],
+        *,
+        attacker: str,
+        targets: list[str],
+        declaration: Mapping[str, Any],
+        answers: Mapping[str, Any] | None = None,
+        trace: bool = True,
+    ) -> Callable[[int | None, list[int] | None], Resolution]:
+        """:meth:`start`'s checks and answers done once: a function ``(seed, dice)`` starting one
+        resolution of this attack per call (the odds' Monte Carlo runs start thousands)."""
         plan = self._plans.get(ruleset_id) or self.plan(ruleset_id)
         ruleset = plan.ruleset
         n = len(targets)
@@ -590,7 +608,13 @@ class Engine:
             for key, value in answers.items():
                 values = value if isinstance(value, list) else [value]
                 given[key] = [parse_answer(v) for v in values]
-        return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), given, trace)
+
+        def begin(seed: int | None = None, dice: list[int] | None = None) -> Resolution:
+            # Each resolution takes its given answers from its own queues.
+            queues = {key: queue[:] for key, queue in given.items()} if given else {}
+            return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), queues, trace)
+
+        return begin
 
 
 class Resolution:
