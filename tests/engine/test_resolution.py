@@ -293,3 +293,16 @@ def test_a_declaration_is_validated_once_and_cannot_be_changed_afterwards():
     for _ in range(2):
         with pytest.raises(InvalidRequest):
             start(h, declaration={"bonus": "lots"}, seed=1)
+
+
+def test_a_starter_starts_each_resolution_as_start_would_with_its_own_given_answers():
+    h = host()
+    declaration = h._declaration("duel", {})
+    kw = dict(attacker="a", targets=["b"], declaration=declaration, answers={"defense": ["none"]})
+    begin = h.engine.starter("duel", duel.tokens(), **kw)
+    for seed in (1, 2, 3):
+        # The given answer is taken in every resolution, not used up by the first.
+        assert begin(seed).run().to_dict() == h.engine.start("duel", duel.tokens(), **kw, seed=seed).run().to_dict()
+        assert begin(seed).run().to_dict()["decisions"][0]["how"] == "given"
+    with pytest.raises(InvalidRequest):
+        h.engine.starter("duel", duel.tokens(), attacker="a", targets=["a"], declaration=declaration)
