@@ -868,8 +868,16 @@ class Resolution:
                         child = _finish(self._child(ctx, request))
                         ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
                 if compiled.children:
-                    step = compiled.step
-                    items = self._guard(step.each, ctx, compiled.hook_name, step.name) if step.each is not None else [None]
+                    each = compiled.step.each
+                    if each is None:
+                        items = (None,)
+                    else:
+                        try:
+                            items = each(ctx)
+                        except (EndCycle, SkipItem):
+                            raise
+                        except BaseException as exc:
+                            raise self._fault(exc, compiled.hook_name, compiled.name) from exc
                     outer = ctx.item
                     for item in items:
                         ctx.item = item
