@@ -377,6 +377,28 @@ def _with_decline(ask: Ask, options: list[Option]) -> tuple[Option, ...]:
 _flatten = chain.from_iterable
 
 
+def _after(
+    steps: tuple[_Compiled, ...], i: int, compiled: _Compiled, ctx: AttackContext, answer: Answer | None, repeats: int, jumps: int
+) -> tuple[int, int, int]:
+    """Where a step sequence goes after step ``i`` asked for more (a repeat, a jump, child steps):
+    ``(next step, repeats, jumps)``."""
+    target = ctx._goto
+    if target is None:
+        if (
+            answer is not None
+            and compiled.repeat
+            and answer.option != compiled.decline
+            and repeats + 1 < compiled.ask.max_repeats
+        ):
+            return i, repeats + 1, jumps  # the same step again: ask, then its hook
+        return i + 1, 0, jumps
+    ctx._goto = None
+    jumps += 1
+    if jumps > 100:
+        raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
+    return next(j for j, c in enumerate(steps) if c.name == target), 0, jumps
+
+
 def _lean_default(compiled: _Compiled, ctx: AttackContext, offered: list[list[Option]]) -> Answer | None:
     """``Resolution._default`` untraced with no answers given, for options not in the step's cache.
 
@@ -796,25 +818,8 @@ class Resolution:
                 if compiled.children:
                     yield from self._loop(compiled, ctx)
                 ctx._control = False
-                target = ctx._goto
-                if (
-                    answer is not None
-                    and compiled.repeat
-                    and target is None
-                    and answer.option != compiled.decline
-                    and repeats + 1 < ask.max_repeats
-                ):
-                    repeats += 1
-                    continue  # the same step again: ask, then its hook
-                if target is not None:
-                    ctx._goto = None
-                    jumps += 1
-                    if jumps > 100:
-                        raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
-                    i = next(j for j, c in enumerate(steps) if c.name == target)
-                    repeats = 0
-                    continue
-                repeats = 0
+                i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
+                continue
             i += 1
 
     def _run_lean(self, steps: tuple[_Compiled, ...], ctx: AttackContext) -> None:
@@ -887,25 +892,8 @@ class Resolution:
                             pass  # that item's sub-sequence is over; the next one starts
                     ctx.item = outer
                 ctx._control = False
-                target = ctx._goto
-                if (
-                    answer is not None
-                    and compiled.repeat
-                    and target is None
-                    and answer.option != compiled.decline
-                    and repeats + 1 < ask.max_repeats
-                ):
-                    repeats += 1
-                    continue  # the same step again: ask, then its hook
-                if target is not None:
-                    ctx._goto = None
-                    jumps += 1
-                    if jumps > 100:
-                        raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
-                    i = next(j for j, c in enumerate(steps) if c.name == target)
-                    repeats = 0
-                    continue
-                repeats = 0
+                i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
+                continue
             i += 1
 
     def _children(self, ctx: AttackContext, entry: TraceEntry | None):
