@@ -117,10 +117,6 @@ class AttackState:
 STATE: StashKey[AttackState] = StashKey("warmachine_mk3")
 
 
-def _state(ctx: AttackContext) -> AttackState:
-    return ctx.stash[STATE]
-
-
 def _name(ctx: AttackContext, token_id: str) -> str:
     return ctx.token(token_id).name
 
@@ -204,20 +200,20 @@ NO = Option(id="decline", label="No")
 
 
 def _attack_items(ctx: AttackContext) -> list[str]:
-    return list(_state(ctx).potential)
+    return list(ctx.stash[STATE].potential)
 
 
 def _damage_items(ctx: AttackContext) -> list[str]:
-    return list(_state(ctx).hits)
+    return list(ctx.stash[STATE].hits)
 
 
 def _application_items(ctx: AttackContext) -> list[str]:
-    return list(_state(ctx).order)
+    return list(ctx.stash[STATE].order)
 
 
 def _pending(ctx: AttackContext) -> list[str]:
     """Damaged models still to apply, in the declaration's order, then the order they were hit."""
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     if state.pending is None:
         damaged: list[str] = []
         for booked in state.booked:
@@ -365,7 +361,7 @@ def vtt_bridge_rulesets() -> list[Ruleset]:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_declare_attack(ctx: AttackContext) -> None:
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     for model in state.potential:
         token = ctx.token(model)
         if token.ruleset != ctx.ruleset.id:
@@ -391,7 +387,7 @@ def warmachine_mk3_targeted(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_range_check(ctx: AttackContext) -> None:
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     me, target = ctx.current(ctx.attacker.id), ctx.current(ctx.defender.id)
     state.distance = geometry.gap(me, target)
     state.aim = geometry.point_of(target)
@@ -411,7 +407,7 @@ def warmachine_mk3_range_check(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     me = ctx.current(ctx.attacker.id)
     for model in state.potential:
         them = ctx.current(model)
@@ -433,12 +429,12 @@ def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_rolls(ctx: AttackContext) -> None:
     if ctx.tracing:
-        ctx.note("attack rolls against: " + ", ".join(_name(ctx, m) for m in _state(ctx).potential))
+        ctx.note("attack rolls against: " + ", ".join(_name(ctx, m) for m in ctx.stash[STATE].potential))
 
 
 @hookimpl(tryfirst=True)
 def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     verdict = state.auto.get(model)
     if verdict is not None and not verdict.roll:  # seed 001, step 3/4: no attack roll is made
         _record(ctx, model, hit=verdict.did_hit, how="automatic", critical=False)
@@ -459,7 +455,7 @@ def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
 
 def _single_target(ctx: AttackContext) -> bool:
     """Only a single-target attack hits "directly"; a spray's or Thresher's hits do not."""
-    return not _state(ctx).weapon.spray and len(_state(ctx).potential) == 1
+    return not ctx.stash[STATE].weapon.spray and len(ctx.stash[STATE].potential) == 1
 
 
 @lru_cache(maxsize=256)
@@ -500,20 +496,20 @@ def warmachine_mk3_attack_roll_dice_count(ctx: AttackContext) -> None:
         ctx.note("boosted: {}", cost.label)
     else:
         return
-    _state(ctx).boosted.add(("attack", ctx.item or ""))
+    ctx.stash[STATE].boosted.add(("attack", ctx.item or ""))
     _record(ctx, ctx.item or "", boosted_attack=True)
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_roll_dice(ctx: AttackContext) -> None:
-    _fresh_roll(ctx, _state(ctx).attack_rolls, ctx.attack_dice, "attack roll", ctx.attack_mod)
+    _fresh_roll(ctx, ctx.stash[STATE].attack_rolls, ctx.attack_dice, "attack roll", ctx.attack_mod)
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_roll_remove_dice(ctx: AttackContext) -> None:
     count = _modifiers(ctx).get("discard_lowest_attack", 0)
     if count:
-        roll = _state(ctx).attack_rolls[ctx.item or ""]
+        roll = ctx.stash[STATE].attack_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
         if ctx.tracing:
             ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
@@ -521,7 +517,7 @@ def warmachine_mk3_attack_roll_remove_dice(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_roll_hit_or_miss(ctx: AttackContext) -> None:
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     roll = state.attack_rolls[model]
     roll.modifier = ctx.attack_mod
     verdict = state.auto.get(model)
@@ -572,7 +568,7 @@ def warmachine_mk3_redirect(ctx: AttackContext) -> None:
     to = ctx.redirect_to
     if not to:
         return
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     ctx.token(to)  # a pack naming a token not in this attack is a fault
     was = ctx.direct_hit or ctx.defender.id
     if was in state.hits:
@@ -587,7 +583,7 @@ def warmachine_mk3_redirect(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_aoe(ctx: AttackContext) -> None:
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     weapon = state.weapon
     if not weapon.aoe:
         ctx.note("no AOE")
@@ -637,7 +633,7 @@ def _critical_effect(critical: str | None) -> str:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     ctx.outcome["hit"] = bool(state.hits)
     critical = [m for m, hit in state.hits.items() if hit.critical]
     ctx.outcome["critical"] = bool(critical)
@@ -664,14 +660,14 @@ def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_rolls(ctx: AttackContext) -> None:
-    hits = _state(ctx).hits
+    hits = ctx.stash[STATE].hits
     if ctx.tracing:
         ctx.note("damage rolls against: " + (", ".join(_name(ctx, m) for m in hits) or "nobody"))
 
 
 @hookimpl(tryfirst=True)
 def warmachine_mk3_damage_roll(ctx: AttackContext) -> None:
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     hit = state.hits[model]
     name, power = rules.damage_pow(state.weapon, ctx.current(ctx.attacker.id), blast=hit.blast)
     bonus = _modifiers(ctx).get("damage_bonus", 0)
@@ -688,7 +684,7 @@ def warmachine_mk3_damage_roll(ctx: AttackContext) -> None:
 
 def _damage_boost(ctx: AttackContext) -> tuple[bool, rules.Boost | None]:
     """(boosted for free, what a boost would cost); blast damage is never boosted."""
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     if state.hits[model].blast:
         return False, None  # blast damage is never boosted (brief)
     mods = _modifiers(ctx)
@@ -707,7 +703,7 @@ def warmachine_mk3_boost_damage_options(ctx: AttackContext) -> list[Option]:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_dice_count(ctx: AttackContext) -> None:
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     extra = _modifiers(ctx).get("extra_damage_dice", 0)
     if extra and not state.hits[model].blast:
         ctx.damage_dice += extra
@@ -729,14 +725,14 @@ def warmachine_mk3_damage_roll_dice_count(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_dice(ctx: AttackContext) -> None:
-    _fresh_roll(ctx, _state(ctx).damage_rolls, ctx.damage_dice, "damage roll", ctx.damage_pow)
+    _fresh_roll(ctx, ctx.stash[STATE].damage_rolls, ctx.damage_dice, "damage roll", ctx.damage_pow)
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_remove_dice(ctx: AttackContext) -> None:
     count = _modifiers(ctx).get("discard_lowest_damage", 0)
     if count:
-        roll = _state(ctx).damage_rolls[ctx.item or ""]
+        roll = ctx.stash[STATE].damage_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
         if ctx.tracing:
             ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
@@ -745,7 +741,7 @@ def warmachine_mk3_damage_roll_remove_dice(ctx: AttackContext) -> None:
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_would_damage(ctx: AttackContext) -> None:
     model = ctx.item or ""
-    roll = _state(ctx).damage_rolls[model]
+    roll = ctx.stash[STATE].damage_rolls[model]
     roll.modifier = ctx.damage_pow
     result = rules.judge_damage(roll.active, ctx.damage_pow, ctx.target_arm)
     ctx.damage_points = result.points
@@ -783,13 +779,13 @@ def _room(ctx: AttackContext, model: str) -> int:
     """Unmarked boxes of a model, less the damage already booked for it."""
     system = ctx.current(model)
     track = damage.track_of(system)
-    booked = sum(b.points for b in _state(ctx).booked if b.model == model)
+    booked = sum(b.points for b in ctx.stash[STATE].booked if b.model == model)
     return damage.remaining(track, damage.marked_of(system, track)) - booked
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     points, to = ctx.damage_points, ctx.damage_to or model
     if to == model:
         state.booked.append(_booked(model, points, model))
@@ -821,7 +817,7 @@ def warmachine_mk3_apply_next_options(ctx: AttackContext) -> list[Option]:
     if len(pending) < 2:
         return []  # one damaged model (or none): nothing to choose
     points = {}
-    for booked in _state(ctx).booked:
+    for booked in ctx.stash[STATE].booked:
         if booked.model in pending:
             points[booked.model] = points.get(booked.model, 0) + booked.points
     return [Option(id=m, label=f"{_name(ctx, m)} ({points[m]} damage)") for m in pending]
@@ -831,7 +827,7 @@ def warmachine_mk3_apply_next_options(ctx: AttackContext) -> list[Option]:
 def warmachine_mk3_damage_application(ctx: AttackContext) -> None:
     # seed 001, step 10: "choose one model, follow the damage application sequence below,
     # then repeat for each other damaged model" — the active player chooses each time.
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     pending = _pending(ctx)
     answer = ctx.answer("apply_next")
     if answer is not None and answer.option in pending:
@@ -846,7 +842,7 @@ def warmachine_mk3_damage_application(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_apply_damage(ctx: AttackContext) -> None:
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     system = ctx.current(model)
     track = damage.track_of(system)
     marked = damage.marked_of(system, track)
@@ -893,7 +889,7 @@ def warmachine_mk3_suffered_damage(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_disabled(ctx: AttackContext) -> None:
-    state, model = _state(ctx), ctx.item or ""
+    state, model = ctx.stash[STATE], ctx.item or ""
     system = ctx.current(model)
     track = damage.track_of(system)
     marked = damage.marked_of(system, track)
@@ -958,7 +954,7 @@ def warmachine_mk3_remove(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_resolved(ctx: AttackContext) -> None:
-    state = _state(ctx)
+    state = ctx.stash[STATE]
     ctx.outcome["hit"] = bool(state.hits)
     ctx.outcome["conditions"] = {m: c for m, c in ctx.outcome["conditions"].items() if c}
     if state.hits:

@@ -160,6 +160,38 @@ def test_a_note_template_is_filled_in_only_when_the_trace_is_kept():
     assert formatted == ["+d"]  # the untraced run formatted nothing
 
 
+def test_a_packs_number_write_changes_the_outcome_traced_or_not():
+    """A pack reads and writes ``ctx.<number>`` the same way whether the trace is kept or not (the odds)."""
+    seen = []
+
+    class Blunt:
+        @hookimpl(tryfirst=True)
+        def duel_roll(self, ctx):
+            seen.append((ctx.tracing, ctx.pool, ctx.hits))
+            ctx.pool += 3  # five dice instead of two
+
+        @hookimpl
+        def duel_wound(self, ctx):
+            ctx.hits *= 2
+
+    def run(trace, pack=True):
+        h = host(Blunt()) if pack else host()
+        declaration = h._declaration("duel", {})
+        res = h.engine.start(
+            "duel", duel.tokens(), attacker="a", targets=["b"], declaration=declaration,
+            dice=[6, 6, 6, 6, 6], answers={"defense": "block"}, trace=trace,
+        )  # fmt: skip
+        return res.run()
+
+    plain = run(False, pack=False)
+    assert plain.changes["b"]["after"]["hp"] == 9  # 2 successes − 1 blocked
+    traced, lean = run(True), run(False)
+    # 5 successes − 1 blocked = 4 hits, doubled by the pack: hp 10 → 2, traced or not.
+    assert traced.changes["b"]["after"]["hp"] == lean.changes["b"]["after"]["hp"] == 2
+    assert seen == [(True, 2, 0), (False, 2, 0)]
+    assert lean.ctx.pool == 5 and lean.ctx.hits == 8 and type(lean.ctx).__name__ == "UntracedDuelContext"
+
+
 def test_current_shows_every_write_and_an_earlier_read_stays_as_it_was():
     seen = []
 
@@ -261,3 +293,16 @@ def test_a_declaration_is_validated_once_and_cannot_be_changed_afterwards():
     for _ in range(2):
         with pytest.raises(InvalidRequest):
             start(h, declaration={"bonus": "lots"}, seed=1)
+
+
+def test_a_starter_starts_each_resolution_as_start_would_with_its_own_given_answers():
+    h = host()
+    declaration = h._declaration("duel", {})
+    kw = dict(attacker="a", targets=["b"], declaration=declaration, answers={"defense": ["none"]})
+    begin = h.engine.starter("duel", duel.tokens(), **kw)
+    for seed in (1, 2, 3):
+        # The given answer is taken in every resolution, not used up by the first.
+        assert begin(seed).run().to_dict() == h.engine.start("duel", duel.tokens(), **kw, seed=seed).run().to_dict()
+        assert begin(seed).run().to_dict()["decisions"][0]["how"] == "given"
+    with pytest.raises(InvalidRequest):
+        h.engine.starter("duel", duel.tokens(), attacker="a", targets=["a"], declaration=declaration)

@@ -9,6 +9,7 @@ with the plugin that did it and a stray attribute fails loudly.
 
 from __future__ import annotations
 
+import keyword
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
@@ -457,8 +458,16 @@ def _number(index: int, name: str) -> property:
     return property(get, set_, doc=f"working number {name!r}, every change traced")
 
 
-def context_class(ruleset: Ruleset) -> type[AttackContext]:
-    """The slotted context subclass carrying ``ruleset.numbers`` as traced properties."""
+def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContext]:
+    """The slotted context subclass carrying ``ruleset.numbers`` as traced properties.
+
+    ``traced=False`` gives the class for resolutions that keep no trace (the
+    odds' Monte Carlo runs): its numbers are plain slots, read and written as
+    any attribute, so a hook's ``ctx.attack_pool += 2`` costs what a plain
+    attribute does. Hooks see the same names and values either way.
+    """
+    if not traced:
+        return _untraced_class(ruleset)
     key = (ruleset.id, ruleset.numbers)
     cls = _CLASSES.get(key)
     if cls is None:
@@ -469,4 +478,48 @@ def context_class(ruleset: Ruleset) -> type[AttackContext]:
             namespace[name] = _number(i, name)
         cls = type(f"{ruleset.id.title().replace('_', '')}Context", (AttackContext,), namespace)
         _CLASSES[key] = cls
+    return cls
+
+
+_UNTRACED: dict[tuple[str, tuple[str, ...]], type[AttackContext]] = {}
+
+
+def _untraced_class(ruleset: Ruleset) -> type[AttackContext]:
+    """:func:`context_class` for untraced resolutions: the traced class's numbers as plain slots, zero at the start."""
+    key = (ruleset.id, ruleset.numbers)
+    cls = _UNTRACED.get(key)
+    if cls is None:
+        traced = context_class(ruleset)
+        numbers = ruleset.numbers
+        base_init = AttackContext.__init__
+
+        def __init__(self: AttackContext, *args: Any, **kwargs: Any) -> None:
+            base_init(self, *args, **kwargs)
+            for name in numbers:
+                setattr(self, name, 0)
+
+        if all(n.isidentifier() and not keyword.iskeyword(n) for n in numbers) and numbers:
+            # One assignment statement instead of a setattr loop (the names are checked identifiers).
+            source = (
+                "def __init__(self, ruleset, tokens, attacker, targets, declaration, dice, **kwargs):\n"
+                "    base_init(self, ruleset, tokens, attacker, targets, declaration, dice, **kwargs)\n"
+                f"    {' = '.join(f'self.{n}' for n in numbers)} = 0\n"
+            )
+            namespace: dict[str, Any] = {"base_init": base_init}
+            exec(source, namespace)  # noqa: S102 - the source is built from checked identifiers only
+            __init__ = namespace["__init__"]
+        cls = type(
+            f"Untraced{traced.__name__}",
+            (AttackContext,),
+            {
+                "__slots__": numbers,
+                "_NUMBERS": numbers,
+                "_ZEROS": (),
+                "__init__": __init__,
+                "__qualname__": f"Untraced{traced.__name__}",
+                # No step of such a resolution keeps a trace: a plain attribute, not a property.
+                "tracing": False,
+            },
+        )
+        _UNTRACED[key] = cls
     return cls

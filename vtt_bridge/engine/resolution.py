@@ -349,12 +349,15 @@ class _Offer:
     :ivar decisions: ``(key, token, default)`` → the :class:`Decision` made for them.
     """
 
-    __slots__ = ("options", "group", "ids", "default", "decisions")
+    __slots__ = ("options", "group", "ids", "plain", "default", "decisions")
 
     def __init__(self, ask: Ask, options: list[Option]) -> None:
         self.options = options
         self.group: tuple[Option, ...] | None = None
         self.ids: frozenset[str] = frozenset()
+        #: The ids in ``group`` of options taking no values (a given answer naming one is valid as
+        #: it is): made on first need (see :meth:`Resolution._default`).
+        self.plain: frozenset[str] | None = None
         self.default: str | None = None
         self.decisions: dict[tuple[str, str | None, str], Decision] = {}
         if all(o.token is None for o in options):
@@ -372,6 +375,59 @@ def _with_decline(ask: Ask, options: list[Option]) -> tuple[Option, ...]:
 
 
 _flatten = chain.from_iterable
+
+
+def _after(
+    steps: tuple[_Compiled, ...], i: int, compiled: _Compiled, ctx: AttackContext, answer: Answer | None, repeats: int, jumps: int
+) -> tuple[int, int, int]:
+    """Where a step sequence goes after step ``i`` asked for more (a repeat, a jump, child steps):
+    ``(next step, repeats, jumps)``."""
+    target = ctx._goto
+    if target is None:
+        if (
+            answer is not None
+            and compiled.repeat
+            and answer.option != compiled.decline
+            and repeats + 1 < compiled.ask.max_repeats
+        ):
+            return i, repeats + 1, jumps  # the same step again: ask, then its hook
+        return i + 1, 0, jumps
+    ctx._goto = None
+    jumps += 1
+    if jumps > 100:
+        raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
+    return next(j for j, c in enumerate(steps) if c.name == target), 0, jumps
+
+
+def _lean_default(compiled: _Compiled, ctx: AttackContext, offered: list[list[Option]]) -> Answer | None:
+    """``Resolution._default`` untraced with no answers given, for options not in the step's cache.
+
+    ``None`` when an option names its own token (grouping is needed: the general way).
+    """
+    options = list(_flatten(filter(None, offered)))
+    for option in options:
+        if option.token is not None:
+            return None
+    ask = compiled.ask
+    group = _with_decline(ask, options)
+    default = ask.default(ctx, group) if callable(ask.default) else ask.default
+    if not default:
+        default = compiled.decline or group[0].id  # both in the group
+    elif not any(o.id == default for o in group):
+        raise ValueError(f"decision {ask.name!r}: default {default!r} is not an option")
+    answer = _PLAIN_ANSWERS.get(default) or _plain_answer(default)
+    ctx.answers[ask.name] = answer
+    return answer
+
+
+def _finish(asking: Generator[Decision, Any, Any]) -> Any:
+    """What a generator of the resolution (``_ask``, ``_child``) returns when it cannot wait
+    (every decision answered where it is asked)."""
+    try:
+        next(asking)
+    except StopIteration as stop:
+        return stop.value
+    raise RuntimeError("a decision waited for an answer in a run that answers every decision where it is asked")
 
 
 def _lookup(offered: list[list[Option]]) -> tuple[int, ...]:
@@ -416,12 +472,14 @@ def _decision(compiled: _Compiled, offer: _Offer, key: str, token: str | None, o
 
 
 class _Plan:
-    __slots__ = ("ruleset", "steps", "context_class")
+    __slots__ = ("ruleset", "steps", "context_class", "untraced_class")
 
     def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
         self.ruleset = ruleset
         self.steps = steps
         self.context_class = context_class(ruleset)
+        #: For resolutions keeping no trace: the working numbers are plain slots.
+        self.untraced_class = context_class(ruleset, traced=False)
 
 
 class Engine:
@@ -539,6 +597,24 @@ class Engine:
         for callers that read only the outcome and the changes, such as the
         odds' Monte Carlo runs. Hooks run the same.
         """
+        begin = self.starter(
+            ruleset_id, tokens, attacker=attacker, targets=targets, declaration=declaration, answers=answers, trace=trace
+        )
+        return begin(seed, dice)
+
+    def starter(
+        self,
+        ruleset_id: str,
+        tokens: Mapping[str, Token],
+        *,
+        attacker: str,
+        targets: list[str],
+        declaration: Mapping[str, Any],
+        answers: Mapping[str, Any] | None = None,
+        trace: bool = True,
+    ) -> Callable[[int | None, list[int] | None], Resolution]:
+        """:meth:`start`'s checks and answers done once: a function ``(seed, dice)`` starting one
+        resolution of this attack per call (the odds' Monte Carlo runs start thousands)."""
         plan = self._plans.get(ruleset_id) or self.plan(ruleset_id)
         ruleset = plan.ruleset
         n = len(targets)
@@ -554,7 +630,13 @@ class Engine:
             for key, value in answers.items():
                 values = value if isinstance(value, list) else [value]
                 given[key] = [parse_answer(v) for v in values]
-        return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), given, trace)
+
+        def begin(seed: int | None = None, dice: list[int] | None = None) -> Resolution:
+            # Each resolution takes its given answers from its own queues.
+            queues = {key: queue[:] for key, queue in given.items()} if given else {}
+            return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), queues, trace)
+
+        return begin
 
 
 class Resolution:
@@ -579,7 +661,7 @@ class Resolution:
         self.dice = dice
         self.given = given
         self.decisions: list[tuple[Decision, Answer, str]] = []
-        ctx_cls = plan.context_class
+        ctx_cls = plan.context_class if trace else plan.untraced_class
         self.ctx: AttackContext = ctx_cls(
             plan.ruleset, tokens, attacker, targets, declaration, dice, plugin_of=engine.plugin_of
         )
@@ -662,7 +744,10 @@ class Resolution:
         if ruleset.setup is not None:
             self._guard(ruleset.setup, ctx, f"{ruleset.id} setup", "setup")
         try:
-            yield from self._run(plan.steps, ctx)
+            if self.traced or not self._auto:
+                yield from self._run(plan.steps, ctx)
+            else:
+                self._run_lean(plan.steps, ctx)
         except EndCycle:
             pass
         return self._record(ctx, top=ctx.parent is None)
@@ -673,7 +758,8 @@ class Resolution:
         trace = ctx.trace if self.traced else None
         # Every decision takes the rules' default here, without a round trip
         # (``run()`` without a policy and no answers given): no generator per decision.
-        quick = self._auto and not self.given
+        # Untraced, given answers are taken there too (nothing is logged, so nothing waits).
+        quick = self._auto and (trace is None or not self.given)
         entry: TraceEntry | None = None
         i, count, jumps, repeats = 0, len(steps), 0, 0
         while i < count:
@@ -732,25 +818,82 @@ class Resolution:
                 if compiled.children:
                     yield from self._loop(compiled, ctx)
                 ctx._control = False
-                target = ctx._goto
-                if (
-                    answer is not None
-                    and compiled.repeat
-                    and target is None
-                    and answer.option != compiled.decline
-                    and repeats + 1 < ask.max_repeats
-                ):
-                    repeats += 1
-                    continue  # the same step again: ask, then its hook
-                if target is not None:
-                    ctx._goto = None
-                    jumps += 1
-                    if jumps > 100:
-                        raise InvalidRequest("too many jumps back in one sequence", details={"step": compiled.name})
-                    i = next(j for j, c in enumerate(steps) if c.name == target)
-                    repeats = 0
-                    continue
-                repeats = 0
+                i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
+                continue
+            i += 1
+
+    def _run_lean(self, steps: tuple[_Compiled, ...], ctx: AttackContext) -> None:
+        """:meth:`_run` for a resolution that keeps no trace and answers every decision where it
+        is asked (the odds' Monte Carlo runs): the same steps, hooks, answers and jumps, as plain
+        calls (nothing waits, so no generator) with no trace entry or roll bookkeeping."""
+        dice = self.dice
+        default = self._default
+        i, count, jumps, repeats = 0, len(steps), 0, 0
+        while i < count:
+            compiled = steps[i]
+            answer = None
+            ask = compiled.ask
+            if ask is not None:
+                try:
+                    offered = compiled.options_call(ctx)
+                except (EndCycle, SkipItem):
+                    raise
+                except BaseException as exc:
+                    raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                if any(offered):
+                    try:
+                        answer = default(compiled, ctx, None, offered)
+                    except (EndCycle, SkipItem, VTTError):
+                        raise
+                    except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
+                        raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                else:
+                    ctx.answers.pop(ask.name, None)
+            dice.step = compiled.name
+            ctx._step = compiled.step
+            impls = compiled.impls
+            try:
+                if impls is not None:
+                    for function, plugin in impls:
+                        ctx._plugin = plugin
+                        function(ctx)
+                    ctx._plugin = None
+                else:
+                    compiled.call(ctx)
+            except (EndCycle, SkipItem):
+                ctx._plugin = None
+                raise
+            except BaseException as exc:
+                running, ctx._plugin = ctx._plugin, None
+                raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
+            if ctx._control or compiled.more:
+                if ctx._nested:
+                    nested, ctx._nested = ctx._nested, ()
+                    for request in nested:
+                        child = _finish(self._child(ctx, request))
+                        ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
+                if compiled.children:
+                    each = compiled.step.each
+                    if each is None:
+                        items = (None,)
+                    else:
+                        try:
+                            items = each(ctx)
+                        except (EndCycle, SkipItem):
+                            raise
+                        except BaseException as exc:
+                            raise self._fault(exc, compiled.hook_name, compiled.name) from exc
+                    outer = ctx.item
+                    for item in items:
+                        ctx.item = item
+                        try:
+                            self._run_lean(compiled.children, ctx)
+                        except SkipItem:
+                            pass  # that item's sub-sequence is over; the next one starts
+                    ctx.item = outer
+                ctx._control = False
+                i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
+                continue
             i += 1
 
     def _children(self, ctx: AttackContext, entry: TraceEntry | None):
@@ -809,17 +952,29 @@ class Resolution:
         """Answer the step's decision with the rules' default, as ``_ask`` would with no answer given."""
         ask = compiled.ask
         lookup = tuple(map(id, _flatten(filter(None, offered))))  # _lookup(offered), inline
-        offer = compiled.offers.get(lookup) or _offer(compiled, lookup, offered)
-        who = compiled.who
-        decider = who(ctx) if who is not None else None
+        offers = compiled.offers
+        offer = offers.get(lookup)
+        if offer is None:
+            if entry is None and not self.given and len(offers) >= OFFER_CACHE:
+                # Untraced, and options vary more than the cache holds (dice faces): answered
+                # without making (and soon dropping) an offer; the cache keeps the first ones.
+                answer = _lean_default(compiled, ctx, offered)
+                if answer is not None:
+                    return answer
+            offer = _offer(compiled, lookup, offered)
         group = offer.group
         if group is None:
-            return self._defaults(compiled, ctx, entry, offer, decider)
+            if self.given:  # untraced with answers given: the general way (it never waits here)
+                return _finish(self._ask(compiled, ctx, entry, offered))
+            who = compiled.who
+            return self._defaults(compiled, ctx, entry, offer, who(ctx) if who is not None else None)
         default = offer.default
         if default is None:
             default = ask.default(ctx, group) or compiled.decline or group[0].id
         answer = _PLAIN_ANSWERS.get(default) or _plain_answer(default)
         if entry is not None:
+            who = compiled.who
+            decider = who(ctx) if who is not None else None
             key = ask.name if not ctx.path and ctx.item is None else self._key(ctx, ask.name)
             decision = offer.decisions.get((key, decider, default)) or _decision(compiled, offer, key, decider, group, default)
             self.decisions.append((decision, answer, "default"))
@@ -827,6 +982,27 @@ class Resolution:
                 entry.decisions.append(key)
             else:
                 entry.decisions = [key]
+        elif self.given:
+            # Untraced with answers given (the odds' fixed choices): as ``_ask`` would, without the
+            # generator; the question is made only when a given answer needs more than a look-up.
+            key = ask.name if not ctx.path and ctx.item is None else self._key(ctx, ask.name)
+            if default not in offer.ids:
+                raise ValueError(f"decision {key!r}: default {default!r} is not an option")
+            given = self._given(key, ask.name)
+            if given is not None:
+                plain = offer.plain
+                if plain is None:
+                    plain = offer.plain = frozenset(o.id for o in group if not o.params)
+                if given.params or given.option not in plain:
+                    who = compiled.who
+                    decision = _decision(compiled, offer, key, who(ctx) if who is not None else None, group, default)
+                    try:
+                        decision.check(given)
+                    except InvalidRequest as exc:
+                        raise InvalidRequest(
+                            f"the given answer to {key!r}: {exc.message}", details={"answers": {key: exc.details}}
+                        ) from None
+                answer = given
         elif default not in offer.ids:
             # Untraced (the odds): nobody reads the question, so it is not made; its default is still checked.
             raise ValueError(f"decision {ask.name!r}: default {default!r} is not an option")
@@ -908,7 +1084,7 @@ class Resolution:
     def _child(self, parent: AttackContext, request: dict[str, Any]):
         ruleset_id = request["ruleset"] or parent.ruleset.id
         plan = self.engine.plan(ruleset_id)
-        child = plan.context_class(
+        child = (plan.context_class if self.traced else plan.untraced_class)(
             plan.ruleset,
             parent.tokens,
             request["attacker"],

@@ -51,14 +51,11 @@ def _run(
     # default where it is asked, without a round trip through the driver.
     # Outcomes are counted by their plain-tuple keys, made into AttackOutcomes at the end.
     keys: dict[Any, int] = {}
-    start = engine.start
+    begin = engine.starter(ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, answers=answers, trace=False)
     for i, s in enumerate(seeds):
         if stop is not None and i and stop():
             break  # at least one sample always runs
-        res = start(
-            ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, seed=s, answers=answers, trace=False
-        )
-        key = outcome_key(res.run().outcome)
+        key = outcome_key(begin(s).run().outcome)
         keys[key] = keys.get(key, 0) + 1
     counts: Counter[AttackOutcome] = Counter()
     for key, n in keys.items():
