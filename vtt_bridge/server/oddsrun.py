@@ -56,7 +56,7 @@ from ..state.records import token_wire
 from .logs import fields
 from .session import Caller
 from .tables import TableRuntime
-from .workers import _HEADER, _REPORT_GRACE, Resolvers, fork_resolver
+from .workers import _HEADER, _REPORT_GRACE, Resolvers, fork_resolver, read_messages
 
 __all__ = ["OddsRunner"]
 
@@ -191,25 +191,14 @@ class OddsRunner:
         task.add_done_callback(self._background.discard)
 
     async def _read(self, proc: _OddsProcess, reader: asyncio.StreamReader) -> None:
-        buffer, size = bytearray(), _HEADER.size
-        try:
-            while True:
-                chunk = await reader.read(1 << 16)
-                if not chunk:
-                    break
-                buffer += chunk
-                while len(buffer) >= size and len(buffer) >= size + _HEADER.unpack_from(buffer)[0]:
-                    end = size + _HEADER.unpack_from(buffer)[0]
-                    message = pickle.loads(bytes(buffer[size:end]))
-                    del buffer[:end]
-                    if message[0] == "stuck":
-                        if proc.stuck is not None and not proc.stuck.done():
-                            proc.stuck.set_result(message[2])
-                    elif proc.reply is not None and not proc.reply.done():
-                        proc.reply.set_result(message)
-        except (ConnectionError, OSError):
-            pass
-        except asyncio.CancelledError:
+        def handle(message: Any) -> None:
+            if message[0] == "stuck":
+                if proc.stuck is not None and not proc.stuck.done():
+                    proc.stuck.set_result(message[2])
+            elif proc.reply is not None and not proc.reply.done():
+                proc.reply.set_result(message)
+
+        if not await read_messages(reader, handle):
             return
         # The process has ended: killed by us, or by itself (os._exit, a crash, the OOM killer).
         if proc.reply is not None and not proc.reply.done():

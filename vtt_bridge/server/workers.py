@@ -62,7 +62,7 @@ import sys
 import time
 import traceback
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -445,6 +445,34 @@ async def fork_resolver(host: Any) -> tuple[int, asyncio.StreamReader, asyncio.S
 # -- the event loop's side ------------------------------------------------------------
 
 
+async def read_messages(reader: asyncio.StreamReader, handle: Callable[[Any], Any]) -> bool:
+    """Hand each message a child process writes (framed, pickled) to ``handle``, as they arrive.
+
+    Whatever has arrived is read at once: several messages per wake-up. Returns
+    ``True`` when the process's end of the socket closed (it ended), ``False``
+    when the reading was cancelled.
+    """
+    buffer, size, unpack = bytearray(), _HEADER.size, _HEADER.unpack_from
+    try:
+        while True:
+            chunk = await reader.read(1 << 16)
+            if not chunk:
+                return True
+            buffer += chunk
+            start = 0
+            while len(buffer) - start >= size:
+                end = start + size + unpack(buffer, start)[0]
+                if len(buffer) < end:
+                    break
+                handle(pickle.loads(buffer[start + size : end]))
+                start = end
+            del buffer[:start]
+    except (ConnectionError, OSError):
+        return True
+    except asyncio.CancelledError:
+        return False
+
+
 @dataclass(eq=False)
 class Job:
     """One attack being resolved (see the module docstring).
@@ -728,27 +756,8 @@ class Resolvers:
             self._write(target, self._start_message(job, target))
 
     async def _read(self, proc: _Proc) -> None:
-        reader = proc.reader
-        buffer, size, unpack = bytearray(), _HEADER.size, _HEADER.unpack_from
-        try:
-            while True:
-                # Whatever has arrived, in one read: several replies per wake-up.
-                chunk = await reader.read(1 << 16)
-                if not chunk:
-                    break
-                buffer += chunk
-                start = 0
-                while len(buffer) - start >= size:
-                    end = start + size + unpack(buffer, start)[0]
-                    if len(buffer) < end:
-                        break
-                    self._reply(proc, pickle.loads(buffer[start + size : end]))
-                    start = end
-                del buffer[:start]
-        except (ConnectionError, OSError):
-            pass
-        except asyncio.CancelledError:
-            return
+        if not await read_messages(proc.reader, lambda reply: self._reply(proc, reply)):
+            return  # cancelled: the pool is closing
         if not proc.dead and not self._closed:
             # The resolver died by itself (a C extension crashed it, the OOM killer...).
             log.error("a resolver process died; replacing it", extra=fields(pid=proc.pid))
