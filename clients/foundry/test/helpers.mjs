@@ -4,7 +4,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before } from "node:test";
 import { io } from "socket.io-client";
@@ -16,7 +16,15 @@ export const ROOT = resolve(HERE, "../../..");
 
 export function bridgeBin() {
   const venv = join(ROOT, ".venv", "bin", "vtt-bridge");
-  return process.env.VTT_BRIDGE_BIN || (existsSync(venv) ? venv : "vtt-bridge");
+  if (process.env.VTT_BRIDGE_BIN) return process.env.VTT_BRIDGE_BIN;
+  if (existsSync(venv)) return venv;
+  const onPath = (process.env.PATH || "").split(delimiter).some((dir) => dir && existsSync(join(dir, "vtt-bridge")));
+  if (onPath) return "vtt-bridge";
+  throw new Error(
+    "the connection tests start a real bridge, and no `vtt-bridge` was found: set up the project's " +
+      "venv at the repository root (python3 -m venv .venv && .venv/bin/pip install -e .), put " +
+      "`vtt-bridge` on PATH, or set VTT_BRIDGE_BIN",
+  );
 }
 
 function freePort() {
