@@ -99,8 +99,8 @@ class AttackState:
     marked_boxes: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     crippled_before: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def __init__(self, *, weapon: Weapon, potential: list[str], modifiers: Mapping[str, Any]) -> None:
-        # Written out: one is made per attack, and the generated one costs twice as much.
+    def __init__(self, weapon: Weapon, potential: list[str], modifiers: Mapping[str, Any]) -> None:
+        # Written out, positional: one is made per attack, and the generated one costs twice as much.
         self.weapon = weapon
         self.potential = potential
         self.modifiers = modifiers
@@ -348,12 +348,18 @@ def setup(ctx: AttackContext) -> None:
             f"{ctx.attacker.name} has no weapon {name!r}",
             details={"declaration": {"weapon": [f"Must be one of: {', '.join(have) or 'none'}."]}},
         )
-    ctx.stash[STATE] = AttackState(weapon=weapon, potential=_models_potentially_hit(ctx), modifiers=_modifiers(ctx))
+    ctx.stash[STATE] = AttackState(weapon, _models_potentially_hit(ctx), _modifiers(ctx))
     ctx.weapon_rng = weapon.rng
     ctx.direct_hit = ""
     ctx.redirect_to = ""
     ctx.damage_to = ""
-    ctx.outcome.update(hit=False, damage=0, conditions={}, critical=False, weapon=weapon.name, models={})
+    outcome = ctx.outcome  # one store per field: made on every attack, and cheaper than an update call
+    outcome["hit"] = False
+    outcome["damage"] = 0
+    outcome["conditions"] = {}
+    outcome["critical"] = False
+    outcome["weapon"] = weapon.name
+    outcome["models"] = {}
 
 
 # -------------------------------------------------------------------------
