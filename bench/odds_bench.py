@@ -30,6 +30,14 @@ The machine's load average is printed with the figures: other processes on a
 counts instead the instructions of one Monte Carlo resolution per ruleset
 under callgrind (valgrind), a figure the machine's load does not move: to
 compare two versions of the code, run it in each.
+
+    .venv/bin/python bench/odds_bench.py --hooks --only warmachine_mk3 [--n 10]
+
+splits that count: the instructions spent inside each step hook, options hook
+and the setup of the ruleset and its packs (each call made through
+``sys.call_tracing``, the one C function callgrind is told to count in), per
+resolution, biggest first; the rest of the resolution is the engine's and the
+odds driver's.
 """
 
 from __future__ import annotations
@@ -124,6 +132,64 @@ def count_run(rulesets: list[str], n: int) -> None:
         _marker()
 
 
+def _count_hooks(host, ruleset: str, n: int) -> None:
+    """What ``--hooks`` runs under callgrind: ``n`` resolutions with every hook called through
+    ``sys.call_tracing``; the names of the calls, in order, go to ``$ODDS_BENCH_HOOKS``."""
+    data = json.loads((ROOT / TYPICAL[ruleset]).read_text())
+    request = odds_request(host, data, load_tokens(host, data))
+    names: list[str] = []
+    through = sys.call_tracing
+
+    def counted(function, name):
+        def call(ctx):
+            names.append(name)
+            return through(function, (ctx,))
+
+        return call
+
+    def wrap(steps) -> None:
+        for step in steps:
+            if step.impls is not None:
+                step.impls = tuple((counted(f, f"{f.__module__}.{f.__name__}"), p) for f, p in step.impls)
+            else:
+                step.call = counted(step.call, f"{step.hook_name} (all implementations)")
+            if step.options_call is not None:
+                step.options_call = counted(step.options_call, f"{step.options_hook} (all implementations)")
+            wrap(step.children)
+
+    plan = host.engine.plan(ruleset)
+    wrap(plan.steps)
+    if plan.ruleset.setup is not None:
+        object.__setattr__(plan.ruleset, "setup", counted(plan.ruleset.setup, f"{ruleset} setup"))
+    monte_carlo(host, request, samples=20, seed=1)  # the host's one-time work, and the wrappers warmed
+    names.clear()
+    monte_carlo(host, request, samples=n, seed=1)
+    Path(os.environ["ODDS_BENCH_HOOKS"]).write_text(json.dumps(names))
+
+
+def hook_instructions(ruleset: str, n: int) -> list[tuple[str, float, float]]:
+    """``(hook, instructions per resolution, calls per resolution)`` inside each hook, biggest first."""
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [
+            "valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=sys_call_tracing",
+            "--dump-after=sys_call_tracing", f"--callgrind-out-file={tmp}/cg.%p",
+            sys.executable, __file__, "--count-run", str(n), "--hooks", f"--only={ruleset}",
+        ]  # fmt: skip
+        env = {**os.environ, "PYTHONHASHSEED": "0", "ODDS_BENCH_HOOKS": f"{tmp}/names.json"}
+        subprocess.run(argv, capture_output=True, check=True, env=env)
+        names = json.loads(Path(f"{tmp}/names.json").read_text())
+        dumps = sorted(glob.glob(f"{tmp}/cg.*.*"), key=lambda f: int(f.rsplit(".", 1)[1]))
+        totals = [int(re.search(r"^totals: (\d+)", Path(f).read_text(), re.M).group(1)) for f in dumps]
+    # One dump after each hook call (nothing is counted outside them): the last ones are the counted run's.
+    calls = [t for t in totals if t > 0][-len(names):]
+    spent: dict[str, int] = {}
+    made: dict[str, int] = {}
+    for name, count in zip(names, calls, strict=True):
+        spent[name] = spent.get(name, 0) + count
+        made[name] = made.get(name, 0) + 1
+    return sorted(((name, spent[name] / n, made[name] / n) for name in spent), key=lambda row: -row[1])
+
+
 def instructions(rulesets: list[str], n: int) -> dict[str, float]:
     """Instructions per Monte Carlo resolution of each ruleset, counted by callgrind in one run."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,11 +212,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", choices=list(TYPICAL), help="only this ruleset (repeatable; default: all)")
     parser.add_argument("--instructions", action="store_true", help="count instructions per Monte Carlo resolution (callgrind)")
     parser.add_argument("--n", type=int, default=100, help="resolutions per ruleset to count with --instructions (default 100)")
+    parser.add_argument("--hooks", action="store_true", help="instructions inside each hook per resolution (callgrind)")
     parser.add_argument("--count-run", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     rulesets = [r for r in TYPICAL if not args.only or r in args.only]
     if args.count_run is not None:
-        count_run(rulesets, args.count_run)
+        if args.hooks:
+            _count_hooks(make_host(), rulesets[0], args.count_run)
+        else:
+            count_run(rulesets, args.count_run)
+        return 0
+    if args.hooks:
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (instruction counts do not depend on it)")
+        n = args.n if args.n != 100 else 10
+        for ruleset in rulesets:
+            rows = hook_instructions(ruleset, n)
+            print(f"{ruleset}: {sum(r[1] for r in rows):,.0f} instructions per resolution inside hooks "
+                  f"({sum(r[2] for r in rows):.0f} calls); the rest is the engine's and the driver's")
+            for name, per, calls in rows:
+                print(f"  {per:10,.0f}  {calls:5.2f}×  {name}")
         return 0
     if args.instructions:
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (instruction counts do not depend on it)")

@@ -40,6 +40,9 @@ DICE = {(side, colour): f"{side}_{colour}_dice" for side in SIDES for colour in 
 REROLLS = {(side, kind): f"{side}_{kind}_rerolls" for side in SIDES for kind in ("pool", "single")}
 HITS = {side: f"{side}_hits" for side in SIDES}
 BLOCKS = {side: f"{side}_blocks" for side in SIDES}
+#: What spending (boost held, weak held) sets on the unit's token.
+_SPENT = {(boost, weak): {"boost": 0} if not weak else {"boost": 0, "weak": 0} if boost else {"weak": 0}
+          for boost in (False, True) for weak in (False, True)}
 #: The label of each side's roll of each colour at ATC.10.
 LABEL = {(side, colour): f"{side} {ICON[colour]}" for side in SIDES for colour in COLOURS}
 
@@ -75,10 +78,6 @@ class _Pool:
         return hits
 
 
-def _successes(pool: _Pool | None) -> int:
-    return pool.successes if pool is not None else 0
-
-
 def _reroll(ctx: AttackContext, pool: _Pool, label: str, slots: list[int]) -> None:
     """Reroll the dice at ``slots`` as a roll of the current step.
 
@@ -96,26 +95,21 @@ def _reroll(ctx: AttackContext, pool: _Pool, label: str, slots: list[int]) -> No
 POOLS: StashKey[dict[tuple[str, str], _Pool]] = StashKey("godsgloom.pools")
 
 
-def _token_id(ctx: AttackContext, side: str) -> str:
-    return ctx.attacker.id if side == "attacker" else ctx.defender.id
-
-
 def _melee(ctx: AttackContext) -> bool:
     return ctx.declaration["attack"] == "melee"
 
 
-def _colours(ctx: AttackContext, side: str) -> tuple[str, ...]:
-    """The colours a side rolls: the defender rolls only Guard's 🟦 against a ranged attack."""
-    return COLOURS if side == "attacker" or _melee(ctx) else ("defence",)
-
-
 def _tally(ctx: AttackContext) -> None:
     """Count each side's ⚔️ Hits and 🛡️ Blocks from the dice as they stand."""
-    pools = ctx.stash[POOLS]
-    ctx.attacker_hits = _successes(pools.get(("attacker", "attack")))
-    ctx.attacker_blocks = _successes(pools.get(("attacker", "defence")))
-    ctx.defender_hits = _successes(pools.get(("defender", "attack")))
-    ctx.defender_blocks = _successes(pools.get(("defender", "defence")))
+    get = ctx.stash[POOLS].get
+    pool = get(("attacker", "attack"))
+    ctx.attacker_hits = pool.successes if pool is not None else 0
+    pool = get(("attacker", "defence"))
+    ctx.attacker_blocks = pool.successes if pool is not None else 0
+    pool = get(("defender", "attack"))
+    ctx.defender_hits = pool.successes if pool is not None else 0
+    pool = get(("defender", "defence"))
+    ctx.defender_blocks = pool.successes if pool is not None else 0
 
 
 def _rerolls(unit: Any) -> tuple[int, int]:
@@ -134,7 +128,12 @@ def setup(ctx: AttackContext) -> None:
     ctx.attacker_pool_rerolls, ctx.attacker_single_rerolls = _rerolls(attacker)
     ctx.defender_pool_rerolls, ctx.defender_single_rerolls = _rerolls(defender)
     ctx.stash[POOLS] = {}
-    ctx.outcome.update(hit=False, damage=0, conditions={}, attack=ctx.declaration["attack"], attacker_wounds=0)
+    outcome = ctx.outcome  # one store per field: made on every test, and cheaper than an update call
+    outcome["hit"] = False
+    outcome["damage"] = 0
+    outcome["conditions"] = {}
+    outcome["attack"] = ctx.declaration["attack"]
+    outcome["attacker_wounds"] = 0
 
 
 # -- ATC.10 Roll -------------------------------------------------------------------
@@ -143,12 +142,14 @@ def setup(ctx: AttackContext) -> None:
 @hookimpl(trylast=True)
 def godsgloom_roll(ctx: AttackContext) -> None:
     pools = ctx.stash[POOLS]
-    for side in SIDES:
-        token_id = _token_id(ctx, side)
+    declaration = ctx.declaration
+    melee = declaration["attack"] == "melee"
+    for side, token_id in (("attacker", ctx.attacker.id), ("defender", ctx.defender.id)):
         unit = ctx.current(token_id)
         boost, weak = unit.get("boost", 0), unit.get("weak", 0)
-        modifiers = ctx.declaration["modifiers" if side == "attacker" else "defender_modifiers"]
-        colours = _colours(ctx, side)
+        modifiers = declaration["modifiers" if side == "attacker" else "defender_modifiers"]
+        # The defender rolls only Guard's 🟦 against a ranged attack.
+        colours = COLOURS if side == "attacker" or melee else ("defence",)
         sizes = []
         for colour in colours:
             name = DICE[side, colour]
@@ -157,7 +158,7 @@ def godsgloom_roll(ctx: AttackContext) -> None:
             sizes.append((colour, dice))
         # Boost and Weak are spent on this test even when only 🟦 is rolled (ranged Guard).
         if boost or weak:
-            ctx.update(token_id, **{token: 0 for token, held in (("boost", boost), ("weak", weak)) if held})
+            ctx.update(token_id, **_SPENT[bool(boost), bool(weak)])
             if ctx.tracing:
                 signs = "".join(f" {ICON[c]}" for c in colours)
                 if boost:
@@ -176,6 +177,8 @@ def godsgloom_roll(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def godsgloom_reroll(ctx: AttackContext) -> None:
+    if not ctx.tracing:
+        return  # a note only
     for side in SIDES:
         pool, single = getattr(ctx, REROLLS[side, "pool"]), getattr(ctx, REROLLS[side, "single"])
         if pool or single:
@@ -339,23 +342,28 @@ def _extra_die(ctx: AttackContext, side: str, colour: str, pool: _Pool, why: str
 
 # -- ATC.40 Apply Auto-Successes --------------------------------------------------------
 
+_NO_AUTO: dict[str, int] = {}
+
 
 @hookimpl(trylast=True)
 def godsgloom_auto_successes(ctx: AttackContext) -> None:
-    for side in SIDES:
-        auto = ctx.current(_token_id(ctx, side)).get("auto") or {}
+    declared = ctx.declaration["auto"]
+    for side, token_id in (("attacker", ctx.attacker.id), ("defender", ctx.defender.id)):
+        auto = ctx.current(token_id).get("auto") or _NO_AUTO
         hits, blocks = auto.get("hits", 0), auto.get("blocks", 0)
         if side == "attacker":
-            hits += ctx.declaration["auto"]["hits"]
-            blocks += ctx.declaration["auto"]["blocks"]
+            hits += declared["hits"]
+            blocks += declared["blocks"]
         elif not _melee(ctx):
             hits = 0  # a ranged defender inflicts no wounds (seed 004, ATC.60)
         if hits:
             setattr(ctx, HITS[side], getattr(ctx, HITS[side]) + hits)
-            ctx.note("{}: +{} Auto-⚔️", side, hits)
+            if ctx.tracing:
+                ctx.note(f"{side}: +{hits} Auto-⚔️")
         if blocks:
             setattr(ctx, BLOCKS[side], getattr(ctx, BLOCKS[side]) + blocks)
-            ctx.note("{}: +{} Auto-🛡️", side, blocks)
+            if ctx.tracing:
+                ctx.note(f"{side}: +{blocks} Auto-🛡️")
 
 
 # -- ATC.50 Cancel ---------------------------------------------------------------------
@@ -403,16 +411,15 @@ def godsgloom_inflict(ctx: AttackContext) -> None:
         if status.destroyed:
             ctx.note("{} is Destroyed", name)
             conditions[token_id] = ["destroyed"]
-    ctx.outcome.update(
-        hit=ctx.wounds > 0,
-        damage=ctx.wounds,
-        attacker_wounds=ctx.attacker_wounds,
-        attacker_hits=ctx.attacker_hits,
-        attacker_blocks=ctx.attacker_blocks,
-        defender_hits=ctx.defender_hits,
-        defender_blocks=ctx.defender_blocks,
-        conditions=conditions,
-    )
+    outcome = ctx.outcome
+    outcome["hit"] = ctx.wounds > 0
+    outcome["damage"] = ctx.wounds
+    outcome["attacker_wounds"] = ctx.attacker_wounds
+    outcome["attacker_hits"] = ctx.attacker_hits
+    outcome["attacker_blocks"] = ctx.attacker_blocks
+    outcome["defender_hits"] = ctx.defender_hits
+    outcome["defender_blocks"] = ctx.defender_blocks
+    outcome["conditions"] = conditions
 
 
 # -- the ruleset --------------------------------------------------------------------------

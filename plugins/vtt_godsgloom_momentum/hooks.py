@@ -60,7 +60,8 @@ def godsgloom_reroll(ctx: AttackContext) -> None:
     for side in _holders(ctx, MOMENTUM):
         name = SINGLE_REROLLS[side]
         setattr(ctx, name, getattr(ctx, name) + 1)
-        ctx.note("{}: Momentum grants one Single-Die Reroll", side)
+        if ctx.tracing:
+            ctx.note(f"{side}: Momentum grants one Single-Die Reroll")
 
 
 @hookimpl
@@ -71,4 +72,5 @@ def godsgloom_auto_successes(ctx: AttackContext) -> None:
         if onslaught_applies(side=side, melee=melee):
             name = HITS[side]
             setattr(ctx, name, getattr(ctx, name) + 1)
-            ctx.note("{}: Onslaught adds one Auto-⚔️", side)
+            if ctx.tracing:
+                ctx.note(f"{side}: Onslaught adds one Auto-⚔️")

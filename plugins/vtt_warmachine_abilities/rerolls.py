@@ -49,20 +49,23 @@ def _used(ctx: AttackContext) -> set:
 
 def _granters(ctx: AttackContext) -> list[str]:
     """Friendly models whose ability grants the attacker a reroll, nearest first."""
-    me = ctx.current(ctx.attacker.id)
-    friends = owners(ctx.attacker)
+    attacker = ctx.attacker
+    friends = owners(attacker)
+    me = None  # where the attacker stands, read once a friendly model might grant
     found = []
     for token_id, token in ctx.tokens.items():
-        if token_id == ctx.attacker.id or token.ruleset != ctx.ruleset.id or not (owners(token) & friends):
+        if token_id == attacker.id or token.ruleset != ctx.ruleset.id or not (owners(token) & friends):
             continue
         system = ctx.current(token_id)
         reach = _ability(ctx, token_id, "grants_reroll")
         if reach is None or any(system.get(state) for state in _GONE):
             continue
+        if me is None:
+            me = ctx.current(attacker.id)
         gap = edge_distance(system, me)
         if gap <= reach + 1e-9:
             found.append((gap, token_id))
-    return [token_id for _, token_id in sorted(found)]
+    return [token_id for _, token_id in sorted(found)] if found else found
 
 
 def _ability(ctx: AttackContext, token_id: str, name: str):

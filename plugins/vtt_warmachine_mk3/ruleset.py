@@ -81,6 +81,10 @@ class AttackState:
 
     weapon: Weapon
     potential: list[str]
+    #: The declaration's modifiers, and whether the attack targets one model only (a
+    #: single-target attack hits "directly"): fixed for the attack, so read once.
+    modifiers: Mapping[str, Any] = field(default_factory=dict)
+    single: bool = False
     distance: float = 0.0
     out_of_range: bool = False
     aim: geometry.Point | None = None
@@ -95,10 +99,13 @@ class AttackState:
     marked_boxes: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     crippled_before: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def __init__(self, *, weapon: Weapon, potential: list[str]) -> None:
-        # Written out: one is made per attack, and the generated one costs twice as much.
+    def __init__(self, weapon: Weapon, potential: list[str], modifiers: Mapping[str, Any]) -> None:
+        # Written out, positional: one is made per attack, and the generated one costs twice as much.
         self.weapon = weapon
         self.potential = potential
+        self.modifiers = modifiers
+        # Only a single-target attack hits "directly"; a spray's or Thresher's hits do not.
+        self.single = not weapon.spray and len(potential) == 1
         self.distance = 0.0
         self.out_of_range = False
         self.aim = None
@@ -121,9 +128,9 @@ def _name(ctx: AttackContext, token_id: str) -> str:
     return ctx.token(token_id).name
 
 
-def _record(ctx: AttackContext, model: str, **values: Any) -> None:
-    """What the outcome says about one model."""
-    ctx.outcome["models"].setdefault(model, {}).update(values)
+def _record(ctx: AttackContext, model: str) -> dict[str, Any]:
+    """What the outcome says about one model: ``_record(ctx, model).update(hit=True, ...)``."""
+    return ctx.outcome["models"].setdefault(model, {})
 
 
 def _condition(ctx: AttackContext, model: str, condition: str, *, reached: bool = True) -> None:
@@ -341,12 +348,18 @@ def setup(ctx: AttackContext) -> None:
             f"{ctx.attacker.name} has no weapon {name!r}",
             details={"declaration": {"weapon": [f"Must be one of: {', '.join(have) or 'none'}."]}},
         )
-    ctx.stash[STATE] = AttackState(weapon=weapon, potential=_models_potentially_hit(ctx))
+    ctx.stash[STATE] = AttackState(weapon, _models_potentially_hit(ctx), _modifiers(ctx))
     ctx.weapon_rng = weapon.rng
     ctx.direct_hit = ""
     ctx.redirect_to = ""
     ctx.damage_to = ""
-    ctx.outcome.update(hit=False, damage=0, conditions={}, critical=False, weapon=weapon.name, models={})
+    outcome = ctx.outcome  # one store per field: made on every attack, and cheaper than an update call
+    outcome["hit"] = False
+    outcome["damage"] = 0
+    outcome["conditions"] = {}
+    outcome["critical"] = False
+    outcome["weapon"] = weapon.name
+    outcome["models"] = {}
 
 
 # -------------------------------------------------------------------------
@@ -392,7 +405,8 @@ def warmachine_mk3_range_check(ctx: AttackContext) -> None:
     state.distance = geometry.gap(me, target)
     state.aim = geometry.point_of(target)
     if state.distance <= ctx.weapon_rng + geometry.EPSILON:
-        ctx.note('{:.2f}" to {}: within RNG {:g}', state.distance, ctx.defender.name, ctx.weapon_rng)
+        if ctx.tracing:
+            ctx.note(f'{state.distance:.2f}" to {ctx.defender.name}: within RNG {ctx.weapon_rng:g}')
         return
     state.out_of_range = True
     # A missed AOE deviates from the point at maximum range (brief, seed 001 step 3).
@@ -400,7 +414,7 @@ def warmachine_mk3_range_check(ctx: AttackContext) -> None:
         geometry.point_of(me), state.aim, geometry.base_radius(me.get("base", 30)) + ctx.weapon_rng
     )
     for model in state.potential:
-        _record(ctx, model, hit=False, how="out of range")
+        _record(ctx, model).update(hit=False, how="out of range")
     ctx.note('{:.2f}" to {}: beyond RNG {:g}, the attack misses', state.distance, ctx.defender.name, ctx.weapon_rng)
     ctx.goto("redirect")  # seed 001, step 3: no attack rolls, go to step 6
 
@@ -411,7 +425,7 @@ def warmachine_mk3_auto_hit_miss(ctx: AttackContext) -> None:
     me = ctx.current(ctx.attacker.id)
     for model in state.potential:
         them = ctx.current(model)
-        verdict = rules.automatic(me, them, state.weapon, _modifiers(ctx), geometry.gap(me, them))
+        verdict = rules.automatic(me, them, state.weapon, state.modifiers, geometry.gap(me, them))
         if verdict is None:
             continue
         state.auto[model] = verdict
@@ -437,15 +451,13 @@ def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
     state, model = ctx.stash[STATE], ctx.item or ""
     verdict = state.auto.get(model)
     if verdict is not None and not verdict.roll:  # seed 001, step 3/4: no attack roll is made
-        _record(ctx, model, hit=verdict.did_hit, how="automatic", critical=False)
+        _record(ctx, model).update(hit=verdict.did_hit, how="automatic", critical=False)
         if verdict.did_hit:
-            state.hits[model] = Hit(how="automatic", direct=_single_target(ctx))
-            if _single_target(ctx):
+            state.hits[model] = Hit(how="automatic", direct=state.single)
+            if state.single:
                 ctx.direct_hit = model
         ctx.skip(f"{'hit' if verdict.did_hit else 'missed'} automatically: no attack roll")
-    numbers = rules.attack_numbers(
-        ctx.current(ctx.attacker.id), ctx.current(model), state.weapon, _modifiers(ctx)
-    )
+    numbers = rules.attack_numbers(ctx.current(ctx.attacker.id), ctx.current(model), state.weapon, state.modifiers)
     ctx.attack_dice = 2
     ctx.attack_mod = numbers.modifier
     ctx.target_def = numbers.defense
@@ -453,51 +465,47 @@ def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
         ctx.note(f"against {_name(ctx, model)}: 2d6 + {numbers.describe()}")
 
 
-def _single_target(ctx: AttackContext) -> bool:
-    """Only a single-target attack hits "directly"; a spray's or Thresher's hits do not."""
-    return not ctx.stash[STATE].weapon.spray and len(ctx.stash[STATE].potential) == 1
-
-
 @lru_cache(maxsize=256)
-def _boost_option(roll: str, model: str, cost: rules.Boost) -> Option:
-    """Steps 5a/9a: boosting the roll against a model (frozen, so made once and shared)."""
-    return Option(id="boost", label=f"Boost the {roll} roll against {model} ({cost.label})")
+def _boost_option(roll: str, model: str, cost: str) -> Option:
+    """Steps 5a/9a: boosting the roll against a model, at ``cost`` (frozen, so made once and shared)."""
+    return Option(id="boost", label=f"Boost the {roll} roll against {model} ({cost})")
 
 
-def _attack_boost(ctx: AttackContext) -> tuple[bool, rules.Boost | None]:
-    """(boosted for free, what a boost would cost) for the current attack roll."""
-    if _modifiers(ctx).get("boosted_attack"):
-        return True, None
-    return False, rules.boost_cost(ctx.current(ctx.attacker.id))
+def _boost_cost(ctx: AttackContext) -> rules.Boost | None:
+    """What boosting a roll costs the attacker now (``None``: it cannot pay)."""
+    return rules.boost_cost(ctx.current(ctx.attacker.id))
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_boost_attack_options(ctx: AttackContext) -> list[Option]:
-    free, cost = _attack_boost(ctx)
-    if free or cost is None:
+    if ctx.stash[STATE].modifiers.get("boosted_attack"):
+        return []  # boosted for free: nothing to decide
+    cost = _boost_cost(ctx)
+    if cost is None:
         return []
-    return [_boost_option("attack", _name(ctx, ctx.item or ""), cost)]
+    return [_boost_option("attack", _name(ctx, ctx.item or ""), cost.label)]
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_roll_dice_count(ctx: AttackContext) -> None:
-    extra = _modifiers(ctx).get("extra_attack_dice", 0)
+    state, model = ctx.stash[STATE], ctx.item or ""
+    extra = state.modifiers.get("extra_attack_dice", 0)
     if extra:
         ctx.attack_dice += extra
         ctx.note("+{} declared extra {}", extra, "die" if extra == 1 else "dice")
-    free, cost = _attack_boost(ctx)
     answer = ctx.answer("boost_attack")
-    if free:
+    if state.modifiers.get("boosted_attack"):
         ctx.attack_dice += 1
         ctx.note("boosted (declared)")
-    elif answer is not None and answer.option == "boost" and cost is not None:
+    elif answer is not None and answer.option == "boost" and (cost := _boost_cost(ctx)) is not None:
         _pay(ctx, cost)
         ctx.attack_dice += 1
-        ctx.note("boosted: {}", cost.label)
+        if ctx.tracing:
+            ctx.note(f"boosted: {cost.label}")
     else:
         return
-    ctx.stash[STATE].boosted.add(("attack", ctx.item or ""))
-    _record(ctx, ctx.item or "", boosted_attack=True)
+    state.boosted.add(("attack", model))
+    _record(ctx, model).update(boosted_attack=True)
 
 
 @hookimpl(trylast=True)
@@ -507,9 +515,10 @@ def warmachine_mk3_attack_roll_dice(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_attack_roll_remove_dice(ctx: AttackContext) -> None:
-    count = _modifiers(ctx).get("discard_lowest_attack", 0)
+    state = ctx.stash[STATE]
+    count = state.modifiers.get("discard_lowest_attack", 0)
     if count:
-        roll = ctx.stash[STATE].attack_rolls[ctx.item or ""]
+        roll = state.attack_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
         if ctx.tracing:
             ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
@@ -522,9 +531,9 @@ def warmachine_mk3_attack_roll_hit_or_miss(ctx: AttackContext) -> None:
     roll.modifier = ctx.attack_mod
     verdict = state.auto.get(model)
     result = rules.judge_attack(roll.active, ctx.attack_mod, ctx.target_def, auto_hit=verdict is not None and verdict.did_hit)
-    single = _single_target(ctx)
-    _record(
-        ctx, model, hit=result.did_hit, how="roll", roll=result.total, needed=result.needed, critical=result.critical
+    single = state.single
+    _record(ctx, model).update(
+        hit=result.did_hit, how="roll", roll=result.total, needed=result.needed, critical=result.critical
     )
     if ctx.tracing:
         crit = " — a critical hit" if result.critical else ""
@@ -573,9 +582,9 @@ def warmachine_mk3_redirect(ctx: AttackContext) -> None:
     was = ctx.direct_hit or ctx.defender.id
     if was in state.hits:
         del state.hits[was]
-    _record(ctx, was, hit=False, how=f"redirected to {to}")
+    _record(ctx, was).update(hit=False, how=f"redirected to {to}")
     state.hits = {to: Hit(how="redirected", direct=True), **state.hits}
-    _record(ctx, to, hit=True, how="redirected", direct=True, critical=False)
+    _record(ctx, to).update(hit=True, how="redirected", direct=True, critical=False)
     ctx.direct_hit = to
     if ctx.tracing:
         ctx.note(f"{_name(ctx, to)} is hit automatically instead of {_name(ctx, was)}")
@@ -590,7 +599,7 @@ def warmachine_mk3_aoe(ctx: AttackContext) -> None:
         return
     if ctx.direct_hit:
         centre = geometry.point_of(ctx.current(ctx.direct_hit))
-        _record(ctx, ctx.direct_hit, direct=True)
+        _record(ctx, ctx.direct_hit).update(direct=True)
         if ctx.tracing:
             ctx.note(f"the AOE is centred on {_name(ctx, ctx.direct_hit)}")
     else:
@@ -616,7 +625,7 @@ def warmachine_mk3_aoe(ctx: AttackContext) -> None:
             under.append((geometry.distance(centre, where), token_id))
     for _, token_id in sorted(under):
         state.hits[token_id] = Hit(how="blast", blast=True)
-        _record(ctx, token_id, hit=True, how="blast", blast=True)
+        _record(ctx, token_id).update(hit=True, how="blast", blast=True)
     if ctx.tracing:
         ctx.note(
             f"under the {weapon.aoe:g}\" AOE: "
@@ -670,57 +679,58 @@ def warmachine_mk3_damage_roll(ctx: AttackContext) -> None:
     state, model = ctx.stash[STATE], ctx.item or ""
     hit = state.hits[model]
     name, power = rules.damage_pow(state.weapon, ctx.current(ctx.attacker.id), blast=hit.blast)
-    bonus = _modifiers(ctx).get("damage_bonus", 0)
+    bonus = state.modifiers.get("damage_bonus", 0)
     ctx.damage_dice = 2
     ctx.damage_pow = power + bonus
     ctx.target_arm = rules.target_arm(ctx.current(model))
     ctx.damage_points = 0
     ctx.damage_to = model
-    _record(ctx, model, pow=ctx.damage_pow)
+    _record(ctx, model).update(pow=ctx.damage_pow)
     if ctx.tracing:
         plus = f" + bonus {bonus}" if bonus else ""
         ctx.note(f"against {_name(ctx, model)}: 2d6 + {name} {power}{plus} against ARM {ctx.target_arm}")
 
 
-def _damage_boost(ctx: AttackContext) -> tuple[bool, rules.Boost | None]:
-    """(boosted for free, what a boost would cost); blast damage is never boosted."""
-    state, model = ctx.stash[STATE], ctx.item or ""
-    if state.hits[model].blast:
-        return False, None  # blast damage is never boosted (brief)
-    mods = _modifiers(ctx)
-    if mods.get("boosted_damage") or (mods.get("charge") and state.weapon.kind == "melee"):
-        return True, None
-    return False, rules.boost_cost(ctx.current(ctx.attacker.id))
+def _free_damage_boost(state: AttackState) -> bool:
+    """Declared boosted, or a charge attack's melee damage roll."""
+    mods = state.modifiers
+    return bool(mods.get("boosted_damage") or (mods.get("charge") and state.weapon.kind == "melee"))
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_boost_damage_options(ctx: AttackContext) -> list[Option]:
-    free, cost = _damage_boost(ctx)
-    if free or cost is None:
+    state, model = ctx.stash[STATE], ctx.item or ""
+    if state.hits[model].blast or _free_damage_boost(state):
+        return []  # blast damage is never boosted (brief); a free boost asks nothing
+    cost = _boost_cost(ctx)
+    if cost is None:
         return []
-    return [_boost_option("damage", _name(ctx, ctx.item or ""), cost)]
+    return [_boost_option("damage", _name(ctx, model), cost.label)]
 
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_dice_count(ctx: AttackContext) -> None:
     state, model = ctx.stash[STATE], ctx.item or ""
-    extra = _modifiers(ctx).get("extra_damage_dice", 0)
-    if extra and not state.hits[model].blast:
+    blast = state.hits[model].blast
+    extra = state.modifiers.get("extra_damage_dice", 0)
+    if extra and not blast:
         ctx.damage_dice += extra
         ctx.note("+{} declared extra {}", extra, "die" if extra == 1 else "dice")
-    free, cost = _damage_boost(ctx)
+    if blast:
+        return  # blast damage is never boosted (brief)
     answer = ctx.answer("boost_damage")
-    if free:
+    if _free_damage_boost(state):
         ctx.damage_dice += 1
-        ctx.note("boosted (charge)" if _modifiers(ctx).get("charge") else "boosted (declared)")
-    elif answer is not None and answer.option == "boost" and cost is not None:
+        ctx.note("boosted (charge)" if state.modifiers.get("charge") else "boosted (declared)")
+    elif answer is not None and answer.option == "boost" and (cost := _boost_cost(ctx)) is not None:
         _pay(ctx, cost)
         ctx.damage_dice += 1
-        ctx.note("boosted: {}", cost.label)
+        if ctx.tracing:
+            ctx.note(f"boosted: {cost.label}")
     else:
         return
     state.boosted.add(("damage", model))
-    _record(ctx, model, boosted_damage=True)
+    _record(ctx, model).update(boosted_damage=True)
 
 
 @hookimpl(trylast=True)
@@ -730,9 +740,10 @@ def warmachine_mk3_damage_roll_dice(ctx: AttackContext) -> None:
 
 @hookimpl(trylast=True)
 def warmachine_mk3_damage_roll_remove_dice(ctx: AttackContext) -> None:
-    count = _modifiers(ctx).get("discard_lowest_damage", 0)
+    state = ctx.stash[STATE]
+    count = state.modifiers.get("discard_lowest_damage", 0)
     if count:
-        roll = ctx.stash[STATE].damage_rolls[ctx.item or ""]
+        roll = state.damage_rolls[ctx.item or ""]
         picked = _discard_lowest(roll, count)
         if ctx.tracing:
             ctx.note("removed: " + (", ".join(str(roll.faces[i]) for i in picked) or "nothing (one die must stay)"))
@@ -745,7 +756,7 @@ def warmachine_mk3_damage_roll_would_damage(ctx: AttackContext) -> None:
     roll.modifier = ctx.damage_pow
     result = rules.judge_damage(roll.active, ctx.damage_pow, ctx.target_arm)
     ctx.damage_points = result.points
-    _record(ctx, model, damage_roll=result.total, arm=result.arm)
+    _record(ctx, model).update(damage_roll=result.total, arm=result.arm)
     if ctx.tracing:
         ctx.note(f"{_faces(roll)} + {ctx.damage_pow} = {result.total} − ARM {result.arm}: "
                  + (f"{result.points} damage" if result.points else "no damage"))
@@ -800,7 +811,7 @@ def warmachine_mk3_damage_transfer(ctx: AttackContext) -> None:
         state.booked.append(_booked(to, moved, model, True))
     if back:
         state.booked.append(_booked(model, back, model, True))
-    _record(ctx, model, transferred_to=to, transferred=moved)
+    _record(ctx, model).update(transferred_to=to, transferred=moved)
     if ctx.tracing:
         ctx.note(f"{_name(ctx, to)} will suffer {moved} damage instead of {_name(ctx, model)}"
                  + (f"; {back} it has no boxes for comes back to {_name(ctx, model)}" if back else ""))
@@ -915,7 +926,7 @@ def warmachine_mk3_disabled(ctx: AttackContext) -> None:
     for name in set(damage.crippled(track, marked)) - set(still):
         _condition(ctx, model, f"crippled:{name}", reached=False)
     _condition(ctx, model, "knocked_down")
-    _record(ctx, model, tough=True)
+    _record(ctx, model).update(tough=True)
     ctx.skip(f"Tough: {face}, heals 1 damage point, no longer disabled, knocked down")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from fractions import Fraction
 
 import pytest
@@ -260,6 +261,7 @@ def test_the_counts_do_not_depend_on_how_the_samples_are_shared(monkeypatch, sam
     from vtt_bridge.odds import montecarlo, odds_request
 
     monkeypatch.setattr(montecarlo, "MIN_PER_WORKER", 10)
+    monkeypatch.setattr(montecarlo, "CHUNK", 7)  # chunks dealt to every process, the last one short
     h = host()
     req = odds_request(h, request(bonus=1), duel_odds.tokens())
     one = montecarlo.monte_carlo(h, req, samples=samples, seed=4)
@@ -297,7 +299,8 @@ def test_a_failure_in_a_forked_share_is_raised_here_as_in_one_process(monkeypatc
     from vtt_bridge.odds import montecarlo, odds_request
 
     monkeypatch.setattr(montecarlo, "MIN_PER_WORKER", 10)
-    h = host(FailsAt(montecarlo.sample_seeds(3, 40)[30]))  # sample 30: in the forked half
+    monkeypatch.setattr(montecarlo, "CHUNK", 7)  # chunks dealt to every process, the last one short
+    h = host(FailsAt(montecarlo.sample_seeds(3, 40)[30]))  # sample 30: in chunk 4 of 6, whichever process takes it
     req = odds_request(h, request(bonus=3), duel_odds.tokens())
     with pytest.raises(PluginError) as one:
         montecarlo.monte_carlo(h, req, samples=40, seed=3)
@@ -306,10 +309,37 @@ def test_a_failure_in_a_forked_share_is_raised_here_as_in_one_process(monkeypatc
     assert one.value.details == two.value.details and "ZeroDivisionError" in str(two.value)
 
 
+def test_a_worker_that_starts_late_takes_fewer_chunks_and_the_counts_stay(monkeypatch):
+    from vtt_bridge.odds import montecarlo, odds_request
+
+    monkeypatch.setattr(montecarlo, "MIN_PER_WORKER", 10)
+    monkeypatch.setattr(montecarlo, "CHUNK", 5)
+    h = host()
+    req = odds_request(h, request(bonus=2), duel_odds.tokens())
+    one = montecarlo.monte_carlo(h, req, samples=80, seed=6)
+    dealt: list[int] = []
+    real = montecarlo._chunks
+
+    def slow_child(host_, request_, seed, samples, claim, done):
+        if os.getpid() != parent:
+            time.sleep(0.3)  # forked late, or on a busy core: this process deals out the rest meanwhile
+        keys = real(host_, request_, seed, samples, claim, done)
+        if os.getpid() == parent:
+            dealt.extend(done)
+        return keys
+
+    parent = os.getpid()
+    monkeypatch.setattr(montecarlo, "_chunks", slow_child)
+    two = montecarlo.monte_carlo(h, req, samples=80, seed=6, workers=2)
+    assert two == one and list(two) == sorted(one)  # same counts, in the outcomes' order
+    assert len(dealt) > 8  # of 16 chunks: this process took more than its half
+
+
 def test_a_share_whose_worker_died_is_resolved_here(monkeypatch):
     from vtt_bridge.odds import montecarlo, odds_request
 
     monkeypatch.setattr(montecarlo, "MIN_PER_WORKER", 10)
+    monkeypatch.setattr(montecarlo, "CHUNK", 7)  # chunks dealt to every process, the last one short
     h = host(DiesWhenForked())
     req = odds_request(h, request(bonus=3), duel_odds.tokens())
     one = montecarlo.monte_carlo(h, req, samples=40, seed=3)

@@ -74,7 +74,7 @@ _NONE: frozenset[tuple[str, str]] = frozenset()
 
 def conditions_of(raw: Any) -> frozenset[tuple[str, str]]:
     """``{token_id: [condition, ...]}`` as a frozenset of pairs (anything else: empty)."""
-    if not raw or not isinstance(raw, Mapping):
+    if not raw or (type(raw) is not dict and not isinstance(raw, Mapping)):
         return _NONE
     pairs = []
     for token_id, names in raw.items():
@@ -91,13 +91,20 @@ def _number(value: Any) -> int:
 
 def models_of(raw: Any) -> tuple[tuple[str, bool, int], ...]:
     """``{token_id: {"hit": ..., "damage": ...}}`` as sorted ``(token_id, hit, damage)`` triples."""
-    if not raw or not isinstance(raw, Mapping):
+    if not raw or (type(raw) is not dict and not isinstance(raw, Mapping)):
         return ()
     if len(raw) == 1:  # one model (most attacks): nothing to sort
         ((token_id, entry),) = raw.items()
-        if not isinstance(entry, Mapping):
+        if type(entry) is not dict and not isinstance(entry, Mapping):
             return ()
-        return ((str(token_id), bool(entry.get("hit", False)), _number(entry.get("damage", 0))),)
+        damage = entry.get("damage", 0)
+        return (
+            (
+                token_id if type(token_id) is str else str(token_id),
+                bool(entry.get("hit", False)),
+                damage if type(damage) is int else _number(damage),
+            ),
+        )
     return tuple(
         sorted(
             (str(token_id), bool(entry.get("hit", False)), _number(entry.get("damage", 0)))
@@ -113,11 +120,13 @@ OutcomeKey = tuple[bool, int, frozenset[tuple[str, str]], tuple[tuple[str, bool,
 def outcome_key(raw: Mapping[str, Any]) -> OutcomeKey:
     """The fields of :func:`outcome_from`'s answer as a plain tuple: cheap to hash and
     compare, for counting many outcomes (see :func:`outcome_of_key`)."""
+    # Called once per Monte Carlo resolution: the common shapes (an int, nothing reached) without a call.
+    damage, conditions, models = raw.get("damage", 0), raw.get("conditions"), raw.get("models")
     return (
         bool(raw.get("hit", False)),
-        _number(raw.get("damage", 0)),
-        conditions_of(raw.get("conditions")),
-        models_of(raw.get("models")),
+        damage if type(damage) is int else _number(damage),
+        conditions_of(conditions) if conditions else _NONE,
+        models_of(models) if models else (),
     )
 
 

@@ -5,6 +5,11 @@ decisions as a live attack — with its own seed and the rules' default for
 every decision not answered in advance. Seeds are derived from one base seed,
 so a run is reproducible, and the counts do not depend on how the seeds are
 shared out between worker processes.
+
+Shared between processes, the samples are dealt out in chunks of consecutive
+seeds, each process taking the next chunk as it finishes one: a process that
+starts late (a fork) or runs slower (a busy core) simply takes fewer, and all
+finish together.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ _GOLDEN = 0x9E3779B97F4A7C15
 #: Below this many resolutions per worker, extra processes cost more than they
 #: save (a fork costs a few milliseconds on an idle machine; a resolution 0.1–0.4).
 MIN_PER_WORKER = 250
+#: Samples a process takes at a time when they are shared (about 5–20 ms of work).
+CHUNK = 100
 
 
 def _mix(z: int) -> int:
@@ -42,6 +49,22 @@ def sample_seeds(seed: int, n: int, start: int = 0) -> list[int]:
 def _run(
     host: Any, request: OddsRequest, seeds: list[int], stop: Callable[[], bool] | None = None
 ) -> Counter[AttackOutcome]:
+    keys: dict[Any, int] = {}
+    _count(host, request, seeds, keys, stop)
+    return _outcomes(keys)
+
+
+def _outcomes(keys: dict[Any, int]) -> Counter[AttackOutcome]:
+    counts: Counter[AttackOutcome] = Counter()
+    for key, n in keys.items():
+        counts[outcome_of_key(key)] += n
+    return counts
+
+
+def _count(
+    host: Any, request: OddsRequest, seeds: list[int], keys: dict[Any, int], stop: Callable[[], bool] | None = None
+) -> None:
+    """Resolve one resolution per seed, counting each outcome's key in ``keys``."""
     engine = host.engine
     ruleset, tokens, attacker = request.ruleset, request.tokens, request.attacker
     targets, declaration = list(request.targets), request.declaration
@@ -50,17 +73,12 @@ def _run(
     # a live attack), and every decision takes its given answer or the rules'
     # default where it is asked, without a round trip through the driver.
     # Outcomes are counted by their plain-tuple keys, made into AttackOutcomes at the end.
-    keys: dict[Any, int] = {}
     begin = engine.starter(ruleset, tokens, attacker=attacker, targets=targets, declaration=declaration, answers=answers, trace=False)
     for i, s in enumerate(seeds):
         if stop is not None and i and stop():
             break  # at least one sample always runs
         key = outcome_key(begin(s).run().outcome)
         keys[key] = keys.get(key, 0) + 1
-    counts: Counter[AttackOutcome] = Counter()
-    for key, n in keys.items():
-        counts[outcome_of_key(key)] += n
-    return counts
 
 
 def cores() -> int:
@@ -71,26 +89,45 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def _spans(samples: int, workers: int) -> list[tuple[int, int]]:
-    """``(start, n)`` of each worker's share: consecutive seeds, sizes differing by one at most."""
-    share, extra = divmod(samples, workers)
-    spans, start = [], 0
-    for i in range(workers):
-        n = share + (1 if i < extra else 0)
-        spans.append((start, n))
-        start += n
-    return spans
+def _chunk(seed: int, samples: int, index: int) -> list[int]:
+    """The seeds of chunk ``index`` (consecutive samples, :data:`CHUNK` of them but the last)."""
+    start = index * CHUNK
+    return sample_seeds(seed, min(CHUNK, samples - start), start)
 
 
-def _child(host: Any, request: OddsRequest, seed: int, span: tuple[int, int], out: Any) -> None:
-    """A forked worker: resolve one share and send its counts; on any failure send nothing."""
-    start, n = span
+def _chunks(host: Any, request: OddsRequest, seed: int, samples: int, claim: Callable[[], int | None], done: list[int]):
+    """Resolve chunks as long as ``claim`` deals one out; their indices go to ``done``. The counts' keys."""
+    keys: dict[Any, int] = {}
+    while (index := claim()) is not None:
+        _count(host, request, _chunk(seed, samples, index), keys)
+        done.append(index)
+    return keys
+
+
+def _child(host: Any, request: OddsRequest, seed: int, samples: int, claim: Callable[[], int | None], out: Any) -> None:
+    """A forked worker: resolve the chunks it is dealt and send their counts; on any failure send nothing."""
+    done: list[int] = []
     try:
-        counts = _run(host, request, sample_seeds(seed, n, start))
+        result = (_chunks(host, request, seed, samples, claim, done), done)
     except BaseException:
-        counts = None  # the parent resolves this share itself and raises what it raises
-    out.send(counts)
+        result = None  # the parent resolves the chunks it took and raises what it raises
+    out.send(result)
     out.close()
+
+
+def _dealer(counter: Any, chunks: int) -> Callable[[], int | None]:
+    """The next chunk's index from a counter shared between processes (``None``: all are dealt)."""
+    lock = counter.get_lock()
+
+    def claim() -> int | None:
+        with lock:
+            index = counter.value
+            if index >= chunks:
+                return None
+            counter.value = index + 1
+        return index
+
+    return claim
 
 
 def monte_carlo(
@@ -123,31 +160,47 @@ def monte_carlo(
     workers = max(1, min(workers, samples // MIN_PER_WORKER))
     if workers == 1 or stop is not None or "fork" not in multiprocessing.get_all_start_methods():
         return _run(host, request, sample_seeds(seed, samples), stop)
-    # This process resolves the first share while forked children resolve the
-    # others: one fork fewer than workers, and no pool to start and stop.
+    # This process resolves chunks alongside forked children: one fork fewer
+    # than workers, and no pool to start and stop.
     fork = multiprocessing.get_context("fork")
-    mine, *theirs = _spans(samples, workers)
+    chunks = -(-samples // CHUNK)
+    claim = _dealer(fork.Value("q", 0), chunks)
     children = []
-    for span in theirs:
+    for _ in range(workers - 1):
         read, write = fork.Pipe(duplex=False)
-        child = fork.Process(target=_child, args=(host, request, seed, span, write), daemon=True)
+        child = fork.Process(target=_child, args=(host, request, seed, samples, claim, write), daemon=True)
         child.start()
         write.close()
-        children.append((span, child, read))
+        children.append((child, read))
+    error: Exception | None = None
     try:
-        total = _run(host, request, sample_seeds(seed, mine[1], mine[0]))
-        for span, child, read in children:
+        done: list[int] = []
+        keys = _chunks(host, request, seed, samples, claim, done)
+        for child, read in children:
             try:
-                counts = read.recv()
+                result = read.recv()
             except EOFError:  # the child died before sending
-                counts = None
-            if counts is None:  # a failed share is resolved here: same seeds, same counts or same error
-                counts = _run(host, request, sample_seeds(seed, span[1], span[0]))
-            total.update(counts)
+                result = None
+            if result is not None:
+                theirs, their_done = result
+                for key, n in theirs.items():
+                    keys[key] = keys.get(key, 0) + n
+                done += their_done
+        # Chunks a failed child took are resolved here, in order: same seeds, same counts or an error.
+        for index in sorted(set(range(chunks)).difference(done)):
+            _count(host, request, _chunk(seed, samples, index), keys)
+    except Exception as exc:
+        error = exc  # raised below, once the children are stopped
     finally:
-        for _, child, read in children:
+        for child, read in children:
             read.close()
             if child.is_alive():
                 child.terminate()
             child.join()
-    return total
+    if error is not None:
+        # Raise what one process would: the first failing sample's error (a chunk
+        # before the one that failed here may fail too).
+        _run(host, request, sample_seeds(seed, samples))
+        raise error
+    # The same outcomes in the same order however the chunks were dealt.
+    return Counter(dict(sorted(_outcomes(keys).items())))
