@@ -101,8 +101,9 @@ async def test_a_spare_resolver_ends_once_idle_and_forking_freezes_nothing_here(
         assert resolvers.spares == 1
         assert (await stuck)["error"]["code"] == "plugin_timeout"
         assert resolvers.replaced == 1
-        # The server's collector keeps collecting what it held when the spare was forked.
-        assert gc.get_freeze_count() == frozen
+        # The server's collector keeps collecting what it held when the spare was forked:
+        # nothing joined the frozen objects (a few of them may have been freed meanwhile).
+        assert gc.get_freeze_count() <= frozen
         for _ in range(100):
             if resolvers.retired:
                 break
