@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 import pluggy
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, ValidationError, fields, missing, validate
 
 from . import hookspecs
 from .engine.resolution import Engine, Resolution
@@ -381,9 +381,11 @@ class Host:
         token (from ``writers``: ``{token id: (plugin, step)}``, as the resolution's
         ``ctx.changes.writers`` records them).
         """
-        schema = self._lean_schema(before, system)
         try:
-            loaded = self._load_with(schema, before.ruleset, "token", clamp(schema, system))
+            loaded = _changed_fields(self._schema(before.ruleset, "token"), before, system)
+            if loaded is None:
+                schema = self._lean_schema(before, system)
+                loaded = self._load_with(schema, before.ruleset, "token", clamp(schema, system))
         except InvalidRequest as exc:
             plugin, step = (writers or {}).get(before.id) or (None, None)
             hook = f"{before.ruleset}_{step}" if step is not None else None
@@ -405,9 +407,9 @@ class Host:
     def _lean_schema(self, before: Token, system: Mapping[str, Any]) -> Schema:
         """The token schema for checking ``system``, the change of ``before`` a resolution made.
 
-        ``before`` passed this schema when it was stored, so the nested objects,
-        lists and maps ``system`` leaves exactly as they were (a character's
-        abilities, weapons, armor ...) are not loaded field by field a second
+        ``before`` passed this schema when it was stored, so the fields
+        ``system`` leaves exactly as they were (a character's abilities,
+        weapons, armor, its unchanged numbers ...) are not loaded a second
         time: the schema used takes them as they are. What changed is loaded in
         full, and schema-level validators and post-load hooks still see the
         whole ``system``. (Most of an attack's schema work was re-checking what
@@ -416,11 +418,8 @@ class Host:
         schema = self._schema(before.ruleset, "token")
         containers = self._containers.get(before.ruleset)
         if containers is None:
-            kinds = (fields.Nested, fields.List, fields.Dict, fields.Tuple)
             containers = self._containers[before.ruleset] = [
-                (name, field.data_key or name, field)
-                for name, field in schema.load_fields.items()
-                if isinstance(field, kinds)
+                (name, field.data_key or name, field) for name, field in schema.load_fields.items()
             ]
         plain = before.plain()
         same = frozenset(
@@ -524,6 +523,73 @@ def clamp(schema: Schema, data: Mapping[str, Any]) -> dict[str, Any]:
             bounds = _ranges(field)
             if bounds is not None:
                 out[key] = _clamped(value, bounds)
+    return out
+
+
+# Token schemas whose fields are checked one by one (see _changed_fields): schema class →
+# its fields by name, or None when the schema needs a whole load.
+_FIELD_CHECKS: dict[type, dict[str, fields.Field] | None] = {}
+_SCALARS = (int, float, str, bool, type(None))
+
+
+def _field_checks(schema: Schema) -> dict[str, fields.Field] | None:
+    cls = type(schema)
+    if cls in _FIELD_CHECKS:
+        return _FIELD_CHECKS[cls]
+    checks: dict[str, fields.Field] | None = dict(schema.load_fields)
+    hooks = getattr(schema, "_hooks", None)
+    if not isinstance(hooks, Mapping) or any(hooks.get(kind) for kind in ("pre_load", "post_load", "validates_schema", "validates")):
+        checks = None  # whole-object hooks: they see the whole system, so it is loaded whole
+    elif any((f.data_key or name) != name or (f.attribute or name) != name for name, f in checks.items()):
+        checks = None
+    _FIELD_CHECKS[cls] = checks
+    return checks
+
+
+def _changed_fields(schema: Schema, before: Token, system: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``system`` checked field by field, when the schema allows it; ``None``: load it whole.
+
+    For a token schema without schema-level hooks (pre/post-load, schema or
+    field validators) loading ``system`` is loading each field on its own.
+    ``before`` passed the schema when it was stored, so only the scalar fields
+    whose values changed are clamped and loaded (by their own field, with its
+    validators); the others are taken as stored. The result, its field order
+    included, is what loading the whole ``system`` gives. Anything else — a
+    field added or removed, a changed object or list — is left to the whole load.
+    """
+    checks = _field_checks(schema)
+    if checks is None:
+        return None
+    plain = before.plain()
+    if len(system) != len(plain):
+        return None
+    out: dict[str, Any] = {}
+    errors: dict[str, Any] = {}
+    for name, field in checks.items():
+        if name not in system:
+            if name in plain or field.required or field.load_default is not missing:
+                return None  # the whole load says what is missing, or fills the default
+            continue
+        value = system[name]
+        if name not in plain:
+            return None
+        old = plain[name]
+        if value is old or (type(value) is type(old) and value == old):
+            out[name] = old
+            continue
+        if type(value) not in _SCALARS or type(old) not in _SCALARS:
+            return None
+        bounds = _ranges(field)
+        if bounds is not None:
+            value = _clamped(value, bounds)
+        try:
+            out[name] = field.deserialize(value, name, system)
+        except ValidationError as err:
+            errors[name] = err.messages
+    if len(out) + len(errors) != len(system):
+        return None  # a key the schema does not know
+    if errors:
+        raise InvalidRequest(f"invalid token for {before.ruleset}", details={"token": errors})
     return out
 
 

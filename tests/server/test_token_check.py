@@ -42,3 +42,65 @@ def test_an_invalid_change_to_a_nested_field_is_still_refused(host):
     weapons = [{"name": "sword", "ability": "juggling"}]  # not an attack Ability
     with pytest.raises(PluginError):
         host.changed_token(toks[token_id], {**change["after"], "weapons": weapons})
+
+
+# -- a schema without whole-object hooks is checked field by field (the duel's) ------------
+
+
+@pytest.fixture(scope="module")
+def duel_host():
+    from . import duel_plugin
+
+    return make_host(plugins=[duel_plugin.rules()], entry_points=False, environ={})
+
+
+def _duel_token(system):
+    from vtt_bridge.engine.tokens import Token
+
+    return Token("b", "Defender", "duel", system, ownership={"bob": 3}, version=4)
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        {"hp": 3, "rerolls": 0},
+        {"hp": -7, "rerolls": 2},
+        {"rerolls": 1, "hp": 10},  # another order: the schema's order comes out
+        {"hp": 3.0, "rerolls": 0},  # an integral float, as a full load takes it
+        {"hp": 10, "rerolls": 0},  # nothing changed
+    ],
+)
+def test_a_field_by_field_check_is_what_a_full_load_gives(duel_host, after):
+    before = _duel_token({"hp": 10, "rerolls": 0})
+    checked = duel_host.changed_token(before, after)
+    full = duel_host.load_system("duel", after)
+    assert thaw(checked.system) == full
+    assert list(checked.system) == list(full)
+    assert [type(v) for v in checked.system.values()] == [type(v) for v in full.values()]
+    assert checked.version == 5 and checked.ownership == before.ownership
+
+
+@pytest.mark.parametrize(
+    ("after", "field"),
+    [
+        ({"hp": "lots", "rerolls": 0}, "hp"),  # a bad value in a changed field
+        ({"hp": 3, "rerolls": True}, "rerolls"),
+        ({"hp": 3}, "rerolls"),  # a field dropped: the whole load says what it makes of it
+        ({"hp": 3, "rerolls": 0, "mana": 2}, "mana"),  # a key the schema does not know
+        ({"hp": None, "rerolls": 0}, "hp"),
+    ],
+)
+def test_a_hook_leaving_a_bad_field_still_gets_a_structured_error(duel_host, after, field):
+    before = _duel_token({"hp": 10, "rerolls": 0})
+    try:
+        full = duel_host.load_system("duel", after)
+    except Exception as exc:  # the full load refuses: so must the check, naming the field
+        with pytest.raises(PluginError) as raised:
+            duel_host.changed_token(before, after, writers={"b": ("some_pack", "wound")})
+        error = raised.value
+        assert error.code == "plugin_error"
+        assert error.details["plugin"] == "some_pack" and error.details["step"] == "wound"
+        assert field in error.details["errors"]["token"]
+        assert error.details["errors"]["token"] == exc.details["token"]
+    else:  # the full load fills a default in: so does the check
+        assert thaw(duel_host.changed_token(before, after).system) == full

@@ -52,11 +52,10 @@ from typing import Any
 
 from ..engine.tokens import Token
 from ..errors import PluginError, PluginTimeout, RateLimited, ServerStopping, VTTError, error_from_dict
-from ..state.records import token_wire
 from .logs import fields
 from .session import Caller
 from .tables import TableRuntime
-from .workers import _HEADER, _REPORT_GRACE, Resolvers, fork_resolver, read_messages
+from .workers import _HEADER, _REPORT_GRACE, Held, Resolvers, fork_resolver, read_messages
 
 __all__ = ["OddsRunner"]
 
@@ -90,7 +89,7 @@ class _OddsProcess:
         self.retired = False
         self.served = 0
         # The token snapshots it holds, by (table, token): sent again only when replaced.
-        self.known: dict[tuple[str, str], Token] = {}
+        self.known = Held()  # the tables' tokens the process holds
 
 
 class OddsRunner:
@@ -286,14 +285,12 @@ class OddsRunner:
         reply = proc.reply
         keep = False
         try:
-            new = []
-            for token_id, token in tokens.items():
-                if proc.known.get((table, token_id)) is not token:
-                    proc.known[(table, token_id)] = token
-                    new.append(token_wire(token))
-            message = ("odds", next(self._ids), table, list(tokens), new, dict(request), self.budget)
-            body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-            proc.writer.write(_HEADER.pack(len(body)) + body)
+            forget, refs, new = proc.known.hand_off(table, tokens)
+            messages = [("forget", 0, name) for name in forget]
+            messages.append(("odds", next(self._ids), table, refs, new, dict(request), self.budget))
+            for message in messages:
+                body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+                proc.writer.write(_HEADER.pack(len(body)) + body)
             await asyncio.wait({reply, departure}, timeout=self.budget + self.grace, return_when=asyncio.FIRST_COMPLETED)
             if not reply.done():
                 if departure.done():

@@ -334,6 +334,7 @@ class _WebSocket(aiohttp_driver.WebSocket):
 
 
 _closing: set[asyncio.Task[Any]] = set()  # websockets being closed by end()
+_events: set[asyncio.Task[Any]] = set()  # events being handled (BridgeSocketServer._event)
 
 
 def _engineio_packet(data: Any) -> bool:
@@ -610,6 +611,57 @@ class BridgeSocketServer(socketio.AsyncServer):
                 to=sid,
                 namespace=namespace,
             )
+
+    async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
+        """A socket.io packet from a client; an event for the bridge's namespace goes straight to it.
+
+        python-socketio routes each event through its generic handler lookup
+        and builds an acknowledgement packet object for the answer. An event
+        for the default namespace, when its only handler is the namespace class
+        (the bridge's), is decoded (and checked) the same way and handed to the
+        namespace in a task of its own, as python-socketio does; the
+        acknowledgement is encoded as python-socketio encodes it (same bytes).
+        Everything else takes python-socketio's way.
+        """
+        if type(data) is str and data[:1] == "2" and eio_sid not in self._binary_packet:
+            pkt = self.packet_class(encoded_packet=data)
+            if pkt.packet_type != sio_packet.EVENT:  # pragma: no cover - a "2…" packet decodes as an event
+                await super()._handle_eio_message(eio_sid, data)
+                return
+            namespace = pkt.namespace or "/"
+            handler = self.namespace_handlers.get(namespace)
+            if handler is None or namespace in self.handlers or "*" in self.handlers:
+                await self._handle_event(eio_sid, pkt.namespace, pkt.id, pkt.data)
+                return
+            sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
+            if not self.manager.is_connected(sid, namespace):
+                return
+            if self.async_handlers:
+                task = asyncio.get_running_loop().create_task(self._event(handler, sid, eio_sid, pkt.id, pkt.data))
+                _events.add(task)
+                task.add_done_callback(_events.discard)
+            else:
+                await self._event(handler, sid, eio_sid, pkt.id, pkt.data)
+            return
+        await super()._handle_eio_message(eio_sid, data)
+
+    async def _event(self, handler: Any, sid: str, eio_sid: str, ack_id: int | None, data: list[Any]) -> None:
+        """Run one event's handler; its answer goes back as the acknowledgement ``ack_id`` asked for."""
+        try:
+            answer = await handler.trigger_event(data[0], sid, *data[1:])
+        except asyncio.CancelledError:  # as python-socketio: a cancelled handler answers nothing
+            answer = None
+        if ack_id is None or answer == self.not_handled:
+            return
+        if answer is None:
+            args: list[Any] = []
+        elif isinstance(answer, tuple):
+            args = list(answer)
+        else:
+            args = [answer]
+        # socket.io's ACK packet for the default namespace: "3" <id> <JSON args>.
+        encoded = f"{sio_packet.ACK}{ack_id}" + self.packet_class.json.dumps(args, separators=(",", ":"))
+        await self.eio.broadcast((eio_sid,), encoded)
 
     async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
         """A socket.io packet (an acknowledgement, a ``call``, an event to one client), written

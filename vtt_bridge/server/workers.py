@@ -86,6 +86,12 @@ _HEADER = struct.Struct("!I")
 _SLOW = 0.25
 # The longest a resolver holds a finished job's reply to send it with the next ones.
 _HOLD = 0.002
+# A resolver forked as a spare (every resolver was held up by a slow hook) is retired
+# once it has had no job for this many seconds, while more than ``size`` are running.
+SPARE_IDLE = 30.0
+# The tables whose tokens a resolver (or odds process) keeps between jobs: the least
+# recently used beyond this many are forgotten (sent again in full if used again).
+TABLES_HELD = 64
 
 
 # -- framing (both sides) ---------------------------------------------------------
@@ -229,7 +235,8 @@ class _Worker:
     def __init__(self, sock: socket.socket, host: Any) -> None:
         self.sock = sock
         self.host = host
-        self.tokens: dict[tuple[str, str], Token] = {}
+        # The tables' tokens as the event loop last sent them (see ``Held``): table → id → snapshot.
+        self.tables: dict[str, dict[str, Token]] = {}
         self.live: dict[int, tuple[Any, int]] = {}  # job id → (resolution, steps already sent)
         self.current: int | None = None
         self.sending = False
@@ -290,6 +297,9 @@ class _Worker:
             if kind == "drop":
                 self.live.pop(job_id, None)
                 continue
+            if kind == "forget":
+                self.tables.pop(message[2], None)
+                continue
             self.current = job_id
             try:
                 if kind == "odds":
@@ -303,12 +313,22 @@ class _Worker:
                 self.held_since = time.monotonic()
             self.held.append(_HEADER.pack(len(body)) + body)
 
-    def start(self, job_id: int, table: str, refs: list, new: list, spec: dict, settled: list, sent: int) -> tuple:
+    def table(self, table: str, refs: list[str] | None, new: list[dict[str, Any]]) -> dict[str, Token]:
+        """The table's tokens for a job: those held, with ``new`` (the snapshots not held yet)
+        in; ``refs``: the table's token ids in order when they are not the ones held (see ``Held``)."""
+        held = self.tables.get(table)
+        if held is None:
+            held = self.tables[table] = {}
         for data in new:
-            self.tokens[(table, data["id"])] = Token.from_dict(data)
+            held[data["id"]] = Token.from_dict(data)
+        if refs is not None:
+            held = self.tables[table] = {token_id: held[token_id] for token_id in refs}
+        return dict(held)  # the resolution's own: a later job's snapshots do not reach it
+
+    def start(self, job_id: int, table: str, refs: list | None, new: list, spec: dict, settled: list, sent: int) -> tuple:
+        tokens = self.table(table, refs, new)
         res = None
         try:
-            tokens = {token_id: self.tokens[(table, token_id)] for token_id in refs}
             res = self.host.start(spec["ruleset"], tokens, **spec["args"])
             for answer, how in settled:
                 # Replaying on a fresh resolver: the same inputs reach the same decisions.
@@ -377,7 +397,7 @@ class _Worker:
 
     # -- attack.odds (see oddsrun.py) ------------------------------------------------
 
-    def odds(self, job_id: int, table: str, refs: list, new: list, request: dict, budget: float) -> tuple:
+    def odds(self, job_id: int, table: str, refs: list | None, new: list, request: dict, budget: float) -> tuple:
         """Compute one ``attack.odds`` with the table's tokens ``refs`` (``new``: those this
         process does not hold in their current version); a Monte Carlo run stops ``budget``
         seconds from now and reports the samples it ran. Everything here is hook code (the
@@ -385,9 +405,7 @@ class _Worker:
         loop can kill."""
         deadline = time.monotonic() + budget
         try:
-            for data in new:
-                self.tokens[(table, data["id"])] = Token.from_dict(data)
-            snapshot = {token_id: self.tokens[(table, token_id)] for token_id in refs}
+            snapshot = self.table(table, refs, new)
             result = compute_odds(
                 self.host,
                 request,
@@ -403,6 +421,11 @@ class _Worker:
 
 def _child(sock: socket.socket, host: Any) -> None:
     sys.setprofile(None)  # a profiler watching the server (bench/server_bench.py --profile) stays there
+    # Everything inherited from the server is moved out of this process's collector's sight:
+    # its collections then never write to those objects, so their pages stay shared with
+    # the server (see docs/deploy.md, "memory"). Done here, not in the server before each
+    # fork: there it would keep the server's own garbage of the moment for good.
+    gc.freeze()
     # The event loop's signal plumbing belongs to the parent.
     with contextlib.suppress(ValueError):
         signal.set_wakeup_fd(-1)
@@ -473,6 +496,53 @@ async def read_messages(reader: asyncio.StreamReader, handle: Callable[[Any], An
         return False
 
 
+class Held:
+    """The tables' tokens one child process holds, as the event loop sees them.
+
+    A job is sent with its table's tokens as a delta against what the process
+    holds from earlier jobs (:meth:`hand_off`): the snapshots it does not hold
+    in their current version, and the ids in order only when they are not the
+    ones held (a token created or deleted since; the first job of a table).
+    The child applies the same steps (``_Worker.table``), so both sides keep
+    the same dicts in the same order. At most :data:`TABLES_HELD` tables are
+    held: the least recently used is forgotten on both sides.
+    """
+
+    __slots__ = ("tables",)
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[str, Token]] = {}  # table → token id → snapshot (by identity)
+
+    def clear(self) -> None:
+        """Hold nothing: the next job of every table sends all its tokens (the child's are replaced)."""
+        self.tables.clear()
+
+    def hand_off(
+        self, table: str, tokens: Mapping[str, Token]
+    ) -> tuple[list[str], list[str] | None, list[dict[str, Any]]]:
+        """``(tables to forget first, ids or None, new snapshots' wire form)`` for a job on ``table``."""
+        tables = self.tables
+        held = tables.pop(table, None)
+        forget: list[str] = []
+        fresh = held is None
+        if held is None:
+            held = {}
+            while len(tables) >= TABLES_HELD:
+                oldest = next(iter(tables))
+                del tables[oldest]
+                forget.append(oldest)
+        tables[table] = held  # the most recently used last
+        new = []
+        for token_id, token in tokens.items():
+            if held.get(token_id) is not token:
+                held[token_id] = token
+                new.append(token_wire(token))
+        if fresh or len(held) != len(tokens) or list(held) != list(tokens):
+            tables[table] = dict(tokens)
+            return forget, list(tokens), new
+        return forget, None, new
+
+
 @dataclass(eq=False)
 class Job:
     """One attack being resolved (see the module docstring).
@@ -505,7 +575,9 @@ class _Proc:
         self.writer = writer
         # The snapshots it holds (compared by identity: a token deleted and created
         # again starts at version 1 again, with other stats).
-        self.known: dict[str, dict[str, Token]] = {}  # table → token id → snapshot
+        self.known = Held()
+        self.spare = False  # forked beyond the pool's size, retired once idle (SPARE_IDLE)
+        self.used = 0.0  # when it was last given a job or answered one (the event loop's clock)
         self.queue: deque[tuple[Job, float]] = deque()  # (job, budget left) awaiting an answer, in order
         self.parked: set[Job] = set()
         self.head_since = 0.0
@@ -534,7 +606,8 @@ class Resolvers:
         self._ids = itertools.count(1)
         self._closed = False
         self.replaced = 0
-        self.spares = 0
+        self.spares = 0  # forked as spares so far; ``retired``: those ended once idle
+        self.retired = 0
 
     async def start(self) -> None:
         # What the server has built so far (modules, the plugin host, schemas) lives as long
@@ -547,11 +620,7 @@ class Resolvers:
             self.procs.append(await self._fork())
 
     async def _fork(self) -> _Proc:
-        """A new resolver process. A spare or a replacement forked after start: what the
-        server holds now is frozen out of the collector's sight first, as at start, so the
-        new process keeps sharing those pages."""
-        if self.procs:
-            gc.freeze()
+        """A new resolver process (it freezes what it inherits itself: see ``_child``)."""
         proc = _Proc(*await fork_resolver(self.host))
         proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"resolver {proc.pid}")
         return proc
@@ -613,8 +682,34 @@ class Resolvers:
             proc = await self._fork()
             self.procs.append(proc)
             self.spares += 1
+            proc.spare = True
+            proc.used = now
+            asyncio.get_running_loop().call_later(SPARE_IDLE, self._idle_spare, proc)
             return proc
         return self._least_busy()
+
+    def _idle_spare(self, proc: _Proc) -> None:
+        """A spare that had no job for ``SPARE_IDLE`` seconds ends, unless the pool needs it
+        to keep ``size`` processes (another was retired meanwhile)."""
+        if proc.dead or self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        idle = loop.time() - proc.used
+        if proc.queue or proc.parked or idle < SPARE_IDLE:
+            loop.call_later(max(0.1, SPARE_IDLE - (0 if proc.queue or proc.parked else idle)), self._idle_spare, proc)
+            return
+        if sum(1 for p in self.procs if not p.dead) <= self.size:
+            proc.spare = False  # one of the pool now
+            return
+        proc.dead = True
+        self.procs.remove(proc)
+        self.retired += 1
+        if proc.timer is not None:
+            proc.timer.cancel()
+        proc.writer.close()  # the process reads the end of its socket and exits
+        if proc.task is not None:
+            proc.task.cancel()
+        loop.create_task(self._reap(proc.pid, grace=1.0))
 
     def _least_busy(self) -> _Proc:
         live = [p for p in self.procs if not p.dead]
@@ -623,15 +718,16 @@ class Resolvers:
         return min(live, key=lambda p: p.load)
 
     async def _dispatch(self, job: Job, proc: _Proc, *, fresh: bool, message: tuple | None = None) -> tuple:
+        left = job.budget - job.used
+        if left <= 0:
+            raise self._timeout(job, {"plugin": None, "hook": None, "step": None})
         if fresh:
-            message = self._start_message(job, proc)
+            message = self._start_message(job, proc)  # written right below: what the process holds changes
         assert message is not None
         loop = asyncio.get_running_loop()
         job.worker = proc
         job.future = loop.create_future()
-        left = job.budget - job.used
-        if left <= 0:
-            raise self._timeout(job, {"plugin": None, "hook": None, "step": None})
+        proc.used = loop.time()
         proc.queue.append((job, left))
         if len(proc.queue) == 1:
             self._arm(proc)
@@ -640,13 +736,10 @@ class Resolvers:
         return reply
 
     def _start_message(self, job: Job, proc: _Proc) -> tuple:
-        known = proc.known.get(job.table)
-        if known is None:
-            known = proc.known[job.table] = {}
-        new = [token_wire(token) for token_id, token in job.tokens.items() if known.get(token_id) is not token]
-        for data in new:
-            known[data["id"]] = job.tokens[data["id"]]
-        return ("start", job.id, job.table, list(job.tokens), new, job.spec, list(job.settled), job.sent)
+        forget, refs, new = proc.known.hand_off(job.table, job.tokens)
+        for table in forget:
+            self._write(proc, ("forget", 0, table))
+        return ("start", job.id, job.table, refs, new, job.spec, list(job.settled), job.sent)
 
     def _write(self, proc: _Proc, message: tuple) -> None:
         """Queue ``message`` for ``proc``; what one loop turn queues goes out in one write.
@@ -776,7 +869,7 @@ class Resolvers:
         if not proc.queue:
             return
         job, _left = proc.queue.popleft()
-        now = asyncio.get_running_loop().time()
+        now = proc.used = asyncio.get_running_loop().time()
         job.used += now - proc.head_since
         if reply[0] == "decision":
             proc.parked.add(job)

@@ -1,0 +1,135 @@
+"""The resolver pool's housekeeping: what resolvers hold, spares retired, nothing kept for good.
+
+The pool itself (budgets, kills, replays) is tested in ``test_budget.py``;
+here: the tables' tokens a resolver holds are sent as deltas and the least
+recently used tables are forgotten (the attacks stay right), a spare forked
+while every resolver was held up ends once idle, and forking leaves the
+server's garbage collector as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+import pytest
+
+from vtt_bridge.engine.tokens import Token
+from vtt_bridge.server import BridgeServer, workers
+from vtt_bridge.server.workers import Held
+
+from . import duel_plugin
+from .conftest import config
+from .kit import seat_table
+from .test_budget import HANG, PLAIN, TOKENS, _seat
+
+
+def _token(token_id: str, hp: int = 10) -> Token:
+    return Token(token_id, token_id, "duel", {"hp": hp, "rerolls": 0})
+
+
+def test_a_table_is_sent_whole_once_then_only_what_changed():
+    held = Held()
+    a, b = _token("a"), _token("b")
+    forget, refs, new = held.hand_off("t1", {"a": a, "b": b})
+    assert (forget, refs, [t["id"] for t in new]) == ([], ["a", "b"], ["a", "b"])
+    # The same snapshots again: nothing but the job.
+    assert held.hand_off("t1", {"a": a, "b": b}) == ([], None, [])
+    # One changed: only it; the ids are the ones held.
+    b2 = _token("b", 7)
+    forget, refs, new = held.hand_off("t1", {"a": a, "b": b2})
+    assert refs is None and [(t["id"], t["system"]["hp"]) for t in new] == [("b", 7)]
+    # One deleted: the ids in order go again.
+    assert held.hand_off("t1", {"b": b2}) == ([], ["b"], [])
+    # Cleared (a process that failed): everything again.
+    held.clear()
+    forget, refs, new = held.hand_off("t1", {"b": b2})
+    assert refs == ["b"] and [t["id"] for t in new] == ["b"]
+
+
+def test_the_least_recently_used_table_is_forgotten(monkeypatch):
+    monkeypatch.setattr(workers, "TABLES_HELD", 2)
+    held = Held()
+    a = _token("a")
+    held.hand_off("t1", {"a": a})
+    held.hand_off("t2", {"a": a})
+    held.hand_off("t1", {"a": a})  # t1 used last: t2 is the oldest now
+    forget, refs, _new = held.hand_off("t3", {"a": a})
+    assert forget == ["t2"] and refs == ["a"]
+    assert list(held.tables) == ["t1", "t3"]
+    # t2 again: sent whole, t1 forgotten in turn.
+    forget, refs, new = held.hand_off("t2", {"a": a})
+    assert forget == ["t1"] and refs == ["a"] and len(new) == 1
+
+
+async def test_attacks_stay_right_on_more_tables_than_a_resolver_holds(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers, "TABLES_HELD", 2)
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(),), resolvers=1)) as server:
+        seats = [await seat_table(server, name=f"table {n}") for n in range(4)]
+        gms = [await seat.join("gm") for seat in seats]
+        last: dict[int, dict] = {}
+        for round_ in range(3):
+            for n, gm in enumerate(gms):
+                ack = await gm.call("attack", {**PLAIN, "seed": 5})
+                assert ack["ok"], ack
+                target = ack["attack"]["tokens"]["b"]
+                # Each attack starts from the token as the table's last attack left it,
+                # though its resolver forgot the table in between.
+                assert target["before"]["version"] == round_ + 1
+                if n in last:
+                    assert target["before"] == last[n]
+                assert target["after"]["system"]["hp"] < target["before"]["system"]["hp"]
+                last[n] = target["after"]
+        (proc,) = server.bridge.resolvers.procs
+        assert len(proc.known.tables) == 2
+        for seat in seats:
+            await seat.close()
+
+
+async def test_a_spare_resolver_ends_once_idle_and_forking_freezes_nothing_here(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers, "SPARE_IDLE", 0.3)
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=1)) as server:
+        resolvers = server.bridge.resolvers
+        hung, hung_gm = await _seat(server, 1.0)
+        other = await seat_table(server, name="other table", tokens=TOKENS)
+        other_gm = await other.join("gm")
+        frozen = gc.get_freeze_count()
+        stuck = asyncio.ensure_future(hung_gm.call("attack", {**PLAIN, "attacker": "sleep1"}, timeout=10))
+        await asyncio.sleep(0.4)  # the only resolver is held up: the next attack gets a spare
+        ack = await other_gm.call("attack", PLAIN, timeout=10)
+        assert ack["ok"], ack
+        assert resolvers.spares == 1
+        assert (await stuck)["error"]["code"] == "plugin_timeout"
+        assert resolvers.replaced == 1
+        # The server's collector keeps collecting what it held when the spare was forked:
+        # nothing joined the frozen objects (a few of them may have been freed meanwhile).
+        assert gc.get_freeze_count() <= frozen
+        for _ in range(100):
+            if resolvers.retired:
+                break
+            await asyncio.sleep(0.05)
+        assert resolvers.retired == 1
+        assert len([p for p in resolvers.procs if not p.dead]) == 1
+        ack = await other_gm.call("attack", PLAIN, timeout=10)
+        assert ack["ok"], ack
+        await hung.close()
+        await other.close()
+
+
+@pytest.mark.parametrize("tables", [3])
+async def test_odds_processes_forget_tables_too(tmp_path, monkeypatch, tables):
+    monkeypatch.setattr(workers, "TABLES_HELD", 2)
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(),), resolvers=1)) as server:
+        seats = [await seat_table(server, name=f"table {n}") for n in range(tables)]
+        gms = [await seat.join("gm") for seat in seats]
+        first = None
+        for _ in range(2):
+            for gm in gms:
+                ack = await gm.call("attack.odds", {"ruleset": "duel", "attacker": "a", "targets": ["b"]})
+                assert ack["ok"], ack
+                first = first or ack["odds"]
+                assert ack["odds"] == first
+        for proc in server.bridge.attacks.odds_runner.procs:
+            assert len(proc.known.tables) <= 2
+        for seat in seats:
+            await seat.close()
