@@ -226,7 +226,8 @@ def _pending(ctx: AttackContext) -> list[str]:
         for booked in state.booked:
             if booked.points > 0 and booked.model not in damaged:
                 damaged.append(booked.model)
-        chosen = [m for m in ctx.declaration.get("application_order", ()) if m in damaged]
+        order = ctx.declaration.get("application_order")
+        chosen = [m for m in order if m in damaged] if order else ()
         state.pending = list(dict.fromkeys([*chosen, *damaged])) if chosen else damaged
     return state.pending
 
@@ -644,12 +645,15 @@ def _critical_effect(critical: str | None) -> str:
 def warmachine_mk3_hit_triggers(ctx: AttackContext) -> None:
     state = ctx.stash[STATE]
     ctx.outcome["hit"] = bool(state.hits)
-    critical = [m for m, hit in state.hits.items() if hit.critical]
+    critical = []
+    for model, hit in state.hits.items():
+        if hit.critical:
+            critical.append(model)
     ctx.outcome["critical"] = bool(critical)
     if critical and state.weapon.aoe:
         # A critical hit with an AOE attack: its critical effect applies to every model hit by the AOE.
         critical = list(state.hits)
-    effect = _critical_effect(state.weapon.critical)
+    effect = _critical_effect(state.weapon.critical) if critical else ""
     for model in critical:
         if effect == "knockdown":
             ctx.update(model, knocked_down=True)
@@ -967,7 +971,9 @@ def warmachine_mk3_remove(ctx: AttackContext) -> None:
 def warmachine_mk3_attack_resolved(ctx: AttackContext) -> None:
     state = ctx.stash[STATE]
     ctx.outcome["hit"] = bool(state.hits)
-    ctx.outcome["conditions"] = {m: c for m, c in ctx.outcome["conditions"].items() if c}
+    conditions = ctx.outcome["conditions"]
+    if conditions:  # models whose conditions all went again (Tough) are left out
+        ctx.outcome["conditions"] = {m: c for m, c in conditions.items() if c}
     if state.hits:
         if ctx.tracing:
             ctx.note("hit: " + ", ".join(_name(ctx, m) for m in state.hits) + f"; damage to the target: {ctx.outcome['damage']}")
