@@ -1165,18 +1165,18 @@ def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
 
 def _wires(decisions: list[tuple[Decision, Answer, str]]) -> list[dict[str, Any]]:
     """A record's entry for each decision: the decision's wire form, its answer and how it came."""
-    asked, answers, hows = zip(*decisions)
-    keys = list(zip(map(id, asked), map(id, answers), hows))
-    wires = list(map(_WIRES.get, keys))
-    if None in wires:
-        if len(_WIRES) >= _WIRE_CACHE:
-            _WIRES.clear()
-            _HELD.clear()
-        for i, (decision, answer, how) in enumerate(decisions):
-            if wires[i] is None:
-                wires[i] = _WIRES[keys[i]] = {**decision.to_dict(), "answer": answer.to_dict(), "how": how}
-                _HELD[keys[i]] = (decision, answer)
-    return wires
+    out = []
+    for decision, answer, how in decisions:
+        key = (id(decision), id(answer), how)
+        wire = _WIRES.get(key)
+        if wire is None:
+            if len(_WIRES) >= _WIRE_CACHE:
+                _WIRES.clear()
+                _HELD.clear()
+            wire = _WIRES[key] = {**decision.to_dict(), "answer": answer.to_dict(), "how": how}
+            _HELD[key] = (decision, answer)
+        out.append(wire)
+    return out
 
 
 def _outcome(outcome: dict[str, Any]) -> dict[str, Any]:
