@@ -166,27 +166,45 @@ def _formula(terms: list[dict[str, Any]]) -> str:
     return "".join(_term_formula(t) for t in terms)
 
 
-# Per (sides, target, double): each face's result dict and the successes it counts, by face.
-# Records share these read-only dicts, as they share every other part (see ``_success_pool``).
-_FACES: dict[tuple[int, int, int | None], tuple[tuple[Any, ...], tuple[int, ...], list[str]]] = {}
+# Per (sides, target, double): each face's result dict and the successes it
+# counts (both keyed by face), the term's modifiers, and the formula per number
+# of dice. Records share these read-only dicts, as they share every other part
+# (see ``_success_pool``).
+_FACES: dict[tuple[int, int, int | None], tuple[dict[int, Any], dict[int, int], list[str], dict[int, str]]] = {}
+# Per label: a roll's ``options`` (``{"flavor": label}``), shared the same way.
+_FLAVORS: dict[str, dict[str, str]] = {}
+_NO_OPTIONS: dict[str, Any] = {}
+_TABLES = 256
 
 
-def _faces(sides: int, target: int, double: int | None) -> tuple[tuple[Any, ...], tuple[int, ...], list[str]]:
-    results: list[Any] = [None]
-    counts = [0]
+def _faces(sides: int, target: int, double: int | None) -> tuple[dict[int, Any], dict[int, int], list[str], dict[int, str]]:
+    results: dict[int, Any] = {}
+    counts: dict[int, int] = {}
     for face in range(1, sides + 1):
         if face >= target:
             count = 2 if face == double else 1
-            results.append({"result": face, "active": True, "success": True, "count": count})
+            results[face] = {"result": face, "active": True, "success": True, "count": count}
         else:
             count = 0
-            results.append({"result": face, "active": True, "success": False, "count": 0})
-        counts.append(count)
+            results[face] = {"result": face, "active": True, "success": False, "count": 0}
+        counts[face] = count
     modifiers = [f"cs>={target}", f"dbl{double}"] if double is not None and double >= target else [f"cs>={target}"]
-    if len(_FACES) >= 256:
+    if len(_FACES) >= _TABLES:
         _FACES.clear()
-    table = _FACES[(sides, target, double)] = (tuple(results), tuple(counts), modifiers)
+    table = _FACES[(sides, target, double)] = (results, counts, modifiers, {})
     return table
+
+
+def _pool_formula(formulas: dict[int, str], number: int, sides: int, modifiers: list[str]) -> str:
+    formula = formulas[number] = f"{number}d{sides}{''.join(modifiers)}"
+    return formula
+
+
+def _flavor(label: str) -> dict[str, str]:
+    if len(_FLAVORS) >= _TABLES:
+        _FLAVORS.clear()
+    options = _FLAVORS[label] = {"flavor": label}
+    return options
 
 
 def _success_pool(roll: Roll, target: int) -> dict[str, Any]:
@@ -194,23 +212,25 @@ def _success_pool(roll: Roll, target: int) -> dict[str, Any]:
 
     The same JSON the general path below builds for it (``Nd10cs>=7dbl10``, one
     ``Die`` term), without grouping the dice or looking up how each one ended:
-    each face's result dict (and its modifiers list) is made once per die size,
-    target and double, and shared, read-only, by every roll that shows it.
+    each face's result dict, the modifiers list, the formula and the
+    ``options`` are made once per die size, target, double (number of dice,
+    label) and shared, read-only, by every roll that shows them.
     """
     sides, faces = roll.sides, roll.faces
     if sides > 100:  # a face table per size is for dice, not for d1000s
         return _success_results(roll, target)
     table = _FACES.get((sides, target, roll.double)) or _faces(sides, target, roll.double)
-    results, counts, modifiers = table
+    results, counts, modifiers, formulas = table
     number = len(faces)
+    label = roll.label
     return {
         "class": "Roll",
-        "options": {"flavor": roll.label},
-        "formula": f"{number}d{sides}{''.join(modifiers)}",
+        "options": _FLAVORS.get(label) or _flavor(label),
+        "formula": formulas.get(number) or _pool_formula(formulas, number, sides, modifiers),
         "terms": [
             {
                 "class": "Die",
-                "options": {},
+                "options": _NO_OPTIONS,
                 "number": number,
                 "faces": sides,
                 "modifiers": modifiers,
@@ -286,3 +306,4 @@ def roll_to_foundry(roll: Roll) -> dict[str, Any]:
         "total": total,
         "evaluated": True,
     }
+

@@ -28,7 +28,7 @@ from ..errors import InvalidRequest, PluginError, SnapshotMutation, UnknownRules
 from .context import AttackContext, EndCycle, SkipItem, TraceEntry, context_class
 from .dice import Dice
 from .steps import Answer, Ask, Decision, Option, Ruleset, Step
-from .tokens import Token, thaw
+from .tokens import _ATOMS, Token, thaw
 
 __all__ = ["Engine", "Resolution", "Policy", "parse_answer"]
 
@@ -1141,11 +1141,13 @@ class Resolution:
 
 # Wire forms made once for values that come back again and again: the host's
 # cached declarations and the engine's shared decisions. Keyed by identity, each
-# entry holding its value (so an id is not reused while it is cached), bounded.
-# Records share these dicts: like every record's parts, they are read-only.
+# entry holding its value (so an id is not reused while it is cached, and a hit
+# is the very object), bounded. Records share these dicts: like every record's
+# parts, they are read-only.
 _WIRE_CACHE = 1024
 _THAWED: dict[int, tuple[Any, dict[str, Any]]] = {}
-_WIRES: dict[tuple[int, int, str], tuple[Decision, Answer, dict[str, Any]]] = {}
+_WIRES: dict[tuple[int, int, str], dict[str, Any]] = {}
+_HELD: dict[tuple[int, int, str], tuple[Decision, Answer]] = {}
 _ID = attrgetter("id")
 _STEP_DICT = TraceEntry.to_dict
 
@@ -1161,17 +1163,32 @@ def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
     return plain
 
 
-def _wire(decision: Decision, answer: Answer, how: str) -> dict[str, Any]:
-    """A record's entry for one decision: the decision's wire form, its answer and how it came."""
-    lookup = (id(decision), id(answer), how)
-    hit = _WIRES.get(lookup)
-    if hit is not None and hit[0] is decision and hit[1] is answer:
-        return hit[2]
-    wire = {**decision.to_dict(), "answer": answer.to_dict(), "how": how}
-    if len(_WIRES) >= _WIRE_CACHE:
-        _WIRES.clear()
-    _WIRES[lookup] = (decision, answer, wire)
-    return wire
+def _wires(decisions: list[tuple[Decision, Answer, str]]) -> list[dict[str, Any]]:
+    """A record's entry for each decision: the decision's wire form, its answer and how it came."""
+    out = []
+    for decision, answer, how in decisions:
+        key = (id(decision), id(answer), how)
+        wire = _WIRES.get(key)
+        if wire is None:
+            if len(_WIRES) >= _WIRE_CACHE:
+                _WIRES.clear()
+                _HELD.clear()
+            wire = _WIRES[key] = {**decision.to_dict(), "answer": answer.to_dict(), "how": how}
+            _HELD[key] = (decision, answer)
+        out.append(wire)
+    return out
+
+
+def _outcome(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The outcome's plain copy for the record (nested attacks' outcomes are their own records')."""
+    plain = dict(outcome)
+    if "children" in plain:
+        del plain["children"]
+    if not _ATOMS.issuperset(map(type, plain.values())):
+        for key, value in plain.items():
+            if type(value) not in _ATOMS:
+                plain[key] = thaw(value)
+    return plain
 
 
 class Record:
@@ -1231,7 +1248,7 @@ class Record:
             "targets": list(map(_ID, ctx.targets)),
             "declaration": _thawed(ctx.declaration),
             "steps": list(map(_STEP_DICT, ctx.trace)),
-            "outcome": thaw(outcome if "children" not in (outcome := ctx.outcome) else {k: v for k, v in outcome.items() if k != "children"}),
+            "outcome": _outcome(ctx.outcome),
             "ended": ctx.end_reason,
         }
         dice = self.dice
@@ -1239,7 +1256,7 @@ class Record:
             out["seed"] = dice.seed
             out["dice"] = "scripted" if dice.scripted else "seeded"
             out["dice_used"] = dice._used
-            out["decisions"] = list(map(_wire, *zip(*self.decisions))) if self.decisions else []
+            out["decisions"] = _wires(self.decisions) if self.decisions else []
             out["changes"] = self.changes
         self._dict = out
         return out
