@@ -51,6 +51,15 @@ def test_faces_do_not_depend_on_how_the_pool_is_split():
     assert [one.roll(1, 10, label="x").faces[0] for _ in range(200)] == whole
 
 
+def test_pools_of_an_attack_draw_the_stream_whatever_the_bytes_rejected():
+    # An attack's pools (9 dice, then 6) draw the next bytes directly when none is rejected,
+    # and fall back to skipping the rejected ones: the same faces as one pool of 15, every seed.
+    for seed in range(300):
+        split = Dice(seed)
+        faces = split.roll(9, 10, label="attack").faces + split.roll(6, 10, label="damage").faces
+        assert faces == Dice(seed).roll(15, 10, label="both").faces, seed
+
+
 @pytest.mark.parametrize("ruleset", sorted(EXAMPLES))
 def test_without_a_trace_the_outcome_and_changes_are_the_same(host, ruleset):
     data, tokens = example(host, ruleset)

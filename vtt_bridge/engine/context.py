@@ -255,7 +255,6 @@ class AttackContext:
         targets: list[str],
         declaration: Mapping[str, Any],
         dice: Dice,
-        *,
         answers: Mapping[str, Answer] | None = None,
         changes: Changes | None = None,
         kind: str = "attack",
@@ -501,8 +500,8 @@ def _untraced_class(ruleset: Ruleset) -> type[AttackContext]:
         if all(n.isidentifier() and not keyword.iskeyword(n) for n in numbers) and numbers:
             # One assignment statement instead of a setattr loop (the names are checked identifiers).
             source = (
-                "def __init__(self, ruleset, tokens, attacker, targets, declaration, dice, **kwargs):\n"
-                "    base_init(self, ruleset, tokens, attacker, targets, declaration, dice, **kwargs)\n"
+                "def __init__(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs):\n"
+                "    base_init(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs)\n"
                 f"    {' = '.join(f'self.{n}' for n in numbers)} = 0\n"
             )
             namespace: dict[str, Any] = {"base_init": base_init}

@@ -20,6 +20,7 @@ from ..errors import DiceExhausted, InvalidRequest
 __all__ = ["Dice", "Roll"]
 
 _MASK = (1 << 64) - 1
+_blake2b = hashlib.blake2b
 
 # Per die size: byte → face, or 0 for a byte at or over the rejection limit
 # (those would favour low faces).
@@ -54,7 +55,6 @@ class Roll:
         label: str,
         sides: int | tuple[int, ...],
         faces: list[int],
-        *,
         target: int | None = None,
         double: int | None = None,
         modifier: int = 0,
@@ -199,6 +199,11 @@ class Dice:
             buffer, pos = buffer[pos:], 0
             while len(buffer) < n:
                 buffer += self._block()
+        end = pos + n
+        chunk = buffer[pos:end].translate(table)
+        if 0 not in chunk:  # the common case: no byte among the next n rejected
+            self._buffer, self._pos = buffer, end
+            return list(chunk)
         chunk = buffer[pos:].translate(table)
         k = n  # bytes to take: n faces plus every rejected byte among them
         while True:
@@ -213,7 +218,7 @@ class Dice:
         return list(chunk[:k].replace(b"\0", b"") if rejected else chunk[:k])
 
     def _block(self) -> bytes:
-        block = hashlib.blake2b(self._counter.to_bytes(8, "little"), key=self._key, digest_size=64).digest()
+        block = _blake2b(self._counter.to_bytes(8, "little"), key=self._key, digest_size=64).digest()
         self._counter += 1
         return block
 
@@ -251,7 +256,8 @@ class Dice:
         else:
             face = self._face
             faces = [face(sides) for _ in range(n)]
-        roll = Roll(label, sides, faces, target=target, double=double, modifier=modifier, step=self.step)
+        # By position: a keyword call to a class builds a dict of the keywords on every roll.
+        roll = Roll(label, sides, faces, target, double, modifier, self.step)
         self.rolls.append(roll)
         return roll
 

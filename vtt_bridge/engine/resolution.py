@@ -597,10 +597,9 @@ class Engine:
         for callers that read only the outcome and the changes, such as the
         odds' Monte Carlo runs. Hooks run the same.
         """
-        begin = self.starter(
-            ruleset_id, tokens, attacker=attacker, targets=targets, declaration=declaration, answers=answers, trace=trace
-        )
-        return begin(seed, dice)
+        plan = self._plans.get(ruleset_id) or self.plan(ruleset_id)
+        given = self._check(plan.ruleset, attacker, targets, answers)  # queues of its own: no copy needed
+        return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), given, trace)
 
     def starter(
         self,
@@ -616,7 +615,18 @@ class Engine:
         """:meth:`start`'s checks and answers done once: a function ``(seed, dice)`` starting one
         resolution of this attack per call (the odds' Monte Carlo runs start thousands)."""
         plan = self._plans.get(ruleset_id) or self.plan(ruleset_id)
-        ruleset = plan.ruleset
+        given = self._check(plan.ruleset, attacker, targets, answers)
+
+        def begin(seed: int | None = None, dice: list[int] | None = None) -> Resolution:
+            # Each resolution takes its given answers from its own queues.
+            queues = {key: queue[:] for key, queue in given.items()} if given else {}
+            return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), queues, trace)
+
+        return begin
+
+    @staticmethod
+    def _check(ruleset: Ruleset, attacker: str, targets: list[str], answers: Mapping[str, Any] | None) -> dict[str, list[Answer]]:
+        """:meth:`start`'s checks of the attack; the given answers parsed, a queue per key."""
         n = len(targets)
         if not ruleset.min_targets <= n <= ruleset.max_targets:
             raise InvalidRequest(
@@ -630,13 +640,7 @@ class Engine:
             for key, value in answers.items():
                 values = value if isinstance(value, list) else [value]
                 given[key] = [parse_answer(v) for v in values]
-
-        def begin(seed: int | None = None, dice: list[int] | None = None) -> Resolution:
-            # Each resolution takes its given answers from its own queues.
-            queues = {key: queue[:] for key, queue in given.items()} if given else {}
-            return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), queues, trace)
-
-        return begin
+        return given
 
 
 class Resolution:
@@ -662,9 +666,8 @@ class Resolution:
         self.given = given
         self.decisions: list[tuple[Decision, Answer, str]] = []
         ctx_cls = plan.context_class if trace else plan.untraced_class
-        self.ctx: AttackContext = ctx_cls(
-            plan.ruleset, tokens, attacker, targets, declaration, dice, plugin_of=engine.plugin_of
-        )
+        # By position: a keyword call to a class builds a dict of the keywords on every resolution.
+        self.ctx: AttackContext = ctx_cls(plan.ruleset, tokens, attacker, targets, declaration, dice, None, None, "attack", None, engine.plugin_of)
         self.pending: Decision | None = None
         self.result: Record | None = None
         self._gen = self._resolve(plan, self.ctx)
