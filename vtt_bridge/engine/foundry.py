@@ -306,4 +306,3 @@ def roll_to_foundry(roll: Roll) -> dict[str, Any]:
         "total": total,
         "evaluated": True,
     }
-

@@ -629,7 +629,8 @@ class BridgeSocketServer(socketio.AsyncServer):
                 await super()._handle_eio_message(eio_sid, data)
                 return
             namespace = pkt.namespace or "/"
-            handler = self.namespace_handlers.get(namespace)
+            # Only the default namespace: the acknowledgement below is encoded without one.
+            handler = self.namespace_handlers.get("/") if namespace == "/" else None
             if handler is None or namespace in self.handlers or "*" in self.handlers:
                 await self._handle_event(eio_sid, pkt.namespace, pkt.id, pkt.data)
                 return
