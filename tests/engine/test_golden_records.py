@@ -3,7 +3,9 @@
 The records, and the step entries the server sends as each step finishes, of
 every exalted2e example (as written and under six seeds, the Excellency pack
 loaded) and one example of every other ruleset, against
-``golden_records.json.gz`` (see ``golden.py``). Key order aside, they must be equal.
+``golden_records.json.gz`` (see ``golden.py``). Key order aside, they must be equal
+as JSON text: ``true`` is not ``1`` and ``2.0`` is not ``2`` there, though Python's ``==``
+takes them as equal.
 """
 
 import gzip
@@ -27,6 +29,11 @@ GOLDEN_RECORDS = json.loads(gzip.decompress(GOLDEN.read_bytes()))
 @pytest.mark.parametrize("name", sorted(GOLDEN_RECORDS))
 def test_the_record_is_the_one_pinned(now, name):
     assert now[name] == GOLDEN_RECORDS[name]
+    assert _text(now[name]) == _text(GOLDEN_RECORDS[name])  # types too: a bool that became an int
+
+
+def _text(value) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
 def test_every_example_is_pinned(now):
