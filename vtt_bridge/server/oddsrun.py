@@ -26,10 +26,10 @@ that process, never the server:
 
 An odds process that has had no request for ``idle`` seconds (``ODDS_IDLE``)
 ends, and the next request forks a fresh one (it pays the fork, a few
-milliseconds, and finds the caches cold). A forked process shares its pages
-with the server only until the server writes to them; an odds process that
-sits unused would otherwise come to hold a private copy of most of the
-server's memory (≈35 MB) for nothing.
+milliseconds, and finds the caches cold): what a used one holds (its caches,
+the tokens of the tables it was sent) goes back to the machine while nobody
+asks for odds. A fresh, never used one costs little (≈4 MB of Pss: it shares
+its pages with the server and the resolvers).
 
 Three bounds apply:
 
