@@ -16,7 +16,10 @@ server's. Measured:
 1. the ``attack`` round trip (``duel``, GM client, answers given, so no
    prompts; the SQLite commit included) against the bare ``echo`` round trip,
    on the same server and connection, interleaved: p50, p99 and the ratio;
-   and the server's CPU per request;
+   and the server's CPU per request; and their floor, what an attack must
+   add to an echo however lean the rest: a bare hop to a resolver process
+   and back and a bare SQLite commit, each measured alone on the server's
+   event loop (:func:`floor_main`);
 2. committed attacks per second with 50 concurrent clients over 10 tables
    (5 per table) for the light ``duel`` ruleset and the real ``exalted2e``
    and ``warmachine_mk3`` (their example attacks, the Excellency and
