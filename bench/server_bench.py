@@ -548,15 +548,25 @@ def floor_main(count: int) -> None:
     CPU counts both processes).
     """
     import pickle
-    import resource
     import signal
 
     from vtt_bridge.server import workers
 
-    job = ("start", 1, "table", None, [{"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}],
-           {"ruleset": "duel", "args": {"attacker": "a0", "targets": ["b0"], "declaration": {}, "seed": 1, "dice": None,
-            "answers": {"defense": "none"}}, "wire": {"about": {"id": "atk_x" * 4}, "table": "t", "request_id": None}},
-           [], 0)
+    # A duel job as Resolvers sends it (one changed token as a delta), and its "done" reply.
+    spec = {
+        "ruleset": "duel",
+        "args": {
+            "attacker": "a0",
+            "targets": ["b0"],
+            "declaration": {},
+            "seed": 1,
+            "dice": None,
+            "answers": {"defense": "none"},
+        },
+        "wire": {"about": {"id": "atk_x" * 4}, "table": "t", "request_id": None},
+    }
+    token = {"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}
+    job = ("start", 1, "table", None, [token], spec, [], 0)
     reply = ("done", 1, b"x" * 2400, {"b0": {"hp": 10**9 - 3, "rerolls": 0}}, time.time(), True, None)
 
     def child(sock: socket.socket) -> None:
@@ -622,7 +632,6 @@ def floor_main(count: int) -> None:
             commit = await commits(tmp)
         return {"hop": hop, "commit": commit}
 
-    del resource
     print(json.dumps(workers.run(both())))
 
 
