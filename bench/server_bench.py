@@ -16,7 +16,10 @@ server's. Measured:
 1. the ``attack`` round trip (``duel``, GM client, answers given, so no
    prompts; the SQLite commit included) against the bare ``echo`` round trip,
    on the same server and connection, interleaved: p50, p99 and the ratio;
-   and the server's CPU per request;
+   and the server's CPU per request; and their floor, what an attack must
+   add to an echo however lean the rest: a bare hop to a resolver process
+   and back and a bare SQLite commit, each measured alone on the server's
+   event loop (:func:`floor_main`);
 2. committed attacks per second with 50 concurrent clients over 10 tables
    (5 per table) for the light ``duel`` ruleset and the real ``exalted2e``
    and ``warmachine_mk3`` (their example attacks, the Excellency and
@@ -530,6 +533,123 @@ def line(
     return text
 
 
+def floor_main(count: int) -> None:
+    """The floor of an attack's round trip and server CPU, measured bare (run in a process of its own).
+
+    What every attack does beyond an echo, each piece alone on the event loop
+    the server runs on (uvloop when installed), with the server's own code:
+    a hop to a resolver process and back (a job the size of a duel attack's
+    ``start`` message out, a reply the size of its ``done`` reply back,
+    pickled and framed as :mod:`vtt_bridge.server.workers` does, the child
+    echoing it through its ``_Frames``), and a commit to a SQLite file
+    (``SQLiteStore.commit``: one token changed, one audit entry with an attack
+    record's size, WAL, ``synchronous=NORMAL``). Prints JSON: for each, the
+    p50 wall milliseconds and the CPU milliseconds per operation (the hop's
+    CPU counts both processes).
+    """
+    import pickle
+    import signal
+
+    from vtt_bridge.server import workers
+
+    # A duel job as Resolvers sends it (one changed token as a delta), and its "done" reply.
+    spec = {
+        "ruleset": "duel",
+        "args": {
+            "attacker": "a0",
+            "targets": ["b0"],
+            "declaration": {},
+            "seed": 1,
+            "dice": None,
+            "answers": {"defense": "none"},
+        },
+        "wire": {"about": {"id": "atk_x" * 4}, "table": "t", "request_id": None},
+    }
+    token = {"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}
+    job = ("start", 1, "table", None, [token], spec, [], 0)
+    reply = ("done", 1, b"x" * 2400, {"b0": {"hp": 10**9 - 3, "rerolls": 0}}, time.time(), True, None)
+
+    def child(sock: socket.socket) -> None:
+        frames = workers._Frames(sock)
+        while frames.next() is not None:
+            workers._send_blocking(sock, reply)
+
+    async def hops() -> tuple[float, float]:
+        parent, other = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            parent.close()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            child(other)
+            os._exit(0)
+        other.close()
+        reader, writer = await asyncio.open_connection(sock=parent)
+        loop = asyncio.get_running_loop()
+        waiting: list[asyncio.Future[Any]] = []
+        task = loop.create_task(workers.read_messages(reader, lambda m: waiting.pop(0).set_result(m)))
+        times = []
+        cpu0, child0 = time.process_time(), _cpu_of(pid)
+        for _ in range(count):
+            t0 = time.perf_counter()
+            future = loop.create_future()
+            waiting.append(future)
+            body = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
+            writer.write(workers._HEADER.pack(len(body)) + body)
+            await future
+            times.append((time.perf_counter() - t0) * 1000)
+        cpu = time.process_time() - cpu0 + _cpu_of(pid) - child0
+        writer.close()
+        await asyncio.gather(task, return_exceptions=True)
+        os.waitpid(pid, 0)
+        return percentile(times, 50), cpu / count * 1000
+
+    async def commits(tmp: str) -> tuple[float, float]:
+        store = SQLiteStore(Path(tmp) / "floor.sqlite")
+        await store.open()
+        table, _key = await create_table(store, "floor")
+        token = Token("b0", "b0", "duel", {"hp": 10**9, "rerolls": 0}, ownership={"q0": 3})
+        await store.commit(table.id, AuditDraft(kind="token.create", user="gm", at=time.time(),
+                                                changes={"b0": TokenChange(before=None, after=token)}))
+        record = {"attack": "x" * 2400}
+        times = []
+        cpu0 = time.process_time()
+        for n in range(count):
+            after = Token("b0", "b0", "duel", {"hp": 10**9 - n, "rerolls": 0}, ownership=token.ownership,
+                          version=token.version + 1)
+            draft = AuditDraft(kind="attack", user="gm", at=time.time(), ref=f"atk_{n}",
+                               changes={"b0": TokenChange(before=token, after=after)}, data=record)
+            t0 = time.perf_counter()
+            await store.commit(table.id, draft)
+            times.append((time.perf_counter() - t0) * 1000)
+            token = after
+        cpu = time.process_time() - cpu0
+        await store.close()
+        return percentile(times, 50), cpu / count * 1000
+
+    async def both() -> dict[str, Any]:
+        with tempfile.TemporaryDirectory() as tmp:
+            hop = await hops()
+            commit = await commits(tmp)
+        return {"hop": hop, "commit": commit}
+
+    print(json.dumps(workers.run(both())))
+
+
+def _cpu_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def floor(count: int) -> dict[str, tuple[float, float]]:
+    """:func:`floor_main` in a process of its own (the server's event loop, not the bench's)."""
+    code = f"from bench.server_bench import floor_main; floor_main({count})"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise SystemExit(f"the floor measurement failed: {out.stderr[-2000:]}")
+    return {k: tuple(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
 def load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -570,6 +690,15 @@ async def measure_round_trips(args, http, url: str, proc, seats, duel: Ruleset) 
     print(
         f"   server CPU per request: echo {echo_cpu:.3f} ms, attack {attack_cpu:.3f} ms"
         " (its broadcasts to its own client included; every server process counted)"
+    )
+    # The floor: what an attack must add to an echo however lean the rest, measured bare.
+    bare = floor(n)
+    (hop, hop_cpu), (commit, commit_cpu) = bare["hop"], bare["commit"]
+    print(
+        f"   floor (measured bare, same event loop): echo p50 {e50:.3f} + resolver hop {hop:.3f}"
+        f" + SQLite commit {commit:.3f} = {e50 + hop + commit:.3f} ms, ratio floor {(e50 + hop + commit) / e50:.2f};"
+        f" CPU: echo {echo_cpu:.3f} + hop {hop_cpu:.3f} (both processes) + commit {commit_cpu:.3f}"
+        f" = {echo_cpu + hop_cpu + commit_cpu:.3f} ms"
     )
 
 

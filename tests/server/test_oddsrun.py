@@ -88,6 +88,28 @@ async def test_the_odds_process_is_ready_when_the_server_starts_and_serves_every
             await seat.close()
 
 
+async def test_an_odds_process_unused_for_a_while_ends_and_the_next_request_forks_one(tmp_path):
+    async with BridgeServer(config(tmp_path, odds_idle=0.5)) as server:
+        seat = await seat_table(server)
+        runner = server.bridge.attacks.odds_runner
+        try:
+            (first,) = odds_pids(server)
+            gm = await seat.join("gm")
+            assert (await gm.ok("attack.odds", ODDS))["odds"]["samples"] == 100
+            # Each request moves the rest on: the process is still there just after one.
+            await asyncio.sleep(0.3)
+            assert (await gm.ok("attack.odds", ODDS))["odds"]["samples"] == 100
+            assert odds_pids(server) == {first}
+            await until(lambda: not odds_pids(server) and first not in children())
+            assert runner.rested == 1 and runner.replaced == 0
+            again = (await gm.ok("attack.odds", ODDS))["odds"]
+            assert again["samples"] == 100
+            (second,) = odds_pids(server)
+            assert second != first and second in children() and runner.forked == 2
+        finally:
+            await seat.close()
+
+
 async def test_a_stuck_odds_process_is_killed_and_replaced(tmp_path):
     cfg = config(tmp_path, plugins=(duel_plugin.rules(), HANG), odds_budget=0.3)
     async with BridgeServer(cfg) as server:

@@ -87,3 +87,21 @@ async def test_checkpoints_run_in_their_own_thread_not_inside_a_commit(tmp_path)
             await asyncio.sleep(0.05)
     await store.close()
     assert store._checkpoints is None
+
+
+async def test_audit_seqs_keep_rising_across_failed_commits_and_reopening_without_autoincrement(tmp_path):
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    await store.open()
+    (sql,) = store.db.execute("SELECT sql FROM sqlite_master WHERE name = 'audit'").fetchone()
+    assert "AUTOINCREMENT" not in sql
+    await store.create_table(TableInfo(id="t", name="t", created=0.0, settings={}))
+    seqs = [(await store.commit("t", _create(name))).seq for name in ("a", "b")]
+    with pytest.raises(Conflict):
+        await store.commit("t", _create("b"))
+    await store.close()
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    await store.open()
+    seqs.append((await store.commit("t", _create("c"))).seq)
+    assert seqs == [1, 2, 3]
+    assert [e.seq for e in await store.audit("t")] == [1, 2, 3]
+    await store.close()

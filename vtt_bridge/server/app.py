@@ -23,7 +23,7 @@ from .bridge import Bridge
 from .bus import RedisBus
 from .keyguard import KeyGuard
 from .namespace import TableNamespace
-from .oddsrun import OddsRunner
+from .oddsrun import ODDS_IDLE, OddsRunner
 from .wire import BridgeSocketServer, RateLimiter, packet_class
 
 __all__ = ["STATIC_DIR", "ServerConfig", "build"]
@@ -63,6 +63,8 @@ class ServerConfig:
         then answers with the samples it ran.
     :ivar odds_per_user: ``attack.odds`` requests one user may have running at once.
     :ivar odds_concurrency: ``attack.odds`` computations the server runs at once.
+    :ivar odds_idle: seconds without an ``attack.odds`` request after which the odds
+        processes end (the next request forks again); ``None``: they never do.
     :ivar key_check_interval: seconds between checks that every open connection's
         key is still its user's key (keys replaced or revoked through the CLI or
         another process); 0 turns the sweep off.
@@ -97,6 +99,7 @@ class ServerConfig:
     odds_budget: float = 2.0
     odds_per_user: int = 1
     odds_concurrency: int = 1
+    odds_idle: float | None = ODDS_IDLE
 
 
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:
@@ -126,7 +129,10 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         manager.deliver = bridge.broadcast.local
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     bridge.attacks.odds_runner = OddsRunner(
-        budget=config.odds_budget, per_user=config.odds_per_user, concurrency=config.odds_concurrency
+        budget=config.odds_budget,
+        per_user=config.odds_per_user,
+        concurrency=config.odds_concurrency,
+        idle=config.odds_idle,
     )
     keys = KeyGuard(bridge, interval=config.key_check_interval)
     sio.register_namespace(TableNamespace(bridge, RateLimiter(config.rate_limit, config.rate_burst), keys))

@@ -54,20 +54,27 @@ class Broadcaster:
     async def local(
         self, batch: list[tuple[str, Any, str]], batch_rooms: Mapping[str, frozenset[str]] | None = None
     ) -> None:
-        """Send ``(event, data, room)`` broadcasts in order to this process's own listeners."""
+        """Send ``(event, data, room)`` broadcasts in order to this process's own listeners.
+
+        Each event is encoded and framed once; each listener's websocket is
+        written to once, with every frame of the batch it receives.
+        """
+        sends: list[tuple[list[str], str]] = []
         for event, data, room in batch:
-            await self._send(room, event, data)
+            self._add(sends, room, event, data)
         for room, events in (batch_rooms or {}).items():
             items = [[event, data] for event, data, _room in batch if event in events]
             if items:
-                await self._send(room, "batch", items)
+                self._add(sends, room, "batch", items)
+        if len(sends) == 1:
+            await self.sio.eio.broadcast(*sends[0])
+        elif sends:
+            await self.sio.eio.broadcast_many(sends)
 
-    async def _send(self, room: str, event: str, data: Any) -> None:
-        """``event`` to every listener of ``room``, encoded once."""
+    def _add(self, sends: list[tuple[list[str], str]], room: str, event: str, data: Any) -> None:
+        """``event`` for every listener of ``room``, encoded once, added to ``sends``."""
         sio = self.sio
         listeners = [eio_sid for _sid, eio_sid in sio.manager.get_participants(self.namespace, room)]
-        if not listeners:
-            return
-        encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
-        # Framed once, written to every listener's websocket (queued for a long-polling one).
-        await sio.eio.broadcast(listeners, encoded)
+        if listeners:
+            encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
+            sends.append((listeners, encoded))

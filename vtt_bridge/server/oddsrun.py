@@ -24,6 +24,13 @@ that process, never the server:
   (``details.exit`` says how it ended) and the process replaced; one that
   dies while idle is replaced too.
 
+An odds process that has had no request for ``idle`` seconds (``ODDS_IDLE``)
+ends, and the next request forks a fresh one (it pays the fork, a few
+milliseconds, and finds the caches cold): what a used one holds (its caches,
+the tokens of the tables it was sent) goes back to the machine while nobody
+asks for odds. A fresh, never used one costs little (≈4 MB of Pss: it shares
+its pages with the server and the resolvers).
+
 Three bounds apply:
 
 - **per user**: at most ``per_user`` odds requests of one user on one table
@@ -65,6 +72,8 @@ log = logging.getLogger("vtt_bridge.server")
 _EXIT_WAIT = 0.5
 # An odds process that could not be forked is tried again this many seconds later.
 _FORK_RETRY = 1.0
+# Odds processes end after this many seconds without a request (see the module docstring).
+ODDS_IDLE = 30.0
 
 
 def _signal_name(number: int) -> str:
@@ -102,9 +111,16 @@ class OddsRunner:
     """
 
     def __init__(
-        self, *, budget: float = 2.0, per_user: int = 1, concurrency: int = 1, grace: float = 1.0
+        self,
+        *,
+        budget: float = 2.0,
+        per_user: int = 1,
+        concurrency: int = 1,
+        grace: float = 1.0,
+        idle: float | None = ODDS_IDLE,
     ) -> None:
         self.budget = budget
+        self.idle = idle
         self.per_user = per_user
         self.grace = grace
         self.size = max(1, concurrency)
@@ -112,6 +128,10 @@ class OddsRunner:
         self.procs: list[_OddsProcess] = []
         self.forked = 0
         self.replaced = 0
+        self.rested = 0  # processes ended after ``idle`` seconds without a request
+        self._forking = 0  # forks on their way (a replacement, or one for a request)
+        self._used = 0.0  # when a request last ended (the event loop's clock)
+        self._rest: asyncio.TimerHandle | None = None
         self._host: Any = None
         self._idle: asyncio.Queue[_OddsProcess] = asyncio.Queue()  # waiting requests take them in turn
         self._ids = itertools.count(1)
@@ -124,13 +144,39 @@ class OddsRunner:
     async def start(self, host: Any) -> None:
         """Fork the odds processes (``host``, loaded, is inherited); they wait for requests."""
         self._host = host
-        self._stopped = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self._stopped = loop.create_future()
         while len(self.procs) < self.size:
             self._ready(await self._fork())
+        self._used = loop.time()
+        self._arm_rest()
+
+    def _arm_rest(self) -> None:
+        if self.idle is None or self._rest is not None or self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        self._rest = loop.call_at(self._used + self.idle, self._resting)
+
+    def _resting(self) -> None:
+        """``idle`` seconds after the last request: the odds processes end (the next request forks)."""
+        self._rest = None
+        if self._closed or self.idle is None:
+            return
+        if self.running or self._forking or any(p.busy for p in self.procs):
+            self._used = asyncio.get_running_loop().time()
+        elif asyncio.get_running_loop().time() - self._used >= self.idle:
+            for proc in list(self.procs):
+                self.rested += 1
+                self._retire(proc, replace=False)
+            return
+        self._arm_rest()
 
     async def close(self) -> None:
         """Stop: requests being computed or waiting fail with ``server_stopping``; the processes end."""
         self._closed = True
+        if self._rest is not None:
+            self._rest.cancel()
+            self._rest = None
         if self._stopped is not None and not self._stopped.done():
             self._stopped.set_result(None)
         procs = list(self.procs)
@@ -155,8 +201,8 @@ class OddsRunner:
         self.procs.append(proc)
         self._idle.put_nowait(proc)
 
-    def _retire(self, proc: _OddsProcess) -> None:
-        """Kill ``proc`` (whatever it is doing) and, unless stopping, fork its replacement."""
+    def _retire(self, proc: _OddsProcess, *, replace: bool = True) -> None:
+        """Kill ``proc`` (whatever it is doing) and, unless stopping (or ``replace`` is false), fork its replacement."""
         if proc.retired:
             return
         proc.retired = True
@@ -166,23 +212,32 @@ class OddsRunner:
         if proc in self.procs:
             self.procs.remove(proc)
         self._later(Resolvers._reap(proc.pid, grace=0))
-        if not self._closed:
+        if not self._closed and replace:
             self.replaced += 1
-            self._later(self._replace())
+            self._spawn()
+
+    def _spawn(self) -> None:
+        """Fork an odds process in the background; it joins the idle ones once forked."""
+        self._forking += 1
+        self._later(self._replace())
 
     async def _replace(self) -> None:
-        while not self._closed:
-            try:
-                proc = await self._fork()
-            except OSError:
-                log.exception("could not fork an odds process; trying again")
-                await asyncio.sleep(_FORK_RETRY)
-                continue
-            if self._closed:
-                self._retire(proc)
-            else:
-                self._ready(proc)
-            return
+        try:
+            while not self._closed:
+                try:
+                    proc = await self._fork()
+                except OSError:
+                    log.exception("could not fork an odds process; trying again")
+                    await asyncio.sleep(_FORK_RETRY)
+                    continue
+                if self._closed:
+                    self._retire(proc)
+                else:
+                    self._ready(proc)
+                    self._arm_rest()
+                return
+        finally:
+            self._forking -= 1
 
     def _later(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -227,11 +282,14 @@ class OddsRunner:
         try:
             if self._host is None and not self._closed:
                 await self.start(resolvers.host)  # a bridge that was not started through Bridge.start
+            for _ in range(self.size - len(self.procs) - self._forking):
+                self._spawn()  # they ended after a while without requests
             proc = await self._turn(departure)
             if proc is None:
                 return {"odds": None}  # nobody is left to read it
             odds = await self._compute(proc, runtime.id, tokens, request, departure)
         finally:
+            self._used = asyncio.get_running_loop().time()
             runtime.forget(caller.sid, departure)
             self.running[who] -= 1
             if not self.running[who]:

@@ -540,6 +540,34 @@ class _EngineServer(engineio.AsyncServer):
                     message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
                 await self.send_packet(sid, message)
 
+    async def broadcast_many(self, sends: list[tuple[list[str], str]]) -> None:
+        """Several socket.io packets, each ``(sids, encoded)``, in order: each framed once, and
+        every websocket written to once, with all of its frames (one system call per client
+        for a table's whole batch of broadcasts, not one per event)."""
+        frames: dict[_DirectSocket, list[bytes]] = {}
+        sockets = self.sockets
+        for sids, encoded in sends:
+            frame: bytes | None = None
+            message: Any = None
+            for sid in sids:
+                socket = sockets.get(sid)
+                if socket is None:
+                    continue
+                if type(socket) is _DirectSocket and socket.writable():
+                    if frame is None:
+                        frame = ws_frame("4" + encoded)
+                    waiting = frames.get(socket)
+                    if waiting is None:
+                        frames[socket] = [frame]
+                    else:
+                        waiting.append(frame)
+                else:
+                    if message is None:
+                        message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
+                    await self.send_packet(sid, message)
+        for socket, waiting in frames.items():
+            await socket.write(waiting[0] if len(waiting) == 1 else b"".join(waiting))
+
     async def send_packet(self, sid: str, pkt: Any) -> None:
         socket = self.sockets.get(sid)
         if socket is not None and self.max_outgoing > 0 and getattr(socket, "transport", None) is None:

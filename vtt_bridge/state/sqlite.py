@@ -13,7 +13,11 @@ inside whichever commit crosses SQLite's automatic threshold: the event loop
 never waits for the disk.
 
 The audit table refuses UPDATE and DELETE through triggers: it is append-only
-by construction, not by convention.
+by construction, not by convention. So its ``seq`` (the rowid) needs no
+``AUTOINCREMENT``: with no row ever deleted, the next rowid is always one past
+the highest ever written, and each commit is spared the write of SQLite's
+``sqlite_sequence`` table (stores made before keep their ``AUTOINCREMENT``;
+both number the same way).
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ CREATE TABLE IF NOT EXISTS tokens (
     PRIMARY KEY (table_id, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS audit (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,
     table_id TEXT NOT NULL REFERENCES tables(id),
     kind TEXT NOT NULL,
     user TEXT NOT NULL,
