@@ -104,3 +104,83 @@ def test_a_hook_leaving_a_bad_field_still_gets_a_structured_error(duel_host, aft
         assert error.details["errors"]["token"] == exc.details["token"]
     else:  # the full load fills a default in: so does the check
         assert thaw(duel_host.changed_token(before, after).system) == full
+
+
+# -- schemas with whole-object hooks: changed fields loaded, then validates_schema and post_load ------
+
+
+def _examples():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "plugins"
+    return sorted(root.glob("vtt_*/examples/*.json"))
+
+
+@pytest.mark.parametrize("path", _examples(), ids=lambda p: f"{p.parent.parent.name}/{p.stem}")
+def test_every_example_leaves_what_a_full_load_gives(host, path):
+    """Types, order and nested values alike, for every ruleset's token schema (exalted2e's and
+    warmachine_mk3's have schema validators and post-load hooks; exalted2e's health a pre-load)."""
+    import json
+
+    from vtt_bridge.cli.resolve import load_tokens
+
+    data = json.loads(path.read_text())
+    toks = load_tokens(host, data)
+    res = host.start(
+        data["ruleset"], toks, attacker=data["attacker"], targets=list(data["targets"]),
+        declaration=data.get("declaration", {}), seed=data.get("seed", 1), dice=data.get("dice"),
+        answers=dict(data.get("answers") or {}),
+    )  # fmt: skip
+    for token_id, change in res.run().to_dict()["changes"].items():
+        checked = host.changed_token(toks[token_id], change["after"])
+        full = host.load_system(data["ruleset"], change["after"])
+        assert json.dumps(thaw(checked.system)) == json.dumps(full)
+
+
+def _warjack(host):
+    from vtt_bridge.engine.tokens import Token
+
+    system = host.load_system("warmachine_mk3", {"kind": "warjack", "DEF": 12, "ARM": 18, "spiral": [3, 3, 3, 3, 3, 3]})
+    return Token("j", "Jack", "warmachine_mk3", system, version=2)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"marked": 4},  # a spiral's damage is six numbers: the schema validator refuses a count
+        {"marked": [1, 2, 3]},
+        {"boxes": 5},  # two damage capacities
+        {"focus": -1},  # a field's own range: clamped, so valid
+        {"marked": None},  # the post-load fills it in again
+        {"marked": [0, 0, 1, 0, 0, 6], "knocked_down": True},
+    ],
+)
+def test_schema_hooks_see_the_changed_token_as_a_full_load_does(host, change):
+    before = _warjack(host)
+    after = {**thaw(before.system), **change}
+    try:
+        full = host.load_system("warmachine_mk3", host_clamped(host, after))
+    except Exception as exc:
+        with pytest.raises(PluginError) as raised:
+            host.changed_token(before, after, writers={"j": ("a_pack", "damage")})
+        assert raised.value.details["errors"]["token"] == exc.details["token"]
+    else:
+        import json
+
+        assert json.dumps(thaw(host.changed_token(before, after).system)) == json.dumps(full)
+
+
+def host_clamped(host, system):
+    """The change as ``changed_token``'s whole load takes it: numbers clamped to their ranges."""
+    from vtt_bridge.plugins import clamp
+
+    return clamp(host._schema("warmachine_mk3", "token"), system)
+
+
+def test_an_exalted_token_holding_what_it_does_not_have_is_refused(host):
+    toks = tokens(host)
+    token_id = next(iter(toks))
+    after = {**thaw(toks[token_id].system), "equipped": ["no such blade"]}
+    with pytest.raises(PluginError) as raised:
+        host.changed_token(toks[token_id], after)
+    assert "equipped" in raised.value.details["errors"]["token"]
