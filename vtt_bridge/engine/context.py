@@ -49,22 +49,26 @@ class StashKey(Generic[T]):
 
 
 class TraceEntry:
-    """One executed step: its rolls, the numbers that changed and why, notes, nested attacks."""
+    """One executed step: its rolls, the numbers that changed and why, notes, nested attacks.
 
-    __slots__ = ("step", "title", "item", "rolls", "changes", "notes", "children", "ended", "decisions")
+    Most steps change little: each list is the class's shared empty tuple until
+    its first entry (see ``add``), and ``ended`` is ``None`` until the step ends
+    the cycle. An entry stores only what it sets (no ``__slots__``: an unset field
+    reads the class's default), so the engine makes one per step with nothing
+    but its step, title and item, without calling ``__init__``.
+    """
+
+    rolls: list[Roll] | tuple[()] = ()
+    changes: list[tuple[str, Any, Any, str | None]] | tuple[()] = ()
+    notes: list[tuple[str, str | None]] | tuple[()] = ()
+    children: list[Any] | tuple[()] = ()
+    ended: str | None = None
+    decisions: list[str] | tuple[()] = ()
 
     def __init__(self, step: str, title: str, item: str | None = None) -> None:
         self.step = step
         self.title = title
         self.item = item
-        # Most steps change little: each list starts as the shared empty tuple
-        # and becomes a list on its first entry (see ``add``).
-        self.rolls: list[Roll] | tuple[()] = ()
-        self.changes: list[tuple[str, Any, Any, str | None]] | tuple[()] = ()
-        self.notes: list[tuple[str, str | None]] | tuple[()] = ()
-        self.children: list[Any] | tuple[()] = ()
-        self.ended: str | None = None
-        self.decisions: list[str] | tuple[()] = ()
 
     def add(self, field: str, value: Any) -> None:
         """Append to one of the entry's lists (``changes``, ``notes``, ``children``, ``decisions``)."""

@@ -375,6 +375,7 @@ def _with_decline(ask: Ask, options: list[Option]) -> tuple[Option, ...]:
 
 
 _flatten = chain.from_iterable
+_blank = object.__new__
 
 
 def _spent() -> Generator[Any, Any, None]:
@@ -481,14 +482,21 @@ def _decision(compiled: _Compiled, offer: _Offer, key: str, token: str | None, o
 
 
 class _Plan:
-    __slots__ = ("ruleset", "steps", "context_class", "untraced_class")
+    __slots__ = ("ruleset", "steps", "context_class", "_untraced")
 
     def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
         self.ruleset = ruleset
         self.steps = steps
         self.context_class = context_class(ruleset)
-        #: For resolutions keeping no trace: the working numbers are plain slots.
-        self.untraced_class = context_class(ruleset, traced=False)
+        self._untraced: type[AttackContext] | None = None
+
+    @property
+    def untraced_class(self) -> type[AttackContext]:
+        """For resolutions keeping no trace: the working numbers are plain slots (made on first need)."""
+        cls = self._untraced
+        if cls is None:
+            cls = self._untraced = context_class(self.ruleset, traced=False)
+        return cls
 
 
 class Engine:
@@ -802,7 +810,8 @@ class Resolution:
         while i < count:
             compiled = steps[i]
             if trace is not None:
-                entry = ctx._entry = TraceEntry(compiled.name, compiled.title, ctx.item)
+                entry = ctx._entry = _blank(TraceEntry)  # TraceEntry(name, title, item) without __init__
+                entry.step, entry.title, entry.item = compiled.name, compiled.title, ctx.item
                 trace.append(entry)
             answer = None
             ask = compiled.ask
@@ -882,7 +891,8 @@ class Resolution:
         while i < count:
             compiled = steps[i]
             if trace is not None:
-                entry = ctx._entry = TraceEntry(compiled.name, compiled.title, ctx.item)
+                entry = ctx._entry = _blank(TraceEntry)  # TraceEntry(name, title, item) without __init__
+                entry.step, entry.title, entry.item = compiled.name, compiled.title, ctx.item
                 trace.append(entry)
             answer = None
             ask = compiled.ask
