@@ -218,7 +218,7 @@ class Dice:
         return list(chunk[:k].replace(b"\0", b"") if rejected else chunk[:k])
 
     def _block(self) -> bytes:
-        block = _blake2b(self._counter.to_bytes(8, "little"), key=self._key, digest_size=64).digest()
+        block = _blake2b(self._counter.to_bytes(8, "little"), key=self._key).digest()  # 64 bytes: the default size
         self._counter += 1
         return block
 
