@@ -323,12 +323,20 @@ def _who(who: str | Callable[[AttackContext], str | None]) -> Callable[[AttackCo
     if callable(who):
         return who
     if who == "attacker":
-        return attrgetter("attacker.id")
+        return _attacker_id
     if who == "defender":
-        return attrgetter("defender.id")
+        return _defender_id
     if who == "item":
         return attrgetter("item")
     return None
+
+
+def _attacker_id(ctx: AttackContext) -> str:
+    return ctx.attacker.id  # (a dotted attrgetter looks both names up generically, in C: dearer)
+
+
+def _defender_id(ctx: AttackContext) -> str | None:
+    return ctx.defender.id
 
 
 OFFER_CACHE = 256  # per step: the same options are offered again and again
