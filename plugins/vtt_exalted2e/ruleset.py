@@ -687,7 +687,6 @@ def exalted2e_damage(ctx) -> None:
     ctx.damage = outcome["damage"] = rules.roll_pool(ctx.dice, pool, label="damage", damage=True).successes
 
 
-@per_snapshot
 def _protection(foe, weapon, me) -> tuple[int, int, int]:
     """The defender's Hardness and soak against the weapon, and the attack's minimum damage."""
     kind = weapon["damage_type"]
