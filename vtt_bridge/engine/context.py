@@ -49,22 +49,26 @@ class StashKey(Generic[T]):
 
 
 class TraceEntry:
-    """One executed step: its rolls, the numbers that changed and why, notes, nested attacks."""
+    """One executed step: its rolls, the numbers that changed and why, notes, nested attacks.
 
-    __slots__ = ("step", "title", "item", "rolls", "changes", "notes", "children", "ended", "decisions")
+    Most steps change little: each list is the class's shared empty tuple until
+    its first entry (see ``add``), and ``ended`` is ``None`` until the step ends
+    the cycle. An entry stores only what it sets (no ``__slots__``: an unset field
+    reads the class's default), so the engine makes one per step with nothing
+    but its step, title and item, without calling ``__init__``.
+    """
+
+    rolls: list[Roll] | tuple[()] = ()
+    changes: list[tuple[str, Any, Any, str | None]] | tuple[()] = ()
+    notes: list[tuple[str, str | None]] | tuple[()] = ()
+    children: list[Any] | tuple[()] = ()
+    ended: str | None = None
+    decisions: list[str] | tuple[()] = ()
 
     def __init__(self, step: str, title: str, item: str | None = None) -> None:
         self.step = step
         self.title = title
         self.item = item
-        # Most steps change little: each list starts as the shared empty tuple
-        # and becomes a list on its first entry (see ``add``).
-        self.rolls: list[Roll] | tuple[()] = ()
-        self.changes: list[tuple[str, Any, Any, str | None]] | tuple[()] = ()
-        self.notes: list[tuple[str, str | None]] | tuple[()] = ()
-        self.children: list[Any] | tuple[()] = ()
-        self.ended: str | None = None
-        self.decisions: list[str] | tuple[()] = ()
 
     def add(self, field: str, value: Any) -> None:
         """Append to one of the entry's lists (``changes``, ``notes``, ``children``, ``decisions``)."""
@@ -128,7 +132,7 @@ def _roll_json(roll: Roll) -> dict[str, Any]:
 class Changes:
     """Pending token changes of a whole resolution tree (nested attacks share it)."""
 
-    __slots__ = ("tokens", "patches", "writers", "_frozen", "_stale", "_merged")
+    __slots__ = ("tokens", "patches", "writers", "_frozen", "_merged")
 
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
@@ -138,21 +142,24 @@ class Changes:
         #: The patches' read-only form, in the patches' order; a value written since the
         #: last read is ``_STALE`` and frozen on the next read (never, if none follows).
         self._frozen: dict[str, dict[str, Any]] = {}
-        self._stale: set[str] = set()
-        #: token id → the merged snapshot ``current`` returned, until the next write to that token.
-        self._merged: dict[str, FrozenDict] = {}
+        #: token id → what ``current`` returned for it (the snapshot's own ``system`` while the
+        #: token has no pending change), until the next write to that token.
+        self._merged: dict[str, Mapping[str, Any]] = {}
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """The token's system data with every pending change applied (merged once per change)."""
         merged = self._merged.get(token_id)
         if merged is not None:
             return merged
-        base = self.tokens[token_id].system
+        try:
+            base = self.tokens[token_id].system
+        except KeyError:
+            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
         frozen = self._frozen.get(token_id)
         if not frozen:
+            self._merged[token_id] = base
             return base
-        if token_id in self._stale:
-            self._stale.discard(token_id)
+        if _STALE in frozen.values():
             patch = self.patches[token_id]
             for key, value in frozen.items():
                 if value is _STALE:
@@ -161,22 +168,21 @@ class Changes:
         return merged
 
     def set(self, token_id: str, fields: Mapping[str, Any]) -> None:
-        if token_id not in self.tokens:
-            raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
-        self._merged.pop(token_id, None)
         patch = self.patches.get(token_id)
         if patch is None:
+            if token_id not in self.tokens:
+                raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
             patch = self.patches[token_id] = {}
             frozen = self._frozen[token_id] = {}
         else:
             frozen = self._frozen[token_id]
+        self._merged.pop(token_id, None)
         for key, value in fields.items():
             if type(value) in _ATOMS:
                 patch[key] = frozen[key] = value
             else:
                 patch[key] = thaw(value)
                 frozen[key] = _STALE
-                self._stale.add(token_id)
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -310,16 +316,8 @@ class AttackContext:
 
     def current(self, token_id: str) -> Mapping[str, Any]:
         """A token's system data with this resolution's pending changes applied."""
-        merged = self._current.get(token_id)  # the pending changes' merged snapshots
-        if merged is not None:
-            return merged
-        changes = self.changes
-        if token_id not in changes.patches:
-            try:
-                return self.tokens[token_id].system
-            except KeyError:
-                raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id}) from None
-        return changes.current(token_id)
+        merged = self._current.get(token_id)  # what the pending changes gave last time
+        return merged if merged is not None else self.changes.current(token_id)
 
     def answer(self, name: str) -> Answer | None:
         """The answer to decision ``name``, or ``None`` when it was not asked."""

@@ -20,6 +20,7 @@ from ..errors import DiceExhausted, InvalidRequest
 __all__ = ["Dice", "Roll"]
 
 _MASK = (1 << 64) - 1
+_blank = object.__new__
 _blake2b = hashlib.blake2b
 
 # Per die size: byte → face, or 0 for a byte at or over the rejection limit
@@ -218,7 +219,7 @@ class Dice:
         return list(chunk[:k].replace(b"\0", b"") if rejected else chunk[:k])
 
     def _block(self) -> bytes:
-        block = _blake2b(self._counter.to_bytes(8, "little"), key=self._key, digest_size=64).digest()
+        block = _blake2b(self._counter.to_bytes(8, "little"), key=self._key).digest()  # 64 bytes: the default size
         self._counter += 1
         return block
 
@@ -256,8 +257,12 @@ class Dice:
         else:
             face = self._face
             faces = [face(sides) for _ in range(n)]
-        # By position: a keyword call to a class builds a dict of the keywords on every roll.
-        roll = Roll(label, sides, faces, target, double, modifier, self.step)
+        # Roll(label, sides, faces, target, double, modifier, step), without calling __init__
+        # (a Python call from C, dearer than these stores).
+        roll = _blank(Roll)
+        roll.label, roll.sides, roll.faces, roll.target, roll.double = label, sides, faces, target, double
+        roll.modifier, roll.step = modifier, self.step
+        roll.inactive = roll.appended = roll._wire = None
         self.rolls.append(roll)
         return roll
 

@@ -323,12 +323,20 @@ def _who(who: str | Callable[[AttackContext], str | None]) -> Callable[[AttackCo
     if callable(who):
         return who
     if who == "attacker":
-        return attrgetter("attacker.id")
+        return _attacker_id
     if who == "defender":
-        return attrgetter("defender.id")
+        return _defender_id
     if who == "item":
         return attrgetter("item")
     return None
+
+
+def _attacker_id(ctx: AttackContext) -> str:
+    return ctx.attacker.id  # (a dotted attrgetter looks both names up generically, in C: dearer)
+
+
+def _defender_id(ctx: AttackContext) -> str | None:
+    return ctx.defender.id
 
 
 OFFER_CACHE = 256  # per step: the same options are offered again and again
@@ -375,6 +383,16 @@ def _with_decline(ask: Ask, options: list[Option]) -> tuple[Option, ...]:
 
 
 _flatten = chain.from_iterable
+_blank = object.__new__
+
+
+def _spent() -> Generator[Any, Any, None]:
+    yield
+
+
+_SPENT = _spent()
+for _ in _SPENT:  # a finished generator: ``next`` raises StopIteration with no value
+    pass
 
 
 def _after(
@@ -472,14 +490,21 @@ def _decision(compiled: _Compiled, offer: _Offer, key: str, token: str | None, o
 
 
 class _Plan:
-    __slots__ = ("ruleset", "steps", "context_class", "untraced_class")
+    __slots__ = ("ruleset", "steps", "context_class", "_untraced")
 
     def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
         self.ruleset = ruleset
         self.steps = steps
         self.context_class = context_class(ruleset)
-        #: For resolutions keeping no trace: the working numbers are plain slots.
-        self.untraced_class = context_class(ruleset, traced=False)
+        self._untraced: type[AttackContext] | None = None
+
+    @property
+    def untraced_class(self) -> type[AttackContext]:
+        """For resolutions keeping no trace: the working numbers are plain slots (made on first need)."""
+        cls = self._untraced
+        if cls is None:
+            cls = self._untraced = context_class(self.ruleset, traced=False)
+        return cls
 
 
 class Engine:
@@ -670,7 +695,8 @@ class Resolution:
         self.ctx: AttackContext = ctx_cls(plan.ruleset, tokens, attacker, targets, declaration, dice, None, None, "attack", None, engine.plugin_of)
         self.pending: Decision | None = None
         self.result: Record | None = None
-        self._gen = self._resolve(plan, self.ctx)
+        #: The generator ``advance`` drives, made on its first call (``run`` without a policy needs none).
+        self._gen: Generator[Decision, tuple[Answer, str], Record] | None = None
         self._send: tuple[Answer, str] | None = None
         self._auto = False
 
@@ -691,6 +717,8 @@ class Resolution:
             return None
         if self.pending is not None and self._send is None:
             return self.pending
+        if self._gen is None:
+            self._gen = self._resolve(self.plan, self.ctx)
         try:
             if self._send is None:
                 self.pending = next(self._gen)
@@ -726,6 +754,10 @@ class Resolution:
         """
         if policy is None and self.pending is None and self._send is None:
             self._auto = True
+            if self._gen is None:  # not started: walked by plain calls, no generator
+                self._gen = _SPENT  # as a generator that has finished (or raised)
+                result = self.result = self._resolved(self.plan, self.ctx)
+                return result
         while (decision := self.advance()) is not None:
             choice = policy(decision) if policy is not None else None
             if choice is None:
@@ -740,35 +772,54 @@ class Resolution:
             raise InvalidRequest("no decision is waiting for an answer", details={})
         return self.pending
 
-    # -- the generator -------------------------------------------------------
+    # -- the steps -----------------------------------------------------------
+    #
+    # Two ways through the same steps: ``_walk``, plain calls, for a run that
+    # answers every decision where it is asked (``run()`` without a policy: the
+    # CLI, the tests, the odds), traced or not; and ``_run``, a generator, for a
+    # driver that is sent the answers (the server). Both call the same hooks,
+    # answer through the same ``_default`` and ``_ask``, and build the same trace.
 
-    def _resolve(self, plan: _Plan, ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], Record]:
-        ruleset = plan.ruleset
-        if ruleset.setup is not None:
-            self._guard(ruleset.setup, ctx, f"{ruleset.id} setup", "setup")
+    def _setup(self, plan: _Plan, ctx: AttackContext) -> None:
+        setup = plan.ruleset.setup
+        if setup is not None:
+            self._guard(setup, ctx, f"{plan.ruleset.id} setup", "setup")
+
+    def _resolved(self, plan: _Plan, ctx: AttackContext) -> Record:
+        """The resolution of ``ctx`` when nothing waits (``_auto``): its steps walked by plain calls."""
+        self._setup(plan, ctx)
         try:
-            if self.traced or not self._auto:
-                yield from self._run(plan.steps, ctx)
-            else:
-                self._run_lean(plan.steps, ctx)
+            self._walk(plan.steps, ctx)
         except EndCycle:
             pass
         return self._record(ctx, top=ctx.parent is None)
 
-    def _run(self, steps: tuple[_Compiled, ...], ctx: AttackContext):
+    def _resolve(self, plan: _Plan, ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], Record]:
+        if self._auto:  # a nested attack of a run that never waits
+            return self._resolved(plan, ctx)
+        self._setup(plan, ctx)
+        try:
+            yield from self._run(plan.steps, ctx)
+        except EndCycle:
+            pass
+        return self._record(ctx, top=ctx.parent is None)
+
+    def _walk(self, steps: tuple[_Compiled, ...], ctx: AttackContext) -> None:
+        """:meth:`_run` for a run that answers every decision where it is asked: the same steps,
+        hooks, answers, jumps and trace, as plain calls (nothing waits, so no generator)."""
         dice = self.dice
         rolls = dice.rolls
         trace = ctx.trace if self.traced else None
-        # Every decision takes the rules' default here, without a round trip
-        # (``run()`` without a policy and no answers given): no generator per decision.
-        # Untraced, given answers are taken there too (nothing is logged, so nothing waits).
-        quick = self._auto and (trace is None or not self.given)
+        # Traced with answers given, each answer is checked and logged as ``_ask`` does (it never
+        # waits in such a run); otherwise ``_default`` answers on the spot.
+        asking = trace is not None and bool(self.given)
         entry: TraceEntry | None = None
         i, count, jumps, repeats = 0, len(steps), 0, 0
         while i < count:
             compiled = steps[i]
             if trace is not None:
-                entry = ctx._entry = TraceEntry(compiled.name, compiled.title, ctx.item)
+                entry = ctx._entry = _blank(TraceEntry)  # TraceEntry(name, title, item) without __init__
+                entry.step, entry.title, entry.item = compiled.name, compiled.title, ctx.item
                 trace.append(entry)
             answer = None
             ask = compiled.ask
@@ -781,11 +832,11 @@ class Resolution:
                     raise self._fault(exc, compiled.options_hook, compiled.name) from exc
                 if any(offered):
                     try:
-                        if quick:
-                            answer = self._default(compiled, ctx, entry, offered)
+                        if asking:
+                            answer = _finish(self._ask(compiled, ctx, entry, offered))
                         else:
-                            answer = yield from self._ask(compiled, ctx, entry, offered)
-                    except (EndCycle, SkipItem, GeneratorExit, VTTError):
+                            answer = self._default(compiled, ctx, entry, offered)
+                    except (EndCycle, SkipItem, VTTError):
                         raise
                     except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
                         raise self._fault(exc, compiled.options_hook, compiled.name) from exc
@@ -812,28 +863,45 @@ class Resolution:
             except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
                 running, ctx._plugin = ctx._plugin, None
                 raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
-            if len(rolls) != first and entry is not None:
+            if entry is not None and len(rolls) != first:
                 entry.rolls = rolls[first:]
             if ctx._control or compiled.more:
                 # Nested attacks asked for, child steps, a repeated decision or a jump back.
                 if ctx._nested:
-                    yield from self._children(ctx, entry)
+                    nested, ctx._nested = ctx._nested, ()
+                    for request in nested:
+                        plan, child = self._nested(ctx, request)
+                        saved_step = dice.step
+                        record = self._resolved(plan, child)
+                        dice.step = saved_step
+                        self._adopt(ctx, entry, record)
                 if compiled.children:
-                    yield from self._loop(compiled, ctx)
+                    outer = ctx.item
+                    for item in self._items(compiled, ctx):
+                        ctx.item = item
+                        try:
+                            self._walk(compiled.children, ctx)
+                        except SkipItem:
+                            pass  # that item's sub-sequence is over; the next one starts
+                    ctx.item = outer
                 ctx._control = False
                 i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
                 continue
             i += 1
 
-    def _run_lean(self, steps: tuple[_Compiled, ...], ctx: AttackContext) -> None:
-        """:meth:`_run` for a resolution that keeps no trace and answers every decision where it
-        is asked (the odds' Monte Carlo runs): the same steps, hooks, answers and jumps, as plain
-        calls (nothing waits, so no generator) with no trace entry or roll bookkeeping."""
+    def _run(self, steps: tuple[_Compiled, ...], ctx: AttackContext):
+        """The steps, yielding each decision that waits for an answer (see :meth:`_walk`)."""
         dice = self.dice
-        default = self._default
+        rolls = dice.rolls
+        trace = ctx.trace if self.traced else None
+        entry: TraceEntry | None = None
         i, count, jumps, repeats = 0, len(steps), 0, 0
         while i < count:
             compiled = steps[i]
+            if trace is not None:
+                entry = ctx._entry = _blank(TraceEntry)  # TraceEntry(name, title, item) without __init__
+                entry.step, entry.title, entry.item = compiled.name, compiled.title, ctx.item
+                trace.append(entry)
             answer = None
             ask = compiled.ask
             if ask is not None:
@@ -845,8 +913,8 @@ class Resolution:
                     raise self._fault(exc, compiled.options_hook, compiled.name) from exc
                 if any(offered):
                     try:
-                        answer = default(compiled, ctx, None, offered)
-                    except (EndCycle, SkipItem, VTTError):
+                        answer = yield from self._ask(compiled, ctx, entry, offered)
+                    except (EndCycle, SkipItem, GeneratorExit, VTTError):
                         raise
                     except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
                         raise self._fault(exc, compiled.options_hook, compiled.name) from exc
@@ -854,6 +922,7 @@ class Resolution:
                     ctx.answers.pop(ask.name, None)
             dice.step = compiled.name
             ctx._step = compiled.step
+            first = len(rolls)
             impls = compiled.impls
             try:
                 if impls is not None:
@@ -863,61 +932,68 @@ class Resolution:
                     ctx._plugin = None
                 else:
                     compiled.call(ctx)
-            except (EndCycle, SkipItem):
+            except (EndCycle, SkipItem) as end:
                 ctx._plugin = None
+                if entry is not None:
+                    entry.ended = str(end)
+                    entry.rolls = rolls[first:]
                 raise
             except BaseException as exc:
                 running, ctx._plugin = ctx._plugin, None
                 raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
+            if entry is not None and len(rolls) != first:
+                entry.rolls = rolls[first:]
             if ctx._control or compiled.more:
                 if ctx._nested:
                     nested, ctx._nested = ctx._nested, ()
                     for request in nested:
-                        child = _finish(self._child(ctx, request))
-                        ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
+                        plan, child = self._nested(ctx, request)
+                        saved_step = dice.step
+                        record = yield from self._resolve(plan, child)
+                        dice.step = saved_step
+                        self._adopt(ctx, entry, record)
                 if compiled.children:
-                    each = compiled.step.each
-                    if each is None:
-                        items = (None,)
-                    else:
-                        try:
-                            items = each(ctx)
-                        except (EndCycle, SkipItem):
-                            raise
-                        except BaseException as exc:
-                            raise self._fault(exc, compiled.hook_name, compiled.name) from exc
                     outer = ctx.item
-                    for item in items:
+                    for item in self._items(compiled, ctx):
                         ctx.item = item
                         try:
-                            self._run_lean(compiled.children, ctx)
+                            yield from self._run(compiled.children, ctx)
                         except SkipItem:
-                            pass  # that item's sub-sequence is over; the next one starts
+                            pass
                     ctx.item = outer
                 ctx._control = False
                 i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
                 continue
             i += 1
 
-    def _children(self, ctx: AttackContext, entry: TraceEntry | None):
-        nested, ctx._nested = ctx._nested, ()
-        for request in nested:
-            child = yield from self._child(ctx, request)
-            if entry is not None:
-                entry.add("children", child)
-            ctx.outcome.setdefault("children", []).append(child.ctx.outcome)
+    def _nested(self, parent: AttackContext, request: dict[str, Any]) -> tuple[_Plan, AttackContext]:
+        """The plan and context of a nested attack ``parent`` asked for (``ctx.nest``)."""
+        plan = self.engine.plan(request["ruleset"] or parent.ruleset.id)
+        child = (plan.context_class if self.traced else plan.untraced_class)(
+            plan.ruleset,
+            parent.tokens,
+            request["attacker"],
+            request["targets"],
+            request["declaration"],
+            self.dice,
+            changes=parent.changes,
+            kind=request["kind"],
+            parent=parent,
+            plugin_of=parent._plugin_of,
+        )
+        return plan, child
 
-    def _loop(self, compiled: _Compiled, ctx: AttackContext):
-        step = compiled.step
-        items = self._guard(step.each, ctx, compiled.hook_name, step.name) if step.each is not None else [None]
-        outer = ctx.item
-        for item in items:
-            ctx.item = item
-            try:
-                yield from self._run(compiled.children, ctx)
-            except SkipItem:
-                pass  # that item's sub-sequence is over; the next one starts
-        ctx.item = outer
+    @staticmethod
+    def _adopt(ctx: AttackContext, entry: TraceEntry | None, record: Record) -> None:
+        """A finished nested attack joins its step's trace entry and the outcome's ``children``."""
+        if entry is not None:
+            entry.add("children", record)
+        ctx.outcome.setdefault("children", []).append(record.ctx.outcome)
+
+    def _items(self, compiled: _Compiled, ctx: AttackContext) -> Iterable[Any]:
+        """What a step with child steps runs them for (``Step.each``; once, with no item, without it)."""
+        each = compiled.step.each
+        return self._guard(each, ctx, compiled.hook_name, compiled.name) if each is not None else (None,)
 
     # -- decisions -----------------------------------------------------------
     #
@@ -1083,26 +1159,6 @@ class Resolution:
             if queue:
                 return queue.pop(0)
         return None
-
-    def _child(self, parent: AttackContext, request: dict[str, Any]):
-        ruleset_id = request["ruleset"] or parent.ruleset.id
-        plan = self.engine.plan(ruleset_id)
-        child = (plan.context_class if self.traced else plan.untraced_class)(
-            plan.ruleset,
-            parent.tokens,
-            request["attacker"],
-            request["targets"],
-            request["declaration"],
-            self.dice,
-            changes=parent.changes,
-            kind=request["kind"],
-            parent=parent,
-            plugin_of=parent._plugin_of,
-        )
-        saved_step = self.dice.step
-        record = yield from self._resolve(plan, child)
-        self.dice.step = saved_step
-        return record
 
     def _guard(self, call: Callable[..., Any], ctx: AttackContext, hook: str, step: str) -> Any:
         """Call a hook; a plugin's exception becomes a ``plugin_error`` naming plugin and hook."""

@@ -185,9 +185,9 @@ def _where(frame: Any, host: Any) -> dict[str, Any]:
         if plugin is None:
             plugin = host.plugin_of(frame.f_globals.get("__name__", ""))
         if hook is None:
-            # The engine's frames say which step is running (resolution.py: _run, _guard).
+            # The engine's frames say which step is running (resolution.py: _run or _walk, _guard).
             name, local = frame.f_code.co_name, frame.f_locals
-            if name == "_run" and "compiled" in local:
+            if (name == "_run" or name == "_walk") and "compiled" in local:
                 hook, step = local["compiled"].hook_name, local["compiled"].step.name
             elif name == "_guard" and "hook" in local:
                 hook, step = local.get("hook"), local.get("step")
