@@ -1184,13 +1184,12 @@ def _wires(decisions: list[tuple[Decision, Answer, str]]) -> list[dict[str, Any]
 
 def _outcome(outcome: dict[str, Any]) -> dict[str, Any]:
     """The outcome's plain copy for the record (nested attacks' outcomes are their own records')."""
-    plain = dict(outcome)
+    plain = outcome.copy() if type(outcome) is dict else dict(outcome)
     if "children" in plain:
         del plain["children"]
-    if not _ATOMS.issuperset(map(type, plain.values())):
-        for key, value in plain.items():
-            if type(value) not in _ATOMS:
-                plain[key] = thaw(value)
+    for key, value in outcome.items():
+        if type(value) not in _ATOMS and key != "children":
+            plain[key] = thaw(value)
     return plain
 
 
@@ -1250,7 +1249,7 @@ class Record:
             "attacker": ctx.attacker.id,
             "targets": list(map(_ID, ctx.targets)),
             "declaration": _thawed(ctx.declaration),
-            "steps": list(map(_STEP_DICT, ctx.trace)),
+            "steps": [_STEP_DICT(entry) for entry in ctx.trace],
             "outcome": _outcome(ctx.outcome),
             "ended": ctx.end_reason,
         }
