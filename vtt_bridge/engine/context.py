@@ -92,7 +92,8 @@ class TraceEntry:
                 return self._to_dict()
         if type(item) not in _EXACT:
             return self._to_dict()
-        key = (self.step, self.title, item, self.ended, tuple(changes), tuple(notes), tuple(self.decisions))
+        # One flat tuple: changes are 4-tuples, notes 2-tuples, decisions strings, so it reads one way only.
+        key = (self.step, self.title, item, self.ended, *changes, *notes, *self.decisions)
         out = _STEPS.get(key)
         if out is None:
             if len(_STEPS) >= _STEP_CACHE:
