@@ -229,7 +229,9 @@ def _success_pool(roll: Roll, target: int) -> dict[str, Any]:
     return out
 
 
-def _shape(shapes: dict[tuple[str, int], Any], label: str, number: int, sides: int, modifiers: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _shape(
+    shapes: dict[tuple[str, int], Any], label: str, number: int, sides: int, modifiers: list[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The roll dict and the ``Die`` term of a success pool of ``number`` dice labelled ``label``,
     everything but the results and the total filled in (those two are placeholders)."""
     if len(shapes) >= _TABLES:

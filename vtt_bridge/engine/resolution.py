@@ -1168,7 +1168,9 @@ def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
 
 def _wires(decisions: list[tuple[Decision, Answer, str]]) -> list[dict[str, Any]]:
     """A record's entry for each decision: the decision's wire form, its answer and how it came."""
-    return [_WIRES.get((id(decision), id(answer), how)) or _wire(decision, answer, how) for decision, answer, how in decisions]
+    return [
+        _WIRES.get((id(decision), id(answer), how)) or _wire(decision, answer, how) for decision, answer, how in decisions
+    ]
 
 
 def _wire(decision: Decision, answer: Answer, how: str) -> dict[str, Any]:
