@@ -79,18 +79,45 @@ class TraceEntry:
             setattr(self, field, [value])
 
     def to_dict(self) -> dict[str, Any]:
+        """The step's wire form (read-only: it may be shared, see below)."""
+        changes, notes, item = self.changes, self.notes, self.item
+        if self.rolls or self.children:
+            return self._to_dict()
+        # A step that rolled and nested nothing reads the same on every attack that went the
+        # same way there: its wire form is made once and shared, read-only like every part of a
+        # record. It is looked up by what the step holds when every value in it is a string, an
+        # int or None, which compare equal only when they are written alike (1 == True == 1.0
+        # are not); else it is made here.
+        for _, old, new, _ in changes:
+            if type(old) not in _EXACT or type(new) not in _EXACT:
+                return self._to_dict()
+        for text, _ in notes:
+            if type(text) is not str:
+                return self._to_dict()
+        if type(item) not in _EXACT:
+            return self._to_dict()
+        # One flat tuple: changes are 4-tuples, notes 2-tuples, decisions strings, so it reads one way only.
+        key = (self.step, self.title, item, self.ended, *changes, *notes, *self.decisions)
+        out = _STEPS.get(key)
+        if out is None:
+            if len(_STEPS) >= _STEP_CACHE:
+                _STEPS.clear()
+            out = _STEPS[key] = self._to_dict()
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         rolls, changes, notes = self.rolls, self.changes, self.notes
         out: dict[str, Any] = {
             "step": self.step,
             "title": self.title,
-            "rolls": list(map(_roll_json, rolls)) if rolls else [],
+            "rolls": [_roll_json(roll) for roll in rolls] if rolls else _EMPTY,
             "changes": [
                 {"number": n, "from": a if type(a) in _ATOMS else thaw(a), "to": b if type(b) in _ATOMS else thaw(b), "plugin": p}
                 for n, a, b, p in changes
             ]
             if changes
-            else [],
-            "notes": [{"text": t, "plugin": p} for t, p in notes] if notes else [],
+            else _EMPTY,
+            "notes": [{"text": t, "plugin": p} for t, p in notes] if notes else _EMPTY,
         }
         if self.item is not None:
             out["item"] = self.item
@@ -101,6 +128,16 @@ class TraceEntry:
         if self.ended is not None:
             out["ended"] = self.ended
         return out
+
+
+#: A step's empty ``rolls``, ``changes`` or ``notes`` in its wire form: one list shared by
+#: every record, read-only like every part of a record (see ``Record``).
+_EMPTY: list[Any] = []
+#: Steps' wire forms by what they hold (see ``TraceEntry.to_dict``), bounded.
+_STEPS: dict[tuple[Any, ...], dict[str, Any]] = {}
+_STEP_CACHE = 1024
+#: The types whose values are equal only when they are the same JSON.
+_EXACT = frozenset({str, int, type(None)})
 
 
 def _roll_json(roll: Roll) -> dict[str, Any]:

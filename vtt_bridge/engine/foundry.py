@@ -167,17 +167,18 @@ def _formula(terms: list[dict[str, Any]]) -> str:
 
 
 # Per (sides, target, double): each face's result dict and the successes it
-# counts (both keyed by face), the term's modifiers, and the formula per number
-# of dice. Records share these read-only dicts, as they share every other part
-# (see ``_success_pool``).
-_FACES: dict[tuple[int, int, int | None], tuple[dict[int, Any], dict[int, int], list[str], dict[int, str]]] = {}
+# counts (both keyed by face), the term's modifiers, and per label and number of
+# dice the roll's shape (see ``_shape``). Records share the result dicts, the
+# modifiers and the options read-only, as they share every other part (see
+# ``_success_pool``).
+_FACES: dict[tuple[int, int, int | None], tuple[dict[int, Any], dict[int, int], list[str], dict[tuple[str, int], Any]]] = {}
 # Per label: a roll's ``options`` (``{"flavor": label}``), shared the same way.
 _FLAVORS: dict[str, dict[str, str]] = {}
 _NO_OPTIONS: dict[str, Any] = {}
 _TABLES = 256
 
 
-def _faces(sides: int, target: int, double: int | None) -> tuple[dict[int, Any], dict[int, int], list[str], dict[int, str]]:
+def _faces(sides: int, target: int, double: int | None) -> tuple[dict[int, Any], dict[int, int], list[str], dict[tuple[str, int], Any]]:
     results: dict[int, Any] = {}
     counts: dict[int, int] = {}
     for face in range(1, sides + 1):
@@ -193,11 +194,6 @@ def _faces(sides: int, target: int, double: int | None) -> tuple[dict[int, Any],
         _FACES.clear()
     table = _FACES[(sides, target, double)] = (results, counts, modifiers, {})
     return table
-
-
-def _pool_formula(formulas: dict[int, str], number: int, sides: int, modifiers: list[str]) -> str:
-    formula = formulas[number] = f"{number}d{sides}{''.join(modifiers)}"
-    return formula
 
 
 def _flavor(label: str) -> dict[str, str]:
@@ -220,26 +216,37 @@ def _success_pool(roll: Roll, target: int) -> dict[str, Any]:
     if sides > 100:  # a face table per size is for dice, not for d1000s
         return _success_results(roll, target)
     table = _FACES.get((sides, target, roll.double)) or _faces(sides, target, roll.double)
-    results, counts, modifiers, formulas = table
+    results, counts, modifiers, shapes = table
     number = len(faces)
     label = roll.label
-    return {
+    shape = shapes.get((label, number)) or _shape(shapes, label, number, sides, modifiers)
+    # Copies of the shape's two dicts (their keys in place), with this roll's results and total.
+    die = shape[1].copy()
+    die["results"] = list(map(results.__getitem__, faces))
+    out = shape[0].copy()
+    out["terms"] = [die]
+    out["total"] = sum(map(counts.__getitem__, faces))
+    return out
+
+
+def _shape(
+    shapes: dict[tuple[str, int], Any], label: str, number: int, sides: int, modifiers: list[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The roll dict and the ``Die`` term of a success pool of ``number`` dice labelled ``label``,
+    everything but the results and the total filled in (those two are placeholders)."""
+    if len(shapes) >= _TABLES:
+        shapes.clear()
+    roll = {
         "class": "Roll",
         "options": _FLAVORS.get(label) or _flavor(label),
-        "formula": formulas.get(number) or _pool_formula(formulas, number, sides, modifiers),
-        "terms": [
-            {
-                "class": "Die",
-                "options": _NO_OPTIONS,
-                "number": number,
-                "faces": sides,
-                "modifiers": modifiers,
-                "results": list(map(results.__getitem__, faces)),
-            }
-        ],
-        "total": sum(map(counts.__getitem__, faces)),
+        "formula": f"{number}d{sides}{''.join(modifiers)}",
+        "terms": None,
+        "total": 0,
         "evaluated": True,
     }
+    die = {"class": "Die", "options": _NO_OPTIONS, "number": number, "faces": sides, "modifiers": modifiers, "results": None}
+    shape = shapes[(label, number)] = (roll, die)
+    return shape
 
 
 def _success_results(roll: Roll, target: int) -> dict[str, Any]:

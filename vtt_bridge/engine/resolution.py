@@ -1224,29 +1224,29 @@ def _thawed(declaration: Mapping[str, Any]) -> dict[str, Any]:
 
 def _wires(decisions: list[tuple[Decision, Answer, str]]) -> list[dict[str, Any]]:
     """A record's entry for each decision: the decision's wire form, its answer and how it came."""
-    out = []
-    for decision, answer, how in decisions:
-        key = (id(decision), id(answer), how)
-        wire = _WIRES.get(key)
-        if wire is None:
-            if len(_WIRES) >= _WIRE_CACHE:
-                _WIRES.clear()
-                _HELD.clear()
-            wire = _WIRES[key] = {**decision.to_dict(), "answer": answer.to_dict(), "how": how}
-            _HELD[key] = (decision, answer)
-        out.append(wire)
-    return out
+    return [
+        _WIRES.get((id(decision), id(answer), how)) or _wire(decision, answer, how) for decision, answer, how in decisions
+    ]
+
+
+def _wire(decision: Decision, answer: Answer, how: str) -> dict[str, Any]:
+    key = (id(decision), id(answer), how)
+    if len(_WIRES) >= _WIRE_CACHE:
+        _WIRES.clear()
+        _HELD.clear()
+    wire = _WIRES[key] = {**decision.to_dict(), "answer": answer.to_dict(), "how": how}
+    _HELD[key] = (decision, answer)
+    return wire
 
 
 def _outcome(outcome: dict[str, Any]) -> dict[str, Any]:
     """The outcome's plain copy for the record (nested attacks' outcomes are their own records')."""
-    plain = dict(outcome)
+    plain = outcome.copy() if type(outcome) is dict else dict(outcome)
     if "children" in plain:
         del plain["children"]
-    if not _ATOMS.issuperset(map(type, plain.values())):
-        for key, value in plain.items():
-            if type(value) not in _ATOMS:
-                plain[key] = thaw(value)
+    for key, value in outcome.items():
+        if type(value) not in _ATOMS and key != "children":
+            plain[key] = thaw(value)
     return plain
 
 
@@ -1300,22 +1300,33 @@ class Record:
         if self._dict is not None:
             return self._dict
         ctx = self.ctx
-        out: dict[str, Any] = {
-            "ruleset": ctx.ruleset.id,
-            "kind": ctx.kind,
-            "attacker": ctx.attacker.id,
-            "targets": list(map(_ID, ctx.targets)),
-            "declaration": _thawed(ctx.declaration),
-            "steps": list(map(_STEP_DICT, ctx.trace)),
-            "outcome": _outcome(ctx.outcome),
-            "ended": ctx.end_reason,
-        }
         dice = self.dice
-        if dice is not None:
-            out["seed"] = dice.seed
-            out["dice"] = "scripted" if dice.scripted else "seeded"
-            out["dice_used"] = dice._used
-            out["decisions"] = _wires(self.decisions) if self.decisions else []
-            out["changes"] = self.changes
+        if dice is not None:  # a top-level record: all its fields at once (no dict grown afterwards)
+            out: dict[str, Any] = {
+                "ruleset": ctx.ruleset.id,
+                "kind": ctx.kind,
+                "attacker": ctx.attacker.id,
+                "targets": list(map(_ID, ctx.targets)),
+                "declaration": _thawed(ctx.declaration),
+                "steps": [_STEP_DICT(entry) for entry in ctx.trace],
+                "outcome": _outcome(ctx.outcome),
+                "ended": ctx.end_reason,
+                "seed": dice.seed,
+                "dice": "scripted" if dice.scripted else "seeded",
+                "dice_used": dice._used,
+                "decisions": _wires(self.decisions) if self.decisions else [],
+                "changes": self.changes,
+            }
+        else:
+            out = {
+                "ruleset": ctx.ruleset.id,
+                "kind": ctx.kind,
+                "attacker": ctx.attacker.id,
+                "targets": list(map(_ID, ctx.targets)),
+                "declaration": _thawed(ctx.declaration),
+                "steps": [_STEP_DICT(entry) for entry in ctx.trace],
+                "outcome": _outcome(ctx.outcome),
+                "ended": ctx.end_reason,
+            }
         self._dict = out
         return out
