@@ -66,9 +66,7 @@ class Broadcaster:
             items = [[event, data] for event, data, _room in batch if event in events]
             if items:
                 self._add(sends, room, "batch", items)
-        if len(sends) == 1:
-            await self.sio.eio.broadcast(*sends[0])
-        elif sends:
+        if sends:
             await self.sio.eio.broadcast_many(sends)
 
     def _add(self, sends: list[tuple[list[str], str]], room: str, event: str, data: Any) -> None:

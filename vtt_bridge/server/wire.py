@@ -34,7 +34,7 @@ import asyncio
 import logging
 import struct
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import aiohttp
@@ -524,23 +524,9 @@ class _EngineServer(engineio.AsyncServer):
 
     async def broadcast(self, sids: Any, encoded: str) -> None:
         """The socket.io packet ``encoded`` to every engine.io socket of ``sids``: framed once for all."""
-        frame: bytes | None = None
-        message: Any = None
-        sockets = self.sockets
-        for sid in sids:
-            socket = sockets.get(sid)
-            if socket is None:
-                continue
-            if type(socket) is _DirectSocket and socket.writable():
-                if frame is None:
-                    frame = ws_frame("4" + encoded)
-                await socket.write(frame)
-            else:
-                if message is None:
-                    message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
-                await self.send_packet(sid, message)
+        await self.broadcast_many(((sids, encoded),))
 
-    async def broadcast_many(self, sends: list[tuple[list[str], str]]) -> None:
+    async def broadcast_many(self, sends: Iterable[tuple[Iterable[str], str]]) -> None:
         """Several socket.io packets, each ``(sids, encoded)``, in order: each framed once, and
         every websocket written to once, with all of its frames (one system call per client
         for a table's whole batch of broadcasts, not one per event)."""
