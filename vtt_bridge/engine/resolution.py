@@ -1301,32 +1301,21 @@ class Record:
             return self._dict
         ctx = self.ctx
         dice = self.dice
-        if dice is not None:  # a top-level record: all its fields at once (no dict grown afterwards)
-            out: dict[str, Any] = {
-                "ruleset": ctx.ruleset.id,
-                "kind": ctx.kind,
-                "attacker": ctx.attacker.id,
-                "targets": list(map(_ID, ctx.targets)),
-                "declaration": _thawed(ctx.declaration),
-                "steps": [_STEP_DICT(entry) for entry in ctx.trace],
-                "outcome": _outcome(ctx.outcome),
-                "ended": ctx.end_reason,
-                "seed": dice.seed,
-                "dice": "scripted" if dice.scripted else "seeded",
-                "dice_used": dice._used,
-                "decisions": _wires(self.decisions) if self.decisions else [],
-                "changes": self.changes,
-            }
-        else:
-            out = {
-                "ruleset": ctx.ruleset.id,
-                "kind": ctx.kind,
-                "attacker": ctx.attacker.id,
-                "targets": list(map(_ID, ctx.targets)),
-                "declaration": _thawed(ctx.declaration),
-                "steps": [_STEP_DICT(entry) for entry in ctx.trace],
-                "outcome": _outcome(ctx.outcome),
-                "ended": ctx.end_reason,
-            }
+        out: dict[str, Any] = {
+            "ruleset": ctx.ruleset.id,
+            "kind": ctx.kind,
+            "attacker": ctx.attacker.id,
+            "targets": list(map(_ID, ctx.targets)),
+            "declaration": _thawed(ctx.declaration),
+            "steps": [_STEP_DICT(entry) for entry in ctx.trace],
+            "outcome": _outcome(ctx.outcome),
+            "ended": ctx.end_reason,
+        }
+        if dice is not None:  # a top-level record: its dice, decisions and token changes too
+            out["seed"] = dice.seed
+            out["dice"] = "scripted" if dice.scripted else "seeded"
+            out["dice_used"] = dice._used
+            out["decisions"] = _wires(self.decisions) if self.decisions else []
+            out["changes"] = self.changes
         self._dict = out
         return out
