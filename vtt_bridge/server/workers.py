@@ -64,6 +64,8 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from ..engine.tokens import Token
@@ -201,6 +203,7 @@ def attack_payload(
     record: Mapping[str, Any],
     tokens: Mapping[str, Token],
     after: Mapping[str, Token],
+    wires: Mapping[str, tuple[Token, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """An attack's wire form (``attack.resolved``'s ``attack`` without its ``seq``; the audit entry's).
 
@@ -208,16 +211,26 @@ def attack_payload(
     (see ``Attacks``); ``record``: the resolution's; ``tokens``: the table's
     tokens before it; ``after``: each changed token as it leaves them. ``tokens``
     gives every token involved (attacker and targets first, then any other
-    changed) before and after.
+    changed) before and after. ``wires``: token id → ``(snapshot, its token_wire)``
+    already made (a resolver keeps those the event loop sent); used for the
+    snapshot it names only.
     """
     about = head["about"]
     wire: dict[str, Any] = {}
     for token_id in (about["attacker"], *about["targets"], *after):
         if token_id in wire:
             continue
-        before = token_wire(tokens[token_id])
+        token = tokens[token_id]
+        known = wires.get(token_id) if wires is not None else None
+        before = known[1] if known is not None and known[0] is token else token_wire(token)
         changed = after.get(token_id)
-        wire[token_id] = {"before": before, "after": token_wire(changed) if changed is not None else before}
+        if changed is None:
+            wire[token_id] = {"before": before, "after": before}
+        elif changed.ownership is token.ownership and changed.flags is token.flags:
+            # Host.changed_token keeps them: only system and version move (same keys, same order).
+            wire[token_id] = {"before": before, "after": {**before, "system": changed.plain(), "version": changed.version}}
+        else:
+            wire[token_id] = {"before": before, "after": token_wire(changed)}
     return {**about, "table": head["table"], "at": at, "request_id": head["request_id"], **record, "tokens": wire}
 
 
@@ -237,7 +250,10 @@ class _Worker:
         self.host = host
         # The tables' tokens as the event loop last sent them (see ``Held``): table → id → snapshot.
         self.tables: dict[str, dict[str, Token]] = {}
-        self.live: dict[int, tuple[Any, int]] = {}  # job id → (resolution, steps already sent)
+        # The wire form each snapshot came in (table → id → (snapshot, token_wire)): an attack's
+        # record carries its tokens' so, and they need not be made again.
+        self.wires: dict[str, dict[str, tuple[Token, dict[str, Any]]]] = {}
+        self.live: dict[int, tuple[Any, int, dict, str]] = {}  # job id → (resolution, steps sent, spec, table)
         self.current: int | None = None
         self.sending = False
         self.held: list[bytes] = []  # framed replies not sent yet
@@ -299,6 +315,7 @@ class _Worker:
                 continue
             if kind == "forget":
                 self.tables.pop(message[2], None)
+                self.wires.pop(message[2], None)
                 continue
             self.current = job_id
             try:
@@ -319,10 +336,16 @@ class _Worker:
         held = self.tables.get(table)
         if held is None:
             held = self.tables[table] = {}
+        wires = self.wires.get(table)
+        if wires is None:
+            wires = self.wires[table] = {}
         for data in new:
-            held[data["id"]] = Token.from_dict(data)
+            token = held[data["id"]] = Token.from_dict(data)
+            wires[data["id"]] = (token, data)
         if refs is not None:
             held = self.tables[table] = {token_id: held[token_id] for token_id in refs}
+            if len(wires) > len(held):
+                self.wires[table] = {token_id: wires[token_id] for token_id in refs if token_id in wires}
         return dict(held)  # the resolution's own: a later job's snapshots do not reach it
 
     def start(self, job_id: int, table: str, refs: list | None, new: list, spec: dict, settled: list, sent: int) -> tuple:
@@ -335,15 +358,15 @@ class _Worker:
                 if res.advance() is None:
                     break
                 self._apply(res, answer, how)
-            return self.step(job_id, res, sent, spec)
+            return self.step(job_id, res, sent, spec, table)
         except BaseException as exc:
             return ("error", job_id, [], bool(res is not None and (res.decisions or sent)), _error(exc, self.host))
 
     def settle(self, job_id: int, answer: Any, how: str) -> tuple:
-        res, sent, spec = self.live.pop(job_id)
+        res, sent, spec, table = self.live.pop(job_id)
         try:
             how = self._apply(res, answer, how)
-            return self.step(job_id, res, sent, spec, how=how)
+            return self.step(job_id, res, sent, spec, table, how=how)
         except BaseException as exc:
             return ("error", job_id, [], True, _error(exc, self.host))
 
@@ -362,7 +385,9 @@ class _Worker:
             return "invalid"
         return how
 
-    def step(self, job_id: int, res: Any, sent: int, spec: Mapping[str, Any], *, how: str | None = None) -> tuple:
+    def step(
+        self, job_id: int, res: Any, sent: int, spec: Mapping[str, Any], table: str, *, how: str | None = None
+    ) -> tuple:
         try:
             decision = res.advance()
         except BaseException as exc:
@@ -372,14 +397,14 @@ class _Worker:
             # The last entry is the step asking: not finished yet.
             done = max(sent, len(trace) - 1)
             steps = [trace[i].to_dict() for i in range(sent, done)]
-            self.live[job_id] = (res, done, spec)
+            self.live[job_id] = (res, done, spec, table)
             wire = RemoteDecision(decision.key, decision.token, decision.timeout, decision.to_dict())
             return ("decision", job_id, steps, wire, how)
         record = res.record
         try:
             after = self.checked(res, record)
             at = time.time()
-            payload = attack_payload(spec["wire"], at, record, res.tokens, after)
+            payload = attack_payload(spec["wire"], at, record, res.tokens, after, self.wires.get(table))
             encoded = codec.encode(payload)
         except BaseException as exc:
             return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
@@ -532,6 +557,13 @@ class Held:
                 del tables[oldest]
                 forget.append(oldest)
         tables[table] = held  # the most recently used last
+        if not fresh and len(held) == len(tokens) and list(held) == list(tokens):
+            # The same ids in the same order (the usual case): find the snapshots that moved
+            # without a Python-level step per token.
+            moved = list(compress(tokens, map(is_not, tokens.values(), held.values())))
+            for token_id in moved:
+                held[token_id] = tokens[token_id]
+            return forget, None, [token_wire(held[token_id]) for token_id in moved]
         new = []
         for token_id, token in tokens.items():
             if held.get(token_id) is not token:
