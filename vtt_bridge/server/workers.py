@@ -614,6 +614,8 @@ class _Proc:
         self.parked: set[Job] = set()
         self.head_since = 0.0
         self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0  # when ``timer`` fires (the event loop's clock)
+        self.deadline = 0.0  # when the head job's budget runs out
         self.stuck: asyncio.Future[dict] | None = None
         self.task: asyncio.Task[None] | None = None
         self.outgoing: list[bytes] = []
@@ -794,22 +796,35 @@ class Resolvers:
     # -- the watchdog --------------------------------------------------------------
 
     def _arm(self, proc: _Proc) -> None:
-        """Time the job now at the head of ``proc``'s queue."""
-        if proc.timer is not None:
-            proc.timer.cancel()
-            proc.timer = None
+        """Time the job now at the head of ``proc``'s queue.
+
+        A timer already set to fire no later is kept (jobs follow each other far
+        faster than budgets run out): when it fires, :meth:`_expired` sets it
+        again for the head job's own deadline. One timer then serves many jobs.
+        """
         if not proc.queue:
-            return
+            return  # a timer still set finds no job when it fires
         loop = asyncio.get_running_loop()
         proc.head_since = loop.time()
-        job, left = proc.queue[0]
-        proc.timer = loop.call_at(proc.head_since + left, self._expired, proc)
+        _job, left = proc.queue[0]
+        proc.deadline = deadline = proc.head_since + left
+        if proc.timer is not None:
+            if proc.timer_at <= deadline:
+                return
+            proc.timer.cancel()
+        proc.timer_at = deadline
+        proc.timer = loop.call_at(deadline, self._expired, proc)
 
     def _expired(self, proc: _Proc) -> None:
         proc.timer = None
         if proc.dead or not proc.queue:
             return
-        asyncio.get_running_loop().create_task(self._retire(proc))
+        loop = asyncio.get_running_loop()
+        if loop.time() < proc.deadline:  # set for an earlier head job, answered since
+            proc.timer_at = proc.deadline
+            proc.timer = loop.call_at(proc.deadline, self._expired, proc)
+            return
+        loop.create_task(self._retire(proc))
 
     async def _retire(self, proc: _Proc) -> None:
         """The head job ran past its budget: find out where, kill the resolver, replace it."""
