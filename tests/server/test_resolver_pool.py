@@ -55,9 +55,9 @@ def test_the_same_snapshots_in_another_order_send_the_ids_again():
     assert held.hand_off("t1", {"b": b, "a": a}) == ([], None, [])
 
 
-def test_a_resolver_reuses_the_wire_form_its_tokens_came_in():
-    """The attack's record carries each token before and after as ``token_wire`` would make
-    them: the forms the event loop sent are taken as they are, the same bytes."""
+def test_a_resolver_reuses_the_wire_form_of_the_snapshots_it_holds():
+    """The attack's record carries each token before and after as ``token_wire`` makes
+    them: those a resolver made for an earlier attack are the same bytes."""
     from vtt_bridge.plugins import make_host
     from vtt_bridge.state import codec
 
@@ -82,7 +82,7 @@ def test_a_resolver_reuses_the_wire_form_its_tokens_came_in():
     fresh = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after)  # token_wire throughout
     reused = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after, worker.wires["t1"])
     assert codec.encode(reused) == codec.encode(fresh)
-    assert reused["tokens"]["a"]["before"] is new[0]  # taken as sent
+    assert reused["tokens"]["a"]["before"] is worker.wires["t1"]["a"][1]  # the one the attack made
     assert codec.loads(reply[2])["tokens"] == codec.loads(codec.encode(fresh))["tokens"]
 
 

@@ -203,7 +203,7 @@ def attack_payload(
     record: Mapping[str, Any],
     tokens: Mapping[str, Token],
     after: Mapping[str, Token],
-    wires: Mapping[str, tuple[Token, dict[str, Any]]] | None = None,
+    wires: dict[str, tuple[Token, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """An attack's wire form (``attack.resolved``'s ``attack`` without its ``seq``; the audit entry's).
 
@@ -212,8 +212,8 @@ def attack_payload(
     tokens before it; ``after``: each changed token as it leaves them. ``tokens``
     gives every token involved (attacker and targets first, then any other
     changed) before and after. ``wires``: token id → ``(snapshot, its token_wire)``
-    already made (a resolver keeps those the event loop sent); used for the
-    snapshot it names only.
+    made for an earlier attack (a resolver keeps them for the snapshots it holds),
+    used for that snapshot only; those made here are added.
     """
     about = head["about"]
     wire: dict[str, Any] = {}
@@ -222,7 +222,12 @@ def attack_payload(
             continue
         token = tokens[token_id]
         known = wires.get(token_id) if wires is not None else None
-        before = known[1] if known is not None and known[0] is token else token_wire(token)
+        if known is not None and known[0] is token:
+            before = known[1]
+        else:
+            before = token_wire(token)
+            if wires is not None:
+                wires[token_id] = (token, before)
         changed = after.get(token_id)
         if changed is None:
             wire[token_id] = {"before": before, "after": before}
@@ -250,8 +255,8 @@ class _Worker:
         self.host = host
         # The tables' tokens as the event loop last sent them (see ``Held``): table → id → snapshot.
         self.tables: dict[str, dict[str, Token]] = {}
-        # The wire form each snapshot came in (table → id → (snapshot, token_wire)): an attack's
-        # record carries its tokens' so, and they need not be made again.
+        # The wire form of the snapshots held that an attack's record carried (table → id →
+        # (snapshot, token_wire)): the next attack that involves one need not make it again.
         self.wires: dict[str, dict[str, tuple[Token, dict[str, Any]]]] = {}
         self.live: dict[int, tuple[Any, int, dict, str]] = {}  # job id → (resolution, steps sent, spec, table)
         self.current: int | None = None
@@ -340,8 +345,8 @@ class _Worker:
         if wires is None:
             wires = self.wires[table] = {}
         for data in new:
-            token = held[data["id"]] = Token.from_dict(data)
-            wires[data["id"]] = (token, data)
+            held[data["id"]] = Token.from_dict(data)
+            wires.pop(data["id"], None)  # that snapshot's is made when an attack needs it
         if refs is not None:
             held = self.tables[table] = {token_id: held[token_id] for token_id in refs}
             if len(wires) > len(held):
