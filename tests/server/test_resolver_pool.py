@@ -47,6 +47,45 @@ def test_a_table_is_sent_whole_once_then_only_what_changed():
     assert refs == ["b"] and [t["id"] for t in new] == ["b"]
 
 
+def test_the_same_snapshots_in_another_order_send_the_ids_again():
+    held = Held()
+    a, b = _token("a"), _token("b")
+    held.hand_off("t1", {"a": a, "b": b})
+    assert held.hand_off("t1", {"b": b, "a": a}) == ([], ["b", "a"], [])
+    assert held.hand_off("t1", {"b": b, "a": a}) == ([], None, [])
+
+
+def test_a_resolver_reuses_the_wire_form_of_the_snapshots_it_holds():
+    """The attack's record carries each token before and after as ``token_wire`` makes
+    them: those a resolver made for an earlier attack are the same bytes."""
+    from vtt_bridge.plugins import make_host
+    from vtt_bridge.state import codec
+
+    host = make_host(plugins=[duel_plugin.rules()], entry_points=False)
+    worker = workers._Worker(None, host)
+    a, b = _token("a"), _token("b", 30)
+    _forget, refs, new = Held().hand_off("t1", {"a": a, "b": b})
+    spec = {
+        "ruleset": "duel",
+        "args": {"attacker": "a", "targets": ["b"], "declaration": {}, "seed": 3, "dice": None,
+                 "answers": {"defense": "none"}},
+        "wire": {"about": {"id": "atk_1", "ruleset": "duel", "attacker": "a", "targets": ["b"], "user": "gm"},
+                 "table": "t1", "request_id": None},
+    }  # fmt: skip
+    reply = worker.start(1, "t1", refs, new, spec, [], 0)
+    assert reply[0] == "done" and reply[3], reply
+    tokens = worker.tables["t1"]
+    after = {
+        tid: Token(tid, tid, "duel", system, ownership=tokens[tid].ownership, version=2, flags=tokens[tid].flags)
+        for tid, system in reply[3].items()
+    }
+    fresh = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after)  # token_wire throughout
+    reused = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after, worker.wires["t1"])
+    assert codec.encode(reused) == codec.encode(fresh)
+    assert reused["tokens"]["a"]["before"] is worker.wires["t1"]["a"][1]  # the one the attack made
+    assert codec.loads(reply[2])["tokens"] == codec.loads(codec.encode(fresh))["tokens"]
+
+
 def test_the_least_recently_used_table_is_forgotten(monkeypatch):
     monkeypatch.setattr(workers, "TABLES_HELD", 2)
     held = Held()

@@ -64,6 +64,8 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from ..engine.tokens import Token
@@ -201,6 +203,7 @@ def attack_payload(
     record: Mapping[str, Any],
     tokens: Mapping[str, Token],
     after: Mapping[str, Token],
+    wires: dict[str, tuple[Token, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """An attack's wire form (``attack.resolved``'s ``attack`` without its ``seq``; the audit entry's).
 
@@ -208,16 +211,31 @@ def attack_payload(
     (see ``Attacks``); ``record``: the resolution's; ``tokens``: the table's
     tokens before it; ``after``: each changed token as it leaves them. ``tokens``
     gives every token involved (attacker and targets first, then any other
-    changed) before and after.
+    changed) before and after. ``wires``: token id → ``(snapshot, its token_wire)``
+    made for an earlier attack (a resolver keeps them for the snapshots it holds),
+    used for that snapshot only; those made here are added.
     """
     about = head["about"]
     wire: dict[str, Any] = {}
     for token_id in (about["attacker"], *about["targets"], *after):
         if token_id in wire:
             continue
-        before = token_wire(tokens[token_id])
+        token = tokens[token_id]
+        known = wires.get(token_id) if wires is not None else None
+        if known is not None and known[0] is token:
+            before = known[1]
+        else:
+            before = token_wire(token)
+            if wires is not None:
+                wires[token_id] = (token, before)
         changed = after.get(token_id)
-        wire[token_id] = {"before": before, "after": token_wire(changed) if changed is not None else before}
+        if changed is None:
+            wire[token_id] = {"before": before, "after": before}
+        elif changed.ownership is token.ownership and changed.flags is token.flags:
+            # Host.changed_token keeps them: only system and version move (same keys, same order).
+            wire[token_id] = {"before": before, "after": {**before, "system": changed.plain(), "version": changed.version}}
+        else:
+            wire[token_id] = {"before": before, "after": token_wire(changed)}
     return {**about, "table": head["table"], "at": at, "request_id": head["request_id"], **record, "tokens": wire}
 
 
@@ -237,7 +255,10 @@ class _Worker:
         self.host = host
         # The tables' tokens as the event loop last sent them (see ``Held``): table → id → snapshot.
         self.tables: dict[str, dict[str, Token]] = {}
-        self.live: dict[int, tuple[Any, int]] = {}  # job id → (resolution, steps already sent)
+        # The wire form of the snapshots held that an attack's record carried (table → id →
+        # (snapshot, token_wire)): the next attack that involves one need not make it again.
+        self.wires: dict[str, dict[str, tuple[Token, dict[str, Any]]]] = {}
+        self.live: dict[int, tuple[Any, int, dict, str]] = {}  # job id → (resolution, steps sent, spec, table)
         self.current: int | None = None
         self.sending = False
         self.held: list[bytes] = []  # framed replies not sent yet
@@ -299,6 +320,7 @@ class _Worker:
                 continue
             if kind == "forget":
                 self.tables.pop(message[2], None)
+                self.wires.pop(message[2], None)
                 continue
             self.current = job_id
             try:
@@ -319,10 +341,16 @@ class _Worker:
         held = self.tables.get(table)
         if held is None:
             held = self.tables[table] = {}
+        wires = self.wires.get(table)
+        if wires is None:
+            wires = self.wires[table] = {}
         for data in new:
             held[data["id"]] = Token.from_dict(data)
+            wires.pop(data["id"], None)  # that snapshot's is made when an attack needs it
         if refs is not None:
             held = self.tables[table] = {token_id: held[token_id] for token_id in refs}
+            if len(wires) > len(held):
+                self.wires[table] = {token_id: wires[token_id] for token_id in refs if token_id in wires}
         return dict(held)  # the resolution's own: a later job's snapshots do not reach it
 
     def start(self, job_id: int, table: str, refs: list | None, new: list, spec: dict, settled: list, sent: int) -> tuple:
@@ -335,15 +363,15 @@ class _Worker:
                 if res.advance() is None:
                     break
                 self._apply(res, answer, how)
-            return self.step(job_id, res, sent, spec)
+            return self.step(job_id, res, sent, spec, table)
         except BaseException as exc:
             return ("error", job_id, [], bool(res is not None and (res.decisions or sent)), _error(exc, self.host))
 
     def settle(self, job_id: int, answer: Any, how: str) -> tuple:
-        res, sent, spec = self.live.pop(job_id)
+        res, sent, spec, table = self.live.pop(job_id)
         try:
             how = self._apply(res, answer, how)
-            return self.step(job_id, res, sent, spec, how=how)
+            return self.step(job_id, res, sent, spec, table, how=how)
         except BaseException as exc:
             return ("error", job_id, [], True, _error(exc, self.host))
 
@@ -362,7 +390,9 @@ class _Worker:
             return "invalid"
         return how
 
-    def step(self, job_id: int, res: Any, sent: int, spec: Mapping[str, Any], *, how: str | None = None) -> tuple:
+    def step(
+        self, job_id: int, res: Any, sent: int, spec: Mapping[str, Any], table: str, *, how: str | None = None
+    ) -> tuple:
         try:
             decision = res.advance()
         except BaseException as exc:
@@ -372,14 +402,14 @@ class _Worker:
             # The last entry is the step asking: not finished yet.
             done = max(sent, len(trace) - 1)
             steps = [trace[i].to_dict() for i in range(sent, done)]
-            self.live[job_id] = (res, done, spec)
+            self.live[job_id] = (res, done, spec, table)
             wire = RemoteDecision(decision.key, decision.token, decision.timeout, decision.to_dict())
             return ("decision", job_id, steps, wire, how)
         record = res.record
         try:
             after = self.checked(res, record)
             at = time.time()
-            payload = attack_payload(spec["wire"], at, record, res.tokens, after)
+            payload = attack_payload(spec["wire"], at, record, res.tokens, after, self.wires.get(table))
             encoded = codec.encode(payload)
         except BaseException as exc:
             return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
@@ -532,6 +562,13 @@ class Held:
                 del tables[oldest]
                 forget.append(oldest)
         tables[table] = held  # the most recently used last
+        if not fresh and len(held) == len(tokens) and list(held) == list(tokens):
+            # The same ids in the same order (the usual case): find the snapshots that moved
+            # without a Python-level step per token.
+            moved = list(compress(tokens, map(is_not, tokens.values(), held.values())))
+            for token_id in moved:
+                held[token_id] = tokens[token_id]
+            return forget, None, [token_wire(held[token_id]) for token_id in moved]
         new = []
         for token_id, token in tokens.items():
             if held.get(token_id) is not token:
@@ -582,6 +619,8 @@ class _Proc:
         self.parked: set[Job] = set()
         self.head_since = 0.0
         self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = 0.0  # when ``timer`` fires (the event loop's clock)
+        self.deadline = 0.0  # when the head job's budget runs out
         self.stuck: asyncio.Future[dict] | None = None
         self.task: asyncio.Task[None] | None = None
         self.outgoing: list[bytes] = []
@@ -762,22 +801,35 @@ class Resolvers:
     # -- the watchdog --------------------------------------------------------------
 
     def _arm(self, proc: _Proc) -> None:
-        """Time the job now at the head of ``proc``'s queue."""
-        if proc.timer is not None:
-            proc.timer.cancel()
-            proc.timer = None
+        """Time the job now at the head of ``proc``'s queue.
+
+        A timer already set to fire no later is kept (jobs follow each other far
+        faster than budgets run out): when it fires, :meth:`_expired` sets it
+        again for the head job's own deadline. One timer then serves many jobs.
+        """
         if not proc.queue:
-            return
+            return  # a timer still set finds no job when it fires
         loop = asyncio.get_running_loop()
         proc.head_since = loop.time()
-        job, left = proc.queue[0]
-        proc.timer = loop.call_at(proc.head_since + left, self._expired, proc)
+        _job, left = proc.queue[0]
+        proc.deadline = deadline = proc.head_since + left
+        if proc.timer is not None:
+            if proc.timer_at <= deadline:
+                return
+            proc.timer.cancel()
+        proc.timer_at = deadline
+        proc.timer = loop.call_at(deadline, self._expired, proc)
 
     def _expired(self, proc: _Proc) -> None:
         proc.timer = None
         if proc.dead or not proc.queue:
             return
-        asyncio.get_running_loop().create_task(self._retire(proc))
+        loop = asyncio.get_running_loop()
+        if loop.time() < proc.deadline:  # set for an earlier head job, answered since
+            proc.timer_at = proc.deadline
+            proc.timer = loop.call_at(proc.deadline, self._expired, proc)
+            return
+        loop.create_task(self._retire(proc))
 
     async def _retire(self, proc: _Proc) -> None:
         """The head job ran past its budget: find out where, kill the resolver, replace it."""
