@@ -51,9 +51,10 @@ def children() -> set[int]:
 
 
 def cpu(pid: int) -> float:
-    """Seconds of CPU ``pid`` has used."""
-    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    """Seconds of CPU ``pid``'s threads have used, to the nanosecond (``/proc/<pid>/stat`` counts
+    whole clock ticks: a few milliseconds of work may not show there)."""
+    tasks = Path(f"/proc/{pid}/task")
+    return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks.iterdir()) / 1e9
 
 
 def odds_pids(server) -> set[int]:
