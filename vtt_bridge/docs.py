@@ -417,11 +417,16 @@ def _members(caption: str, cls: type, *, level: int = 3, skip: set[str] = frozen
         if isinstance(value, property):
             doc = _first_line(value.fget) if value.fget.__doc__ else ""
             out.append(f"- `{name}`" + (f" — {doc}" if doc else ""))
-        elif inspect.isfunction(value) and value.__doc__:
+        elif _is_function(value) and value.__doc__:
             sig = _signature(name, value).replace("(self, ", "(").replace("(self)", "()")
             out.append(f"- `{sig}` — {_first_line(value)}")
     out.append("")
     return out
+
+
+def _is_function(value: Any) -> bool:
+    """A plain function, or one compiled by Cython (the engine's: see ``engine/__init__.py``)."""
+    return inspect.isfunction(value) or (callable(value) and hasattr(value, "__code__") and not isinstance(value, type))
 
 
 # -------------------------------------------------------------------------

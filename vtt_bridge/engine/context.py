@@ -132,6 +132,21 @@ class TraceEntry:
 
 #: A step's empty ``rolls``, ``changes`` or ``notes`` in its wire form: one list shared by
 #: every record, read-only like every part of a record (see ``Record``).
+def _calling_module() -> str:
+    """The module of the innermost frame outside the engine: the code that called the context API.
+
+    The engine's own frames are passed over: run as plain Python they are on the
+    stack, compiled (see ``engine/__init__.py``) they are not.
+    """
+    frame = sys._getframe(0)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not name.startswith("vtt_bridge.engine."):
+            return name
+        frame = frame.f_back
+    return ""
+
+
 _EMPTY: list[Any] = []
 #: Steps' wire forms by what they hold (see ``TraceEntry.to_dict``), bounded.
 _STEPS: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -373,7 +388,7 @@ class AttackContext:
         plugin = self._plugin
         if plugin is not None:
             return plugin
-        return self._plugin_of(sys._getframe(2).f_globals.get("__name__", ""))
+        return self._plugin_of(_calling_module())
 
     def update(self, token_id: str, **fields: Any) -> None:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
@@ -381,7 +396,7 @@ class AttackContext:
         changes.set(token_id, fields)
         plugin = self._plugin  # set by the engine around each hook; else found from the caller's module
         if plugin is None:
-            plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+            plugin = self._plugin_of(_calling_module())
         step = self._step
         changes.writers[token_id] = (plugin, step.name if step is not None else None)
 
@@ -410,7 +425,7 @@ class AttackContext:
                 text = text.format(*args, **fields)
             plugin = self._plugin
             if plugin is None:
-                plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+                plugin = self._plugin_of(_calling_module())
             if entry.notes:
                 entry.notes.append((text, plugin))
             else:
@@ -482,7 +497,7 @@ def _number(index: int, name: str) -> property:
             # The engine names the running plugin; outside its direct calls, find it by module.
             plugin = self._plugin
             if plugin is None:
-                plugin = self._plugin_of(sys._getframe(1).f_globals.get("__name__", ""))
+                plugin = self._plugin_of(_calling_module())
             changes = entry.changes
             if changes:
                 changes.append((name, old, value, plugin))

@@ -181,20 +181,50 @@ def _plugin_in_traceback(exc: BaseException, host: Any) -> str | None:
 
 
 def _where(frame: Any, host: Any) -> dict[str, Any]:
-    """Which plugin, hook and step the resolver's main thread is in (innermost plugin frame)."""
-    plugin = hook = step = None
+    """Which plugin, hook and step the resolver's main thread is in.
+
+    The plugin is the innermost frame's that belongs to one; the hook, the
+    innermost hook implementation on the stack (found by its code, whatever
+    the engine around it: plain Python or compiled, without frames of its own).
+    """
+    plugin = hook = None
+    hooks = _hook_codes(host)
     while frame is not None:
         if plugin is None:
             plugin = host.plugin_of(frame.f_globals.get("__name__", ""))
         if hook is None:
-            # The engine's frames say which step is running (resolution.py: _run or _walk, _guard).
-            name, local = frame.f_code.co_name, frame.f_locals
-            if (name == "_run" or name == "_walk") and "compiled" in local:
-                hook, step = local["compiled"].hook_name, local["compiled"].step.name
-            elif name == "_guard" and "hook" in local:
-                hook, step = local.get("hook"), local.get("step")
+            hook = hooks.get(frame.f_code)
         frame = frame.f_back
+    step = None
+    if hook is not None:
+        for ruleset in host.rulesets.values():
+            step = _step_of(ruleset.id, ruleset.steps, hook)
+            if step is not None:
+                break
     return {"plugin": plugin, "hook": hook, "step": step}
+
+
+def _hook_codes(host: Any) -> dict[Any, str]:
+    """The code of every hook implementation registered → the hook's name."""
+    codes: dict[Any, str] = {}
+    for name in dir(host.pm.hook):
+        caller = getattr(host.pm.hook, name, None)
+        for impl in getattr(caller, "get_hookimpls", list)():
+            code = getattr(impl.function, "__code__", None)
+            if code is not None:
+                codes.setdefault(code, name)
+    return codes
+
+
+def _step_of(ruleset_id: str, steps: Any, hook: str) -> str | None:
+    """The step whose hook (or whose decision's options hook) is ``hook``, nested steps included."""
+    for step in steps:
+        if hook == f"{ruleset_id}_{step.name}" or (step.ask and hook == f"{ruleset_id}_{step.ask.name}_options"):
+            return step.name
+        found = _step_of(ruleset_id, step.steps, hook)
+        if found is not None:
+            return found
+    return None
 
 
 def attack_payload(
