@@ -53,7 +53,7 @@ def _stamp(ext: Extension, built: Path) -> None:
 
 
 def extensions() -> list[Extension]:
-    if os.environ.get("VTT_BRIDGE_NO_EXTENSIONS"):
+    if os.environ.get("VTT_BRIDGE_NO_EXTENSIONS", "") not in ("", "0"):
         return []
     try:
         from Cython.Build import cythonize

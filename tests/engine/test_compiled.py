@@ -5,9 +5,11 @@ from their source when nothing was compiled, with ``VTT_BRIDGE_NO_EXTENSIONS=1``
 or when a module was edited after it was compiled.
 """
 
+import ast
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +46,14 @@ def test_an_installed_engine_runs_compiled():
             pytest.fail("the engine was not compiled at install time (see setup.py): is Cython or a C compiler missing?")
         pytest.skip("the engine was not compiled here (no C compiler at install time)")
     assert engine.compiled() == dict.fromkeys(engine.COMPILED, True)
+
+
+def test_setup_py_compiles_the_modules_the_engine_knows_of():
+    """``setup.py`` cannot import the package it builds: its own list must match ``engine.COMPILED``."""
+    text = (Path(__file__).parents[2] / "setup.py").read_text()
+    listed = re.search(r"^COMPILED = (\(.*?\))$", text, re.M)
+    assert listed is not None
+    assert ast.literal_eval(listed.group(1)) == engine.COMPILED
 
 
 def test_plain_python_on_request_gives_the_pinned_records():

@@ -35,7 +35,7 @@ class _SourceWhenStale:
         if package != __name__ or name not in COMPILED:
             return None
         source = os.path.join(_HERE, f"{name}.py")
-        if os.environ.get("VTT_BRIDGE_NO_EXTENSIONS"):
+        if os.environ.get("VTT_BRIDGE_NO_EXTENSIONS", "") not in ("", "0"):
             return spec_from_file_location(fullname, source)
         for suffix in EXTENSION_SUFFIXES:
             built = os.path.join(_HERE, name + suffix)
@@ -44,16 +44,15 @@ class _SourceWhenStale:
             try:
                 with open(f"{built}.sha256") as f:
                     want = f.read().strip()
-                with open(source, "rb") as f:
-                    have = hashlib.sha256(f.read()).hexdigest()
             except OSError:
-                want, have = "", "?"  # no record of what it was built from: trust the source
-            if want == have:
-                return None  # the compiled module, found the usual way
+                why = "has no record of the source it was compiled from"
+            else:
+                with open(source, "rb") as f:
+                    if hashlib.sha256(f.read()).hexdigest() == want:
+                        return None  # the compiled module, found the usual way
+                why = "changed since it was compiled"
             warnings.warn(
-                f"{fullname} changed since it was compiled: running its source"
-                " (install the project again to recompile it)",
-                stacklevel=2,
+                f"{fullname} {why}: running its source (install the project again to recompile it)", stacklevel=2
             )
             break
         return spec_from_file_location(fullname, source)
