@@ -130,8 +130,6 @@ class TraceEntry:
         return out
 
 
-#: A step's empty ``rolls``, ``changes`` or ``notes`` in its wire form: one list shared by
-#: every record, read-only like every part of a record (see ``Record``).
 def _calling_module() -> str:
     """The module of the innermost frame outside the engine: the code that called the context API.
 
@@ -147,6 +145,8 @@ def _calling_module() -> str:
     return ""
 
 
+#: A step's empty ``rolls``, ``changes`` or ``notes`` in its wire form: one list shared by
+#: every record, read-only like every part of a record (see ``Record``).
 _EMPTY: list[Any] = []
 #: Steps' wire forms by what they hold (see ``TraceEntry.to_dict``), bounded.
 _STEPS: dict[tuple[Any, ...], dict[str, Any]] = {}
