@@ -172,3 +172,26 @@ async def test_odds_processes_forget_tables_too(tmp_path, monkeypatch, tables):
             assert len(proc.known.tables) <= 2
         for seat in seats:
             await seat.close()
+
+
+async def test_replies_are_handled_whole_however_the_socket_cuts_them():
+    """A resolver's replies are handled as they arrive, in order, each once it is whole:
+    several in one read, or one spread over several reads."""
+    import pickle
+
+    seen: list = []
+    pipe = workers._Replies(seen.append)
+    messages = [("done", n, b"x" * (n * 1000)) for n in range(1, 5)]
+    data = b"".join(
+        workers._HEADER.pack(len(body)) + body
+        for body in (pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL) for m in messages)
+    )
+    pipe.data_received(data[:3])  # not even a header yet
+    assert seen == []
+    cut = len(data) // 3
+    pipe.data_received(data[3:cut])
+    pipe.data_received(data[cut:])
+    assert seen == messages
+    assert not pipe.buffer
+    pipe.connection_lost(None)
+    assert pipe.lost.done()
