@@ -699,7 +699,8 @@ class Resolvers:
         pid, sock = _fork_child(self.host)
         proc = _Proc(pid)
         loop = asyncio.get_running_loop()
-        proc.writer, pipe = await loop.create_connection(lambda: _Replies(lambda reply: self._reply(proc, reply)), sock=sock)
+        handle = lambda reply: self._reply(proc, reply)  # noqa: E731
+        proc.writer, pipe = await loop.create_connection(lambda: _Replies(handle), sock=sock)
         proc.lost = pipe.lost
         proc.task = loop.create_task(self._read(proc), name=f"resolver {proc.pid}")
         return proc
