@@ -413,8 +413,14 @@ class _Worker:
             encoded = codec.encode(payload)
         except BaseException as exc:
             return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
-        systems = {token_id: token.system for token_id, token in after.items()}
-        return ("done", job_id, encoded, systems, at, record["outcome"].get("hit"), how)
+        # Each changed token: its new system (plain: it pickles faster than a frozen one) and
+        # its wire form before and after, encoded once here for the audit entry and token.updated.
+        wire, enc = payload["tokens"], codec.encode
+        changed = {
+            token_id: (token.plain(), enc(wire[token_id]["before"]), enc(wire[token_id]["after"]))
+            for token_id, token in after.items()
+        }
+        return ("done", job_id, encoded, changed, at, record["outcome"].get("hit"), how)
 
     def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Token]:
         """Every changed token as the attack leaves it: clamped to its ruleset's ranges, then checked
