@@ -567,7 +567,11 @@ def floor_main(count: int) -> None:
     }
     token = {"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}
     job = ("start", 1, "table", None, [token], spec, [], 0)
-    reply = ("done", 1, b"x" * 2400, {"b0": {"hp": 10**9 - 3, "rerolls": 0}}, time.time(), True, None)
+    wire = (
+        b'{"id":"b0","name":"b0","ruleset":"duel","ownership":{"q0":3},'
+        b'"system":{"hp":999999997,"rerolls":0},"flags":{},"version":8}'
+    )
+    reply = ("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
 
     def child(sock: socket.socket) -> None:
         frames = workers._Frames(sock)

@@ -159,3 +159,42 @@ async def test_frames_that_are_no_engine_io_packet_cost_nothing(seat, caplog):
         await gm.sio.eio.ws.send_str(frame)
         await alive(gm)
     assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+
+
+PACKETS = [
+    '2["echo",{}]',
+    '217["attack",{"ruleset":"duel","targets":["b"]}]',
+    "2007[\"echo\",1,2]",
+    "2" + "9" * 100 + '["echo",{}]',
+    "2" + "9" * 101 + '["echo",{}]',  # an id too long
+    '2["connect",{}]',  # a reserved name
+    '2[1,{}]',
+    "2[]",
+    '2{"a":1}',
+    '2/admin,3["echo",{}]',  # another namespace
+    '21-["echo",{"_placeholder":true,"num":0}]',  # an attachment announced
+    '23["echo",{"n":12345678901234567}]',  # past 2**53
+    '23["echo","\\ud800"]',  # a lone surrogate
+    '23["echo",{"n":1e400}]',
+    '23["echo",',  # truncated
+    "2١[\"echo\",{}]",  # a digit that is not ASCII
+    '2["echo",{"x":"' + "y" * 300 + '"}]',
+]
+
+
+@pytest.mark.parametrize("encoded", PACKETS)
+def test_a_plain_event_decodes_as_the_packet_class_decodes_it(encoded):
+    """The event loop's short way for events in the shape clients send (``2<id>[...]``)
+    takes exactly what the packet class takes, as it takes it, and leaves it everything else."""
+    from vtt_bridge.server.wire import _plain_event, packet_class
+
+    cls = packet_class(200)
+    fast = _plain_event(encoded, cls.max_payload)
+    pkt = cls(encoded_packet=encoded)
+    taken = pkt.packet_type == 2 and not pkt.namespace and pkt.attachment_count == 0 and isinstance(pkt.data[0], str)
+    if encoded in PACKETS[:4]:
+        assert fast is not None, encoded
+    if fast is None:
+        assert not taken or len(encoded) > cls.max_payload or encoded[1:2] not in "0123456789[", encoded
+    else:
+        assert taken and (pkt.id, pkt.data) == fast

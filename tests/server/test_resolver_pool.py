@@ -17,6 +17,7 @@ import pytest
 from vtt_bridge.engine.tokens import Token
 from vtt_bridge.server import BridgeServer, workers
 from vtt_bridge.server.workers import Held
+from vtt_bridge.state.records import token_wire
 
 from . import duel_plugin
 from .conftest import config
@@ -77,13 +78,18 @@ def test_a_resolver_reuses_the_wire_form_of_the_snapshots_it_holds():
     tokens = worker.tables["t1"]
     after = {
         tid: Token(tid, tid, "duel", system, ownership=tokens[tid].ownership, version=2, flags=tokens[tid].flags)
-        for tid, system in reply[3].items()
+        for tid, (system, _before, _after) in reply[3].items()
     }
     fresh = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after)  # token_wire throughout
     reused = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after, worker.wires["t1"])
     assert codec.encode(reused) == codec.encode(fresh)
     assert reused["tokens"]["a"]["before"] is worker.wires["t1"]["a"][1]  # the one the attack made
     assert codec.loads(reply[2])["tokens"] == codec.loads(codec.encode(fresh))["tokens"]
+    # Each changed token's wire form before and after comes encoded: the bytes the event
+    # loop would make of the tokens it has (the audit entry and token.updated carry them).
+    for tid, (_system, before, after_json) in reply[3].items():
+        assert before == codec.encode(token_wire({"a": a, "b": b}[tid]))
+        assert after_json == codec.encode(token_wire(after[tid]))
 
 
 def test_the_least_recently_used_table_is_forgotten(monkeypatch):
@@ -172,3 +178,26 @@ async def test_odds_processes_forget_tables_too(tmp_path, monkeypatch, tables):
             assert len(proc.known.tables) <= 2
         for seat in seats:
             await seat.close()
+
+
+async def test_replies_are_handled_whole_however_the_socket_cuts_them():
+    """A resolver's replies are handled as they arrive, in order, each once it is whole:
+    several in one read, or one spread over several reads."""
+    import pickle
+
+    seen: list = []
+    pipe = workers._Replies(seen.append)
+    messages = [("done", n, b"x" * (n * 1000)) for n in range(1, 5)]
+    data = b"".join(
+        workers._HEADER.pack(len(body)) + body
+        for body in (pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL) for m in messages)
+    )
+    pipe.data_received(data[:3])  # not even a header yet
+    assert seen == []
+    cut = len(data) // 3
+    pipe.data_received(data[3:cut])
+    pipe.data_received(data[cut:])
+    assert seen == messages
+    assert not pipe.buffer
+    pipe.connection_lost(None)
+    assert pipe.lost.done()

@@ -17,6 +17,7 @@ from pathlib import Path
 import aiohttp
 
 from vtt_bridge.server import BridgeServer
+from vtt_bridge.state import codec
 
 from .conftest import config
 from .kit import StalledClient, seat_table
@@ -81,6 +82,34 @@ async def test_the_ack_the_broadcasts_and_the_audit_entry_carry_the_same_attack_
     keys = list(json.loads(attack))
     assert keys[:8] == ["id", "ruleset", "attacker", "targets", "user", "table", "at", "request_id"]
     assert keys[-2:] == ["tokens", "seq"]
+
+
+async def test_token_updated_and_the_audit_entry_carry_each_token_as_the_attack_does(tmp_path):
+    """Each changed token's wire form is encoded once (in the resolver): ``token.updated``
+    and the audit entry's changes carry the bytes the attack's ``tokens`` has for it."""
+    async with BridgeServer(config(tmp_path, rate_limit=0)) as server:
+        seat = await seat_table(server)
+        async with aiohttp.ClientSession() as http:
+            gm = await _raw_client(http, server.url, seat.auth("gm"))
+            plain = await _raw_client(http, server.url, seat.auth("carol"))
+            await gm.send_str("421" + json.dumps(["attack", ATTACK]))
+            ack = await _frame(gm, "431[")
+            attack = json.loads(_inner(ack, '431[{"ok":true,"attack":').removesuffix(',"retried":false'))
+            changed = list(attack["changes"])
+            assert changed, attack
+            updates = [await _frame(plain, '42["token.updated"') for _ in changed]
+            for ws in (gm, plain):
+                await ws.close()
+    wire = attack["tokens"]
+    assert [_inner(u, '42["token.updated",{"token":') for u in updates] == [
+        codec.dumps(wire[tid]["after"]) for tid in changed
+    ]
+    with sqlite3.connect(Path(tmp_path) / "bridge.sqlite") as db:
+        (changes,) = db.execute("SELECT changes FROM audit WHERE kind = 'attack'").fetchone()
+        rows = dict(db.execute("SELECT id, system FROM tokens"))
+    pairs = {tid: {"before": wire[tid]["before"], "after": wire[tid]["after"]} for tid in changed}
+    assert changes == codec.dumps(pairs)
+    assert {tid: json.loads(rows[tid]) for tid in changed} == {tid: wire[tid]["after"]["system"] for tid in changed}
 
 
 async def test_a_websocket_client_that_falls_silent_is_dropped_after_the_ping_timeout(tmp_path):

@@ -112,6 +112,14 @@ def _server_stopping() -> ServerStopping:
     )
 
 
+def _seed_plain(token: Token, plain: dict[str, Any]) -> None:
+    """Give ``token`` the plain copy of its ``system`` it would otherwise make (``Token.plain``):
+    ``plain``, which nothing else holds. Best effort: a token class that keeps it elsewhere
+    makes its own when asked."""
+    with contextlib.suppress(AttributeError, TypeError):
+        object.__setattr__(token, "_plain", plain)
+
+
 class _Already(Exception):
     """The request_id was resolved already (through another process)."""
 
@@ -324,8 +332,8 @@ class Attacks:
                     raise error_from_dict(error)
                 # The attack's wire form comes encoded (JSON bytes, without its seq): it is
                 # written as is into the audit entry, the acknowledgement and attack.resolved.
-                _kind, _id, encoded, systems, at, hit, _how = reply
-                changes = self._changes(systems, tokens)
+                _kind, _id, encoded, changed, at, hit, _how = reply
+                changes = self._changes(changed, tokens)
                 async with runtime.write_lock:
                     # Tokens the attack changed but did not lock (neither attacker nor
                     # target, e.g. a warbeast taking transferred damage) may have been
@@ -356,7 +364,9 @@ class Attacks:
         runtime.outbox.put("attack.resolved", {"attack": payload})
         for change in changes.values():
             if change.after is not None:
-                runtime.outbox.put("token.updated", {"token": token_wire(change.after)})
+                pair = change.encoded  # (before, after) as the resolver encoded them
+                wire = codec.Fragment(pair[1]) if pair is not None else token_wire(change.after)
+                runtime.outbox.put("token.updated", {"token": wire})
         if log.isEnabledFor(logging.INFO):  # the fields are built only for a log that keeps them
             log.info(
                 "attack resolved",
@@ -380,17 +390,21 @@ class Attacks:
             )
 
     @staticmethod
-    def _changes(systems: Mapping[str, Any], tokens: Mapping[str, Token]) -> dict[str, TokenChange]:
+    def _changes(
+        changed: Mapping[str, tuple[dict[str, Any], bytes, bytes]], tokens: Mapping[str, Token]
+    ) -> dict[str, TokenChange]:
         """The attack's token changes: each changed token's new ``system`` (clamped and checked
-        in the resolver, ``Host.changed_token``) on the token as it was."""
+        in the resolver, ``Host.changed_token``) on the token as it was, with the token's wire
+        form before and after as the resolver encoded them (``TokenChange.encoded``)."""
         changes: dict[str, TokenChange] = {}
-        for token_id, system in systems.items():
+        for token_id, (system, before_json, after_json) in changed.items():
             before = tokens[token_id]
             after = Token(
                 before.id, before.name, before.ruleset, system, ownership=before.ownership,
                 version=before.version + 1, flags=before.flags,
             )
-            changes[token_id] = TokenChange(before=before, after=after)
+            _seed_plain(after, system)
+            changes[token_id] = TokenChange(before=before, after=after, encoded=(before_json, after_json))
         return changes
 
     async def _rebase(

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import struct
 import time
 from collections.abc import Iterable, Mapping
@@ -204,6 +205,32 @@ class BridgePacket(socketio.packet.Packet):
         else:
             # An event (or something that is no packet at all): answered with the error if it has an id.
             self.packet_type, self.data = sio_packet.EVENT, [Refused(problem)]
+
+
+# An event for the default namespace, without attachments: "2", its acknowledgement id, its JSON array.
+_PLAIN_EVENT = re.compile(r"2([0-9]{0,100})\[")
+
+
+def _plain_event(encoded: str, max_payload: int) -> tuple[int | None, list[Any]] | None:
+    """``(ack id, [name, payload...])`` of an event packet in the shape clients send (``2<id>[...]``)
+    when :class:`BridgePacket` would take it as it is; ``None``: anything else, left to
+    :class:`BridgePacket` (which decodes it, or says what is wrong with it).
+
+    The same result as decoding it with :class:`BridgePacket`, without the packet
+    object and python-socketio's general parsing (namespace, attachments).
+    """
+    match = _PLAIN_EVENT.match(encoded)
+    if match is None or len(encoded) > max_payload:
+        return None
+    head = match.end() - 1
+    try:
+        data = loads_request(encoded[head:])
+    except Unacceptable:
+        return None
+    if type(data) is not list or not data or type(data[0]) is not str or data[0] in RESERVED_EVENTS:
+        return None
+    digits = match.group(1)
+    return (int(digits) if digits else None), data
 
 
 def _event_problem(data: Any, *, walk: bool = True) -> VTTError | None:
@@ -638,25 +665,29 @@ class BridgeSocketServer(socketio.AsyncServer):
         Everything else takes python-socketio's way.
         """
         if type(data) is str and data[:1] == "2" and eio_sid not in self._binary_packet:
-            pkt = self.packet_class(encoded_packet=data)
-            if pkt.packet_type != sio_packet.EVENT:  # pragma: no cover - a "2…" packet decodes as an event
-                await super()._handle_eio_message(eio_sid, data)
-                return
-            namespace = pkt.namespace or "/"
+            fast = _plain_event(data, self.packet_class.max_payload)
+            if fast is not None:
+                namespace, (ack_id, args) = None, fast
+            else:
+                pkt = self.packet_class(encoded_packet=data)
+                if pkt.packet_type != sio_packet.EVENT:  # pragma: no cover - "2…" decodes as an event
+                    await super()._handle_eio_message(eio_sid, data)
+                    return
+                namespace, ack_id, args = pkt.namespace, pkt.id, pkt.data
             # Only the default namespace: the acknowledgement below is encoded without one.
-            handler = self.namespace_handlers.get("/") if namespace == "/" else None
-            if handler is None or namespace in self.handlers or "*" in self.handlers:
-                await self._handle_event(eio_sid, pkt.namespace, pkt.id, pkt.data)
+            handler = self.namespace_handlers.get("/") if namespace is None or namespace == "/" else None
+            if handler is None or "/" in self.handlers or "*" in self.handlers:
+                await self._handle_event(eio_sid, namespace, ack_id, args)
                 return
-            sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
-            if not self.manager.is_connected(sid, namespace):
+            sid = self.manager.sid_from_eio_sid(eio_sid, "/")
+            if not self.manager.is_connected(sid, "/"):
                 return
             if self.async_handlers:
-                task = asyncio.get_running_loop().create_task(self._event(handler, sid, eio_sid, pkt.id, pkt.data))
+                task = asyncio.get_running_loop().create_task(self._event(handler, sid, eio_sid, ack_id, args))
                 _events.add(task)
                 task.add_done_callback(_events.discard)
             else:
-                await self._event(handler, sid, eio_sid, pkt.id, pkt.data)
+                await self._event(handler, sid, eio_sid, ack_id, args)
             return
         await super()._handle_eio_message(eio_sid, data)
 

@@ -443,8 +443,14 @@ class _Worker:
             encoded = codec.encode(payload)
         except BaseException as exc:
             return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
-        systems = {token_id: token.system for token_id, token in after.items()}
-        return ("done", job_id, encoded, systems, at, record["outcome"].get("hit"), how)
+        # Each changed token: its new system (plain: it pickles faster than a frozen one) and
+        # its wire form before and after, encoded once here for the audit entry and token.updated.
+        wire, enc = payload["tokens"], codec.encode
+        changed = {
+            token_id: (token.plain(), enc(wire[token_id]["before"]), enc(wire[token_id]["after"]))
+            for token_id, token in after.items()
+        }
+        return ("done", job_id, encoded, changed, at, record["outcome"].get("hit"), how)
 
     def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Token]:
         """Every changed token as the attack leaves it: clamped to its ruleset's ranges, then checked
@@ -506,6 +512,13 @@ def _child(sock: socket.socket, host: Any) -> None:
 
 async def fork_resolver(host: Any) -> tuple[int, asyncio.StreamReader, asyncio.StreamWriter]:
     """Fork a resolver process (it inherits ``host``); its pid and the event loop's end of its socket."""
+    pid, parent = _fork_child(host)
+    reader, writer = await asyncio.open_connection(sock=parent)
+    return pid, reader, writer
+
+
+def _fork_child(host: Any) -> tuple[int, socket.socket]:
+    """Fork a resolver process (it inherits ``host``); its pid and the parent's end of its socket."""
     parent, child = socket.socketpair()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
@@ -521,8 +534,7 @@ async def fork_resolver(host: Any) -> tuple[int, asyncio.StreamReader, asyncio.S
         finally:
             os._exit(code)
     child.close()
-    reader, writer = await asyncio.open_connection(sock=parent)
-    return pid, reader, writer
+    return pid, parent
 
 
 # -- the event loop's side ------------------------------------------------------------
@@ -554,6 +566,36 @@ async def read_messages(reader: asyncio.StreamReader, handle: Callable[[Any], An
         return True
     except asyncio.CancelledError:
         return False
+
+
+class _Replies(asyncio.Protocol):
+    """The event loop's end of a resolver's socket: each whole message is handled in the
+    callback that read it (:meth:`Resolvers._reply`), with no reader task to wake first, so
+    a reply completes its job's future one turn of the event loop sooner."""
+
+    def __init__(self, handle: Callable[[Any], Any]) -> None:
+        self.handle = handle
+        self.buffer = bytearray()
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer
+        buffer += data
+        size, unpack, start, length = _HEADER.size, _HEADER.unpack_from, 0, len(buffer)
+        try:
+            while length - start >= size:
+                end = start + size + unpack(buffer, start)[0]
+                if length < end:
+                    break
+                message = pickle.loads(buffer[start + size : end])
+                start = end
+                self.handle(message)
+        finally:
+            del buffer[:start]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(None)
 
 
 class Held:
@@ -636,10 +678,10 @@ class Job:
 class _Proc:
     """One resolver process, seen from the event loop."""
 
-    def __init__(self, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.reader = reader
-        self.writer = writer
+        self.writer: asyncio.Transport | Any = None  # the event loop's end of its socket
+        self.lost: asyncio.Future[None] | None = None  # done once that socket is closed
         # The snapshots it holds (compared by identity: a token deleted and created
         # again starts at version 1 again, with other stats).
         self.known = Held()
@@ -690,8 +732,13 @@ class Resolvers:
 
     async def _fork(self) -> _Proc:
         """A new resolver process (it freezes what it inherits itself: see ``_child``)."""
-        proc = _Proc(*await fork_resolver(self.host))
-        proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"resolver {proc.pid}")
+        pid, sock = _fork_child(self.host)
+        proc = _Proc(pid)
+        loop = asyncio.get_running_loop()
+        handle = lambda reply: self._reply(proc, reply)  # noqa: E731
+        proc.writer, pipe = await loop.create_connection(lambda: _Replies(handle), sock=sock)
+        proc.lost = pipe.lost
+        proc.task = loop.create_task(self._read(proc), name=f"resolver {proc.pid}")
         return proc
 
     async def close(self) -> None:
@@ -798,9 +845,11 @@ class Resolvers:
         job.future = loop.create_future()
         proc.used = loop.time()
         proc.queue.append((job, left))
-        if len(proc.queue) == 1:
-            self._arm(proc)
         self._write(proc, message)
+        if len(proc.queue) == 1:
+            # The resolver has nothing else to do: it is woken now, not a turn of the loop later.
+            self._arm(proc)
+            self._flush(proc)
         reply = await job.future
         return reply
 
@@ -814,7 +863,8 @@ class Resolvers:
         """Queue ``message`` for ``proc``; what one loop turn queues goes out in one write.
 
         Waking another process costs more than the bytes: several tables'
-        attacks dispatched together reach a resolver with one system call.
+        attacks dispatched together reach a busy resolver with one system call
+        (a job for an idle one is written at once: see :meth:`_dispatch`).
         """
         body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         if not proc.outgoing:
@@ -824,6 +874,8 @@ class Resolvers:
 
     @staticmethod
     def _flush(proc: _Proc) -> None:
+        if not proc.outgoing:
+            return  # written already
         data, proc.outgoing = b"".join(proc.outgoing), []
         if not proc.dead:
             proc.writer.write(data)
@@ -931,8 +983,12 @@ class Resolvers:
             self._write(target, self._start_message(job, target))
 
     async def _read(self, proc: _Proc) -> None:
-        if not await read_messages(proc.reader, lambda reply: self._reply(proc, reply)):
-            return  # cancelled: the pool is closing
+        """Wait for ``proc``'s socket to close (its replies are handled as they arrive: ``_Replies``)."""
+        assert proc.lost is not None
+        try:
+            await asyncio.shield(proc.lost)
+        except asyncio.CancelledError:
+            return  # the pool is closing
         if not proc.dead and not self._closed:
             # The resolver died by itself (a C extension crashed it, the OOM killer...).
             log.error("a resolver process died; replacing it", extra=fields(pid=proc.pid))

@@ -100,10 +100,15 @@ class TokenChange:
     The store checks that the stored token still has ``before``'s version and
     writes ``after`` (its version one higher) — the same pair goes into the
     audit log, so the log and the token rows cannot disagree.
+
+    ``encoded``: ``(before, after)`` as JSON already (each one :func:`token_wire`'s
+    bytes), when whoever made the change had them (an attack's resolver): the
+    stores write them as they are (:meth:`wire`) instead of encoding the tokens again.
     """
 
     before: Token | None
     after: Token | None
+    encoded: tuple[bytes, bytes] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.before is None and self.after is None:
@@ -124,6 +129,14 @@ class TokenChange:
             "before": token_wire(self.before) if self.before is not None else None,
             "after": token_wire(self.after) if self.after is not None else None,
         }
+
+    def wire(self) -> dict[str, Any]:
+        """:meth:`to_dict` for encoding: each token as the JSON it came ``encoded`` in, if it did
+        (a :data:`~.codec.Fragment`: the same bytes once encoded)."""
+        if self.encoded is None:
+            return self.to_dict()
+        before, after = self.encoded
+        return {"before": codec.Fragment(before), "after": codec.Fragment(after)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,7 +169,9 @@ class AuditEntry:
     """A committed audit entry. ``seq`` orders a table's entries (1, 2, 3 ...).
 
     ``changes`` is kept in wire form (``{id: {"before": token|None, "after": token|None}}``)
-    so replaying the log needs nothing but JSON.
+    so replaying the log needs nothing but JSON. (The entry a store's ``commit``
+    returns holds a token that came ``encoded`` (:class:`TokenChange`) as that
+    JSON, a :data:`~.codec.Fragment`; one read back from a store holds it decoded.)
     """
 
     seq: int

@@ -309,7 +309,7 @@ class RedisStore(Store):
         return out
 
     async def commit(self, table_id: str, draft: AuditDraft, *, lease: _Lease | None = None) -> AuditEntry:
-        changes = {token_id: change.to_dict() for token_id, change in draft.changes.items()}
+        changes = {token_id: change.wire() for token_id, change in draft.changes.items()}
         entry = {
             "kind": draft.kind,
             "user": draft.user,

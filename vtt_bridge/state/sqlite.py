@@ -377,7 +377,7 @@ class SQLiteStore(Store):
                     "SELECT version FROM tokens WHERE table_id = ? AND id = ?", (table_id, token_id)
                 ).fetchone()
                 raise stale(token_id, before.version if before is not None else None, row[0] if row else None)
-            changes[token_id] = change.to_dict()
+            changes[token_id] = change.wire()
         try:
             cursor = db.execute(
                 f"INSERT INTO audit ({_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
