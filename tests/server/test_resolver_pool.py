@@ -201,3 +201,34 @@ async def test_replies_are_handled_whole_however_the_socket_cuts_them():
     assert not pipe.buffer
     pipe.connection_lost(None)
     assert pipe.lost.done()
+
+
+def test_a_stuck_report_names_the_hook_or_setup_on_the_stack_whatever_runs_the_engine():
+    """The resolver's SIGUSR1 report finds the hook by the implementation's code on the stack,
+    not by the engine's frames (a compiled engine has none): a step hook, and a ruleset's setup."""
+    import dataclasses
+    import sys
+
+    from vtt_bridge import hookimpl, make_host
+
+    seen = {}
+
+    def stuck_setup(ctx):
+        duel_plugin.DEMO_RULESET.setup(ctx)
+        seen["setup"] = workers._where(sys._getframe(), host)
+
+    class StuckSetup(duel_plugin.DemoDuelRules):
+        @hookimpl
+        def vtt_bridge_rulesets(self):
+            return [dataclasses.replace(duel_plugin.DEMO_RULESET, setup=stuck_setup)]
+
+    class StuckRoll:
+        @hookimpl
+        def duel_roll(self, ctx):
+            seen["roll"] = workers._where(sys._getframe(), host)
+
+    host = make_host(plugins=[StuckSetup(), StuckRoll()], entry_points=False)
+    tokens = {t["id"]: Token.from_dict(t) for t in duel_plugin.sample_tokens()}
+    host.start("duel", tokens, attacker="a", targets=["b"], declaration={}, seed=1).run()
+    assert seen["setup"]["hook"] == "duel setup" and seen["setup"]["step"] == "setup"
+    assert seen["roll"]["hook"] == "duel_roll" and seen["roll"]["step"] == "roll"

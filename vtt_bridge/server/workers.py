@@ -198,15 +198,20 @@ def _where(frame: Any, host: Any) -> dict[str, Any]:
     step = None
     if hook is not None:
         for ruleset in host.rulesets.values():
-            step = _step_of(ruleset.id, ruleset.steps, hook)
+            step = "setup" if hook == f"{ruleset.id} setup" else _step_of(ruleset.id, ruleset.steps, hook)
             if step is not None:
                 break
     return {"plugin": plugin, "hook": hook, "step": step}
 
 
 def _hook_codes(host: Any) -> dict[Any, str]:
-    """The code of every hook implementation registered → the hook's name."""
+    """The code of every hook implementation registered → the hook's name; each ruleset's
+    ``setup`` → ``"<ruleset> setup"`` (as a plugin error names it)."""
     codes: dict[Any, str] = {}
+    for ruleset in host.rulesets.values():
+        code = getattr(ruleset.setup, "__code__", None)
+        if code is not None:
+            codes[code] = f"{ruleset.id} setup"
     for name in dir(host.pm.hook):
         caller = getattr(host.pm.hook, name, None)
         for impl in getattr(caller, "get_hookimpls", list)():
