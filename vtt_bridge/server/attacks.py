@@ -114,10 +114,8 @@ def _server_stopping() -> ServerStopping:
 
 def _seed_plain(token: Token, plain: dict[str, Any]) -> None:
     """Give ``token`` the plain copy of its ``system`` it would otherwise make (``Token.plain``):
-    ``plain``, which nothing else holds. Best effort: a token class that keeps it elsewhere
-    makes its own when asked."""
-    with contextlib.suppress(AttributeError, TypeError):
-        object.__setattr__(token, "_plain", plain)
+    ``plain``, which nothing else holds (the resolver's, unpickled here)."""
+    object.__setattr__(token, "_plain", plain)
 
 
 class _Already(Exception):

@@ -545,6 +545,22 @@ def _fork_child(host: Any) -> tuple[int, socket.socket]:
 # -- the event loop's side ------------------------------------------------------------
 
 
+def _unframe(buffer: bytearray, handle: Callable[[Any], Any]) -> None:
+    """Hand each whole message at the start of ``buffer`` (framed, pickled) to ``handle``, in
+    order; what was handed over leaves ``buffer``, a message not whole yet stays."""
+    size, unpack, start, length = _HEADER.size, _HEADER.unpack_from, 0, len(buffer)
+    try:
+        while length - start >= size:
+            end = start + size + unpack(buffer, start)[0]
+            if length < end:
+                break
+            message = pickle.loads(buffer[start + size : end])
+            start = end
+            handle(message)
+    finally:
+        del buffer[:start]
+
+
 async def read_messages(reader: asyncio.StreamReader, handle: Callable[[Any], Any]) -> bool:
     """Hand each message a child process writes (framed, pickled) to ``handle``, as they arrive.
 
@@ -552,21 +568,14 @@ async def read_messages(reader: asyncio.StreamReader, handle: Callable[[Any], An
     ``True`` when the process's end of the socket closed (it ended), ``False``
     when the reading was cancelled.
     """
-    buffer, size, unpack = bytearray(), _HEADER.size, _HEADER.unpack_from
+    buffer = bytearray()
     try:
         while True:
             chunk = await reader.read(1 << 16)
             if not chunk:
                 return True
             buffer += chunk
-            start = 0
-            while len(buffer) - start >= size:
-                end = start + size + unpack(buffer, start)[0]
-                if len(buffer) < end:
-                    break
-                handle(pickle.loads(buffer[start + size : end]))
-                start = end
-            del buffer[:start]
+            _unframe(buffer, handle)
     except (ConnectionError, OSError):
         return True
     except asyncio.CancelledError:
@@ -584,19 +593,8 @@ class _Replies(asyncio.Protocol):
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def data_received(self, data: bytes) -> None:
-        buffer = self.buffer
-        buffer += data
-        size, unpack, start, length = _HEADER.size, _HEADER.unpack_from, 0, len(buffer)
-        try:
-            while length - start >= size:
-                end = start + size + unpack(buffer, start)[0]
-                if length < end:
-                    break
-                message = pickle.loads(buffer[start + size : end])
-                start = end
-                self.handle(message)
-        finally:
-            del buffer[:start]
+        self.buffer += data
+        _unframe(self.buffer, self.handle)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.lost.done():
