@@ -19,7 +19,10 @@ server's. Measured:
    and the server's CPU per request; and their floor, what an attack must
    add to an echo however lean the rest: a bare hop to a resolver process
    and back and a bare SQLite commit, each measured alone on the server's
-   event loop (:func:`floor_main`);
+   event loop (:func:`floor_main`); and the floor with the attack's own
+   resolution in it: duel jobs sent one at a time to a real resolver
+   process as the server sends them, and the same jobs resolved back to back
+   in one process (what waking a resolver for each job costs);
 2. committed attacks per second with 50 concurrent clients over 10 tables
    (5 per table) for the light ``duel`` ruleset and the real ``exalted2e``
    and ``warmachine_mk3`` (their example attacks, the Excellency and
@@ -545,7 +548,8 @@ def floor_main(count: int) -> None:
     (``SQLiteStore.commit``: one token changed, one audit entry with an attack
     record's size, WAL, ``synchronous=NORMAL``). Prints JSON: for each, the
     p50 wall milliseconds and the CPU milliseconds per operation (the hop's
-    CPU counts both processes).
+    CPU counts both processes); and, under ``resolved``, duel attacks resolved
+    by a real resolver process (see ``resolved`` below).
     """
     import pickle
     import signal
@@ -592,7 +596,7 @@ def floor_main(count: int) -> None:
         waiting: list[asyncio.Future[Any]] = []
         task = loop.create_task(workers.read_messages(reader, lambda m: waiting.pop(0).set_result(m)))
         times = []
-        cpu0, child0 = time.process_time(), _cpu_of(pid)
+        cpu0, child0 = time.process_time(), _cpu_ns(pid)
         for _ in range(count):
             t0 = time.perf_counter()
             future = loop.create_future()
@@ -601,7 +605,7 @@ def floor_main(count: int) -> None:
             writer.write(workers._HEADER.pack(len(body)) + body)
             await future
             times.append((time.perf_counter() - t0) * 1000)
-        cpu = time.process_time() - cpu0 + _cpu_of(pid) - child0
+        cpu = time.process_time() - cpu0 + _cpu_ns(pid) - child0
         writer.close()
         await asyncio.gather(task, return_exceptions=True)
         os.waitpid(pid, 0)
@@ -630,18 +634,80 @@ def floor_main(count: int) -> None:
         await store.close()
         return percentile(times, 50), cpu / count * 1000
 
+    async def resolved() -> tuple[float, float, float, float]:
+        """Duel attacks resolved by a real resolver process, sent as the server sends them.
+
+        The jobs go through :class:`workers.Resolvers` (one process, forked
+        with the server's plugins) one at a time, as one client's attacks
+        arrive, on a table of 50 tokens; each reply's changed tokens are the
+        next job's (as the server commits them). Returns the p50 wall
+        milliseconds of a round (the hop and the job), the CPU milliseconds of
+        both processes per job, the resolver process's alone, and the CPU of the
+        same jobs resolved back to back in this process by the resolver's own
+        code (hot caches; no hop).
+        """
+        from vtt_bridge.plugins import make_host
+
+        host = make_host(plugins=["tests.server.duel_plugin"])
+        duel = Ruleset("duel")
+
+        def spec(i: int) -> dict[str, Any]:
+            request = duel.attack(i)
+            about = {"id": f"atk_{i:020d}", "ruleset": "duel", "attacker": request["attacker"],
+                     "targets": request["targets"], "user": "gm"}  # fmt: skip
+            args = {"attacker": request["attacker"], "targets": request["targets"], "seed": i, "dice": None,
+                    "declaration": request["declaration"], "answers": request["answers"]}  # fmt: skip
+            return {"ruleset": "duel", "args": args, "wire": {"about": about, "table": "t", "request_id": None}}
+
+        def applied(tokens: dict[str, Token], reply: tuple) -> dict[str, Token]:
+            assert reply[0] == "done", reply
+            for token_id, (system, _before, _after) in reply[3].items():
+                old = tokens[token_id]
+                tokens = {**tokens, token_id: Token(old.id, old.name, old.ruleset, system, ownership=old.ownership,
+                                                    version=old.version + 1, flags=old.flags)}  # fmt: skip
+            return tokens
+
+        tokens = {t.id: t for t in duel.tokens()}
+        pool = workers.Resolvers(host, size=1)
+        await pool.start()
+        try:
+            pid = pool.procs[0].pid
+            for i in range(min(200, count)):  # warm up
+                tokens = applied(tokens, await pool.begin(pool.job("t", spec(i), tokens, 5.0)))
+            times = []
+            cpu0, child0 = time.process_time(), _cpu_ns(pid)
+            for i in range(count):
+                t0 = time.perf_counter()
+                reply = await pool.begin(pool.job("t", spec(i), tokens, 5.0))
+                times.append((time.perf_counter() - t0) * 1000)
+                tokens = applied(tokens, reply)
+            child = _cpu_ns(pid) - child0
+            both = time.process_time() - cpu0 + child
+        finally:
+            await pool.close()
+        worker, held = workers._Worker(None, host), workers.Held()  # what a resolver runs per job
+        hot = 0.0
+        for i in range(count):
+            _forget, refs, new = held.hand_off("t", tokens)
+            t0 = time.process_time()
+            reply = worker.start(i, "t", refs, new, spec(i), [], 0)
+            hot += time.process_time() - t0
+            tokens = applied(tokens, reply)
+        return percentile(times, 50), both / count * 1000, child / count * 1000, hot / count * 1000
+
     async def both() -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             hop = await hops()
             commit = await commits(tmp)
-        return {"hop": hop, "commit": commit}
+        return {"hop": hop, "commit": commit, "resolved": await resolved()}
 
     print(json.dumps(workers.run(both())))
 
 
-def _cpu_of(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _cpu_ns(pid: int) -> float:
+    """Seconds of CPU a process has used, every thread, from the scheduler's nanoseconds."""
+    tasks = Path(f"/proc/{pid}/task")
+    return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks.iterdir()) / 1e9
 
 
 def floor(count: int) -> dict[str, tuple[float, float]]:
@@ -698,11 +764,23 @@ async def measure_round_trips(args, http, url: str, proc, seats, duel: Ruleset) 
     # The floor: what an attack must add to an echo however lean the rest, measured bare.
     bare = floor(n)
     (hop, hop_cpu), (commit, commit_cpu) = bare["hop"], bare["commit"]
+    job, job_cpu, resolver_cpu, hot_cpu = bare["resolved"]
     print(
         f"   floor (measured bare, same event loop): echo p50 {e50:.3f} + resolver hop {hop:.3f}"
         f" + SQLite commit {commit:.3f} = {e50 + hop + commit:.3f} ms, ratio floor {(e50 + hop + commit) / e50:.2f};"
         f" CPU: echo {echo_cpu:.3f} + hop {hop_cpu:.3f} (both processes) + commit {commit_cpu:.3f}"
         f" = {echo_cpu + hop_cpu + commit_cpu:.3f} ms"
+    )
+    # With the attack's own resolution in it: the duel job in a real resolver, nothing else around it.
+    print(
+        f"   floor with the resolution: echo p50 {e50:.3f} + resolver hop and duel job {job:.3f}"
+        f" + SQLite commit {commit:.3f} = {e50 + job + commit:.3f} ms, ratio floor {(e50 + job + commit) / e50:.2f};"
+        f" CPU: echo {echo_cpu:.3f} + hop and job {job_cpu:.3f} + commit {commit_cpu:.3f}"
+        f" = {echo_cpu + job_cpu + commit_cpu:.3f} ms"
+    )
+    print(
+        f"   the duel job in its resolver process: {resolver_cpu:.3f} ms CPU (woken for each job); the same jobs"
+        f" back to back in one process: {hot_cpu:.3f} ms (caches warm)"
     )
 
 

@@ -34,3 +34,5 @@ def test_the_server_bench_runs_quick_and_prints_targets_beside_figures():
     assert "(target >= 1,200)" in out and "(target <= 0.6)" in out and "(target <= 2)" in out
     assert "1 worker x" in out and "2 workers x" in out and "(target >= 1,500)" in out
     assert "failed: 0]" in out and "plugin_error" not in out
+    # The round trip's floor with the attack's own resolution in it, and that job hot and in its resolver.
+    assert "floor with the resolution:" in out and "the duel job in its resolver process:" in out

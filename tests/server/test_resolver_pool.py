@@ -131,6 +131,40 @@ async def test_attacks_stay_right_on_more_tables_than_a_resolver_holds(tmp_path,
             await seat.close()
 
 
+async def test_attacks_go_to_the_first_resolver_that_keeps_up_and_past_one_held_up(tmp_path, monkeypatch):
+    """Attacks that arrive together queue on one resolver while it keeps up (it runs them
+    back to back, caches warm, rather than two resolvers each woken per job); an attack
+    arriving while that resolver's job in hand has run a while goes to the other at once."""
+    monkeypatch.setattr(workers, "_BRIEF", 0.5)  # "a while" made long: a loaded machine may stall a job for ms
+    picked: list[int] = []
+    dispatch = workers.Resolvers._dispatch
+
+    async def spy(self, job, proc, **kwargs):
+        picked.append(proc.pid)
+        return await dispatch(self, job, proc, **kwargs)
+
+    monkeypatch.setattr(workers.Resolvers, "_dispatch", spy)
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=2)) as server:
+        first, second = (proc.pid for proc in server.bridge.resolvers.procs)
+        seats = [await seat_table(server, name=f"table {n}", tokens=TOKENS) for n in range(4)]
+        gms = [await seat.join("gm") for seat in seats]
+        for round_ in range(4):
+            acks = await asyncio.gather(*(gm.call("attack", PLAIN, timeout=10) for gm in gms))
+            assert all(ack["ok"] for ack in acks), acks
+        assert picked == [first] * 16  # the least busy would have been the second for about half
+        # The first is held up by a hook that sleeps: the next attack goes to the second, at once.
+        await gms[0].ok("table.update", {"attack_budget": 3.0})
+        stuck = asyncio.ensure_future(gms[0].call("attack", {**PLAIN, "attacker": "sleep1"}, timeout=10))
+        await asyncio.sleep(0.7)
+        ack = await gms[1].call("attack", PLAIN, timeout=10)
+        assert ack["ok"], ack
+        assert not stuck.done()
+        assert picked[16:] == [first, second]
+        assert (await stuck)["error"]["code"] == "plugin_timeout"
+        for seat in seats:
+            await seat.close()
+
+
 async def test_a_spare_resolver_ends_once_idle_and_forking_freezes_nothing_here(tmp_path, monkeypatch):
     monkeypatch.setattr(workers, "SPARE_IDLE", 0.3)
     async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=1)) as server:

@@ -5,7 +5,8 @@ Two kinds of process, both described here and nowhere else.
 **Resolver processes** (:class:`Resolvers`). No hook code runs on a server's
 event loop. A server forks a small pool of resolver processes when it starts
 (the plugin host is inherited, already loaded). An attack is a *job*: the
-event loop sends the job to the least busy resolver, which starts the
+event loop sends the job to the first resolver that keeps up (the least
+busy one when none does: see ``Resolvers._pick``), which starts the
 engine's :class:`~vtt_bridge.Resolution` and advances it until it asks a
 Decision or ends. The event loop asks the decider, sends the answer back,
 and the resolver advances the same generator again: the resolution lives in
@@ -86,6 +87,10 @@ _REPORT_GRACE = 0.2
 _HEADER = struct.Struct("!I")
 # A resolver whose current job has run this long is passed over for new jobs.
 _SLOW = 0.25
+# A new job goes to the first resolver with fewer jobs than this waiting on it whose job in
+# hand began less than _BRIEF seconds ago; the least busy one when none does (see _pick).
+_KEEPS_UP = 8
+_BRIEF = 0.005
 # The longest a resolver holds a finished job's reply to send it with the next ones.
 _HOLD = 0.002
 # A resolver forked as a spare (every resolver was held up by a slow hook) is retired
@@ -796,6 +801,13 @@ class Resolvers:
         live = [p for p in self.procs if not p.dead]
         free = [p for p in live if not p.queue or now - p.head_since < _SLOW]
         if free:
+            # The first resolver that keeps up takes the job (a short queue, its job in hand
+            # begun moments ago): one that works through jobs in a row runs them with its
+            # caches warm, while one woken for each job runs it about twice as slow
+            # (bench/server_bench.py measures both). Another takes jobs once it falls behind.
+            for proc in free:
+                if not proc.queue or (len(proc.queue) < _KEEPS_UP and now - proc.head_since < _BRIEF):
+                    return proc
             return min(free, key=lambda p: p.load)
         if len(live) < 2 * self.size and not self._closed:
             proc = await self._fork()
