@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 
 import pytest
 
@@ -163,6 +164,37 @@ async def test_attacks_go_to_the_first_resolver_that_keeps_up_and_past_one_held_
         assert (await stuck)["error"]["code"] == "plugin_timeout"
         for seat in seats:
             await seat.close()
+
+
+async def test_an_attack_sent_behind_a_hook_that_hangs_is_replayed_once_and_applied_once(tmp_path, monkeypatch):
+    """An attack queued on a resolver behind a job that then hangs (likelier now that a busy
+    resolver takes more jobs) finishes on another once the hung one is stopped at its budget:
+    late, not failed, and its changes applied exactly once."""
+    monkeypatch.setattr(workers, "_BRIEF", 10.0)  # the second attack surely queues behind the first
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=2)) as server:
+        resolvers = server.bridge.resolvers
+        hung, hung_gm = await _seat(server, 0.5)
+        other = await seat_table(server, name="other table", tokens=TOKENS)
+        other_gm = await other.join("gm")
+        tokens_before, entries_before = await other.state()
+        stuck = asyncio.ensure_future(hung_gm.call("attack", {**PLAIN, "attacker": "sleep1"}, timeout=10))
+        await asyncio.sleep(0.05)  # the first resolver is asleep in the hook now
+        started = time.monotonic()
+        ack = await other_gm.call("attack", {**PLAIN, "seed": 5}, timeout=10)  # seed 5: a hit
+        waited = time.monotonic() - started
+        assert (await stuck)["error"]["code"] == "plugin_timeout"
+        assert resolvers.replaced == 1
+        assert waited > 0.3, waited  # it was sent behind the hung job and waited for its budget
+        assert ack["ok"], ack
+        target = ack["attack"]["tokens"]["b"]
+        assert target["before"]["system"] == tokens_before["b"]["system"]
+        assert target["after"]["system"]["hp"] < target["before"]["system"]["hp"]
+        tokens_after, entries_after = await other.state()
+        assert entries_after == entries_before + 1  # one attack in the log
+        assert tokens_after["b"]["version"] == tokens_before["b"]["version"] + 1
+        assert tokens_after["b"]["system"] == target["after"]["system"]
+        await hung.close()
+        await other.close()
 
 
 async def test_a_spare_resolver_ends_once_idle_and_forking_freezes_nothing_here(tmp_path, monkeypatch):
