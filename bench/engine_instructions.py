@@ -60,7 +60,7 @@ def _settled() -> None:
     A resolver does the same once it is forked (``vtt_bridge/server/workers.py``),
     so resolutions meet only their own young objects. Without it, whether one
     collection of the set-up's objects (some 28,000) falls in the counted run or
-    not moves a workload's figure by 10,000 instructions or more per resolution.
+    not moved the pack's figure by about 6,000 instructions per resolution.
     """
     gc.collect()
     gc.freeze()
