@@ -89,7 +89,9 @@ _HEADER = struct.Struct("!I")
 _SLOW = 0.25
 # A new job goes to the first resolver with fewer jobs than this waiting on it whose job in
 # hand began less than _BRIEF seconds ago; the least busy one when none does (see _pick).
-_KEEPS_UP = 8
+# 32 duel jobs are about 5 ms of work; with 8, a fifth of a steady load still went to a
+# second, cold resolver (docs/deploy.md, "Measured").
+_KEEPS_UP = 32
 _BRIEF = 0.005
 # The longest a resolver holds a finished job's reply to send it with the next ones.
 _HOLD = 0.002
