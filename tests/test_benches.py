@@ -20,6 +20,7 @@ QUICK = {
     "engine_bench.py": ["--quick"],
     "engine_instructions.py": ["--quick"],
     "odds_bench.py": ["--quick"],
+    "server_instructions.py": ["--quick"],
     "slow_readers.py": ["--quick"],
 }
 # Run by a test of their own, which checks more of what they print (one quick run is enough).
