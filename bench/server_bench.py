@@ -57,7 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +284,11 @@ def sample_cpu(path: str, interval: float = 0.001) -> None:
     atexit.register(dump)
 
 
-def start_server(*args: str) -> tuple[subprocess.Popen, str]:
+def start_server(
+    *args: str, wrap: Sequence[str] = (), env: Mapping[str, str] | None = None, wait: float = 120
+) -> tuple[subprocess.Popen, str]:
+    """A server of the duel plugin on a free port, ``args`` added to ``serve``; ``wrap``: a command
+    it runs under (``valgrind ...``), ``env``: variables added, ``wait``: seconds it may take to listen."""
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
     if PROFILE:
         # The stats of the server process (not its resolvers: a forked child stops profiling).
@@ -295,12 +299,12 @@ def start_server(*args: str) -> tuple[subprocess.Popen, str]:
         )
     if SAMPLE:
         code = f"from bench.server_bench import sample_cpu; sample_cpu({SAMPLE[0]!r}); {code}"
-    argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0", *args]
+    argv = [*wrap, sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0", *args]
     argv += ["--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    proc = subprocess.Popen(argv, cwd=ROOT, env=environ, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         match = re.search(r"listening on (http://\S+)", line)
@@ -312,10 +316,10 @@ def start_server(*args: str) -> tuple[subprocess.Popen, str]:
     raise SystemExit("the server did not start")
 
 
-def stop_server(proc: subprocess.Popen) -> None:
+def stop_server(proc: subprocess.Popen, grace: float = 30) -> None:
     proc.terminate()
     try:
-        proc.wait(timeout=30)
+        proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
@@ -556,21 +560,10 @@ def floor_main(count: int) -> None:
 
     from vtt_bridge.server import workers
 
+    duel = Ruleset("duel")
     # A duel job as Resolvers sends it (one changed token as a delta), and its "done" reply.
-    spec = {
-        "ruleset": "duel",
-        "args": {
-            "attacker": "a0",
-            "targets": ["b0"],
-            "declaration": {},
-            "seed": 1,
-            "dice": None,
-            "answers": {"defense": "none"},
-        },
-        "wire": {"about": {"id": "atk_x" * 4}, "table": "t", "request_id": None},
-    }
     token = {"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}
-    job = ("start", 1, "table", None, [token], spec, [], 0)
+    job = ("start", 1, "table", None, [token], _duel_spec(duel, 1), [], 0)
     wire = (
         b'{"id":"b0","name":"b0","ruleset":"duel","ownership":{"q0":3},'
         b'"system":{"hp":999999997,"rerolls":0},"flags":{},"version":8}'
@@ -649,15 +642,9 @@ def floor_main(count: int) -> None:
         from vtt_bridge.plugins import make_host
 
         host = make_host(plugins=["tests.server.duel_plugin"])
-        duel = Ruleset("duel")
 
         def spec(i: int) -> dict[str, Any]:
-            request = duel.attack(i)
-            about = {"id": f"atk_{i:020d}", "ruleset": "duel", "attacker": request["attacker"],
-                     "targets": request["targets"], "user": "gm"}  # fmt: skip
-            args = {"attacker": request["attacker"], "targets": request["targets"], "seed": i, "dice": None,
-                    "declaration": request["declaration"], "answers": request["answers"]}  # fmt: skip
-            return {"ruleset": "duel", "args": args, "wire": {"about": about, "table": "t", "request_id": None}}
+            return _duel_spec(duel, i)
 
         def applied(tokens: dict[str, Token], reply: tuple) -> dict[str, Token]:
             assert reply[0] == "done", reply
@@ -704,13 +691,23 @@ def floor_main(count: int) -> None:
     print(json.dumps(workers.run(both())))
 
 
+def _duel_spec(duel: Ruleset, i: int) -> dict[str, Any]:
+    """The job spec of duel attack ``i`` as ``Attacks`` sends it to a resolver (seed ``i``)."""
+    request = duel.attack(i)
+    about = {"id": f"atk_{i:020d}", "ruleset": "duel", "attacker": request["attacker"],
+             "targets": request["targets"], "user": "gm"}  # fmt: skip
+    args = {"attacker": request["attacker"], "targets": request["targets"], "seed": i, "dice": None,
+            "declaration": request["declaration"], "answers": request["answers"]}  # fmt: skip
+    return {"ruleset": "duel", "args": args, "wire": {"about": about, "table": "t", "request_id": None}}
+
+
 def _cpu_ns(pid: int) -> float:
     """Seconds of CPU a process has used, every thread, from the scheduler's nanoseconds."""
     tasks = Path(f"/proc/{pid}/task")
     return sum(int((task / "schedstat").read_text().split()[0]) for task in tasks.iterdir()) / 1e9
 
 
-def floor(count: int) -> dict[str, tuple[float, float]]:
+def floor(count: int) -> dict[str, tuple[float, ...]]:
     """:func:`floor_main` in a process of its own (the server's event loop, not the bench's)."""
     code = f"from bench.server_bench import floor_main; floor_main({count})"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -24,13 +24,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 import types
 from pathlib import Path
 
@@ -53,32 +50,15 @@ async def _run(tmp: Path, per_client: int, args: argparse.Namespace, count: bool
     seats = await sb.prepare(sb.SQLiteStore(db), args.tables, [duel])
     out = tmp / f"callgrind-{per_client}"
     out.mkdir()
-    code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
-    argv = [sys.executable, "-c", code, "--plugin", "tests.server.duel_plugin", "serve", "--port", "0"]
-    argv += ["--db", str(db), "--resolvers", "2", "--log-level", "warning", "--rate-limit", "0"]
-    if count:
-        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg.%p", *argv]
+    wrap = ["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}/cg.%p"] if count else []
     # A fixed hash seed: string hashes (and so dict probing) do not change the count between runs.
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc, url = sb.start_server("--db", str(db), "--resolvers", "2", wrap=wrap, env={"PYTHONHASHSEED": "0"}, wait=300)
     try:
-        assert proc.stdout is not None
-        url = None
-        deadline = time.monotonic() + 300
-        while url is None and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line and proc.poll() is not None:
-                break
-            found = re.search(r"listening on (http://\S+)", line)
-            url = found.group(1) if found else None
-        if url is None:
-            raise SystemExit("the server did not start")
         load = types.SimpleNamespace(clients=args.clients, seconds=600.0, per_client=per_client)
         async with aiohttp.ClientSession() as http:
             result = await sb.throughput(http, url, proc.pid, seats["duel"], duel, load, None, True)
     finally:
-        proc.terminate()
-        proc.wait(timeout=300)
+        sb.stop_server(proc, grace=300)  # callgrind writes its counts as the processes end
     counts = {}
     for path in out.glob("cg.*"):
         totals = re.search(r"^(?:summary|totals): (\d+)", path.read_text(errors="replace"), re.M)

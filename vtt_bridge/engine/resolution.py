@@ -831,7 +831,7 @@ class Resolution:
                 except (EndCycle, SkipItem):
                     raise
                 except BaseException as exc:
-                    raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                    raise self._fault(exc, compiled.options_hook, name) from exc
                 if any(offered):
                     try:
                         if asking:
@@ -841,7 +841,7 @@ class Resolution:
                     except (EndCycle, SkipItem, VTTError):
                         raise
                     except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
-                        raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                        raise self._fault(exc, compiled.options_hook, name) from exc
                 else:
                     ctx.answers.pop(ask.name, None)
             dice.step = name
@@ -863,7 +863,7 @@ class Resolution:
                 raise
             except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
                 running, ctx._plugin = ctx._plugin, None
-                raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
+                raise self._fault(exc, compiled.hook_name, name, running) from exc
             if entry is not None and len(rolls) != first:
                 entry.rolls = rolls[first:]
             if ctx._control or more:
@@ -911,14 +911,14 @@ class Resolution:
                 except (EndCycle, SkipItem):
                     raise
                 except BaseException as exc:
-                    raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                    raise self._fault(exc, compiled.options_hook, name) from exc
                 if any(offered):
                     try:
                         answer = yield from self._ask(compiled, ctx, entry, offered)
                     except (EndCycle, SkipItem, GeneratorExit, VTTError):
                         raise
                     except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
-                        raise self._fault(exc, compiled.options_hook, compiled.name) from exc
+                        raise self._fault(exc, compiled.options_hook, name) from exc
                 else:
                     ctx.answers.pop(ask.name, None)
             dice.step = name
@@ -940,7 +940,7 @@ class Resolution:
                 raise
             except BaseException as exc:
                 running, ctx._plugin = ctx._plugin, None
-                raise self._fault(exc, compiled.hook_name, compiled.name, running) from exc
+                raise self._fault(exc, compiled.hook_name, name, running) from exc
             if entry is not None and len(rolls) != first:
                 entry.rolls = rolls[first:]
             if ctx._control or more:
