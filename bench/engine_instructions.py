@@ -22,6 +22,17 @@ start-up cancels out) and the difference per run is printed:
 
 Needs valgrind (Debian package ``valgrind``) except with ``--quick``, which
 only checks that every workload still runs (a counting run takes minutes).
+
+``--cache`` counts under cachegrind's cache and branch simulation instead: per
+resolution, the instructions with the level-1 instruction and data cache
+misses and the mispredicted branches, and each as a multiple of the pluggy
+floor's. Instructions are not time: a workload that misses the caches and
+mispredicts more than the floor runs more slowly per instruction, which is
+why ``bench/engine_bench.py``'s time ratio to the floor is above this
+bench's instruction ratio. The simulated caches are the ones valgrind
+configures for this host; the counts do not depend on the machine's load.
+
+    .venv/bin/python bench/engine_instructions.py --cache --only pack --only floor
 """
 
 from __future__ import annotations
@@ -102,16 +113,42 @@ def workload(name: str, n: int) -> None:
             res.record
 
 
-def instructions(name: str, n: int) -> int:
+# What ``--cache`` counts, as cachegrind's summary names each (its totals, reads and writes together).
+CACHE_EVENTS = {
+    "instructions": r"I\s+refs:\s+([\d,]+)",
+    "L1i misses": r"I1\s+misses:\s+([\d,]+)",
+    "L1d misses": r"D1\s+misses:\s+([\d,]+)",
+    "mispredicts": r"Mispredicts:\s+([\d,]+)",
+}
+
+
+def counts(name: str, n: int, cache: bool = False) -> dict[str, int]:
+    """What valgrind counted running workload ``name`` ``n`` times: the instructions, and with
+    ``cache`` the cache misses and mispredicted branches too (:data:`CACHE_EVENTS`)."""
     with tempfile.TemporaryDirectory() as tmp:
-        argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out", sys.executable, str(HERE)]
-        argv += ["--run", name, "--n", str(n)]
+        if cache:
+            argv = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes"]
+            argv += [f"--cachegrind-out-file={tmp}/out"]
+        else:
+            argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out"]
+        argv += [sys.executable, str(HERE), "--run", name, "--n", str(n)]
         # A fixed hash seed: string hashes (and so dict probing) do not change the count between runs.
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         done = subprocess.run(argv, capture_output=True, text=True, check=True, env=env)
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    assert found, done.stderr[-2000:]
-    return int(found.group(1))
+    return read_counts(done.stderr, cache)
+
+
+def read_counts(stderr: str, cache: bool) -> dict[str, int]:
+    """The counts in valgrind's summary (its standard error): callgrind's, or with ``cache`` cachegrind's."""
+    patterns = CACHE_EVENTS if cache else {"instructions": r"Collected : (\d+)"}
+    found = {event: re.search(pattern, stderr) for event, pattern in patterns.items()}
+    missing = [event for event, match in found.items() if match is None]
+    assert not missing, f"{missing} not in valgrind's output: {stderr[-2000:]}"
+    return {event: int(match.group(1).replace(",", "")) for event, match in found.items()}  # type: ignore[union-attr]
+
+
+def instructions(name: str, n: int) -> int:
+    return counts(name, n)["instructions"]
 
 
 def load_average() -> str:
@@ -125,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", choices=list(WORKLOADS), metavar="WORKLOAD",
         help=f"count only this workload (repeatable; one of: {', '.join(WORKLOADS)})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cache", action="store_true",
+        help="simulate the caches and branch prediction (cachegrind): misses and mispredicts per resolution too",
     )  # fmt: skip
     parser.add_argument("--run", choices=sorted(WORKLOADS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -145,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if shutil.which("valgrind") is None:
         sys.exit("valgrind not found: apt-get install valgrind (or run with --quick)")
+    if args.cache:
+        return cache_main(chosen, args.n)
     per = {}
     for name, label in chosen.items():
         per[name] = (instructions(name, args.n) - instructions(name, 0)) / args.n
@@ -154,6 +197,30 @@ def main(argv: list[str] | None = None) -> int:
         ratio = per["pack"] / per["floor"]
         verdict = "met" if ratio <= TARGET_FLOOR_RATIO else "MISSED"
         print(f"target: ≤{TARGET_FLOOR_RATIO:g}× the pluggy floor with the pack loaded; measured {ratio:.2f}× ({verdict})")
+    print(f"load average after: {load_average()}")
+    return 0
+
+
+def cache_main(chosen: dict[str, str], n: int) -> int:
+    """``--cache``: each workload's counts per resolution, and each as a multiple of the floor's."""
+    events = list(CACHE_EVENTS)
+    per: dict[str, dict[str, float]] = {}
+    width = max(len(label) for label in chosen.values()) + len(" ÷ floor")
+    print(f"{'per resolution (cachegrind)':{width}s}" + "".join(f" {event:>13s}" for event in events))
+    for name, label in chosen.items():
+        none, some = counts(name, 0, cache=True), counts(name, n, cache=True)
+        per[name] = {event: (some[event] - none[event]) / n for event in events}
+        print(f"{label:{width}s}" + "".join(f" {per[name][event]:13,.0f}" for event in events))
+    floor = per.get("floor")
+    if floor is not None:
+        for name, label in chosen.items():
+            if name != "floor":
+                ratios = [per[name][event] / floor[event] if floor[event] else float("inf") for event in events]
+                print(f"{label + ' ÷ floor':{width}s}" + "".join(f" {ratio:12.2f}×" for ratio in ratios))
+        print(
+            "each miss and mispredict costs cycles an instruction count does not show: where a workload's"
+            " multiples of the floor pass its instruction multiple, its time ratio (bench/engine_bench.py) does too"
+        )
     print(f"load average after: {load_average()}")
     return 0
 

@@ -47,3 +47,35 @@ def test_bench_runs_quick(bench):
     out = done.stdout.lower()
     assert "target" in out, done.stdout
     assert "load average" in out, done.stdout
+
+
+# The summary cachegrind (valgrind 3.19) writes to standard error, as bench/engine_instructions.py --cache reads it.
+CACHEGRIND_SUMMARY = """\
+==30852== I   refs:      1,708,291,597
+==30852== I1  misses:       16,826,014
+==30852== LLi misses:          101,385
+==30852== I1  miss rate:          0.98%
+==30852== D   refs:        788,591,491  (522,202,445 rd   + 266,389,046 wr)
+==30852== D1  misses:        9,528,022  (  7,573,689 rd   +   1,954,333 wr)
+==30852== LLd misses:          364,996  (     55,575 rd   +     309,421 wr)
+==30852== Branches:        282,098,094  (240,755,548 cond +  41,342,546 ind)
+==30852== Mispredicts:      26,875,672  ( 14,979,446 cond +  11,896,226 ind)
+==30852== Mispred rate:            9.5% (        6.2%     +        28.8%   )
+"""
+
+
+def test_engine_instructions_reads_what_valgrind_counted():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import engine_instructions
+    finally:
+        sys.path.remove(str(BENCH))
+    assert engine_instructions.read_counts(CACHEGRIND_SUMMARY, cache=True) == {
+        "instructions": 1_708_291_597,
+        "L1i misses": 16_826_014,
+        "L1d misses": 9_528_022,
+        "mispredicts": 26_875_672,
+    }
+    assert engine_instructions.read_counts("==1== Collected : 941738858\n", cache=False) == {"instructions": 941_738_858}
+    with pytest.raises(AssertionError, match="L1d misses"):
+        engine_instructions.read_counts(CACHEGRIND_SUMMARY.replace("D1  misses", "D1 missed"), cache=True)
