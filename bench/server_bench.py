@@ -487,7 +487,7 @@ async def throughput(
     connected = [await Client().connect(http, url, auth(seats[n % len(seats)], events, batch)) for n in range(clients)]
     latencies: list[float] = []
     failures: dict[str, int] = {}
-    restored = [0]
+    restored = 0
     go = asyncio.Event()
     # Each client attacks with pairs of its own at its table, as a player moves their own
     # models: no two clients attack the same model, so a model one wrecked is back (see
@@ -498,13 +498,14 @@ async def throughput(
         return ruleset.attack((n // len(seats)) * per + (n * 7 + i) % per)
 
     async def restore(client: Client, wrecked: dict[str, dict[str, Any]]) -> None:
-        """Put wrecked models back as seated (each client is its table's GM), retrying while
-        another client's attack on the same model is still being resolved (``conflict``)."""
+        """Put wrecked models back as seated (each client is its table's GM), retrying while the
+        model is still in an attack being resolved (``conflict``)."""
+        nonlocal restored
         for token_id, system in wrecked.items():
             for _ in range(50):
                 reply = await client.call("token.update", {"id": token_id, "system": system})
                 if reply["ok"]:
-                    restored[0] += 1
+                    restored += 1
                     break
                 if reply["error"]["code"] != "conflict":
                     raise RuntimeError(f"could not put {token_id} back: {reply['error']}")
@@ -552,7 +553,7 @@ async def throughput(
     return {
         "committed": committed,
         "failed": failures,
-        "restored": restored[0],
+        "restored": restored,
         "rate": committed / elapsed,
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
