@@ -53,6 +53,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import re
@@ -143,12 +144,16 @@ class Ruleset:
             given.setdefault(decision["key"], decision["answer"]["option"])
         self.request["answers"] = given
 
-    def tokens(self) -> list[Token]:
-        """The table's tokens, their ``system`` loaded by the ruleset's schema (defaults filled) as a server would."""
+    @functools.cached_property
+    def seated(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The attacker's and the target's ``system`` as a server stores them: loaded by the ruleset's schema (defaults filled)."""
         if self.name == "duel":
-            attacker, target = self.attacker_system, self.target_system
-        else:
-            attacker, target = (_host().load_system(self.name, s) for s in (self.attacker_system, self.target_system))
+            return self.attacker_system, self.target_system
+        return _host().load_system(self.name, self.attacker_system), _host().load_system(self.name, self.target_system)
+
+    def tokens(self) -> list[Token]:
+        """The table's tokens, as seated (:attr:`seated`)."""
+        attacker, target = self.seated
         out = []
         for i in range(PAIRS):
             out.append(Token(f"a{i}", f"a{i}", self.name, attacker, ownership={f"p{i}": 3}))
@@ -173,8 +178,7 @@ class Ruleset:
         for token_id, change in (attack.get("changes") or {}).items():
             after = change.get("after") or {}
             if after.get("destroyed") or after.get("removed"):
-                seated = self.attacker_system if token_id.startswith("a") else self.target_system
-                out[token_id] = _host().load_system(self.name, seated)
+                out[token_id] = self.seated[0 if token_id.startswith("a") else 1]
         return out
 
 

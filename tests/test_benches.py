@@ -64,12 +64,9 @@ CACHEGRIND_SUMMARY = """\
 """
 
 
-def test_engine_instructions_reads_what_valgrind_counted():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import engine_instructions
-    finally:
-        sys.path.remove(str(BENCH))
+def test_engine_instructions_reads_what_valgrind_counted(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))  # sys.path as it was afterwards (the bench adds to it too)
+    import engine_instructions
     assert engine_instructions.read_counts(CACHEGRIND_SUMMARY, cache=True) == {
         "instructions": 1_708_291_597,
         "L1i misses": 16_826_014,
