@@ -266,6 +266,16 @@ class Dice:
         self.rolls.append(roll)
         return roll
 
+    def last(self, label: str) -> Roll | None:
+        """The latest roll made with ``label`` (``"attack"``), rerolls included; None if none yet.
+
+        A reroll changes its roll in place, so this stays the roll to read after one.
+        """
+        for roll in reversed(self.rolls):
+            if roll.label == label:
+                return roll
+        return None
+
     def pool(self, sides: Iterable[int], *, label: str, target: int | None = None) -> Roll:
         """Roll a mixed pool such as ``[8, 6, 4]`` (one d8, one d6, one d4)."""
         sizes = tuple(sides)

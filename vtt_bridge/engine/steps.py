@@ -228,6 +228,12 @@ class Option:
         ``Param`` still works and means a free text value; deprecated.)
     :ivar plugin: which plugin offered it, when that plugin names itself (shown to
         players so a pack's option can be told from the rules' own).
+    :ivar detail: what choosing it means, in a few words, where the rules know
+        (``"DV 4"``, ``"helps 42%"``); shown beside the label.
+    :ivar counts_as: for a pack's option, the id of the ruleset's own option it
+        stands for (a Parry Charm's option ``counts_as="parry"``); a ruleset that
+        must know which of its own options was meant reads it, and may refuse a
+        pack option without one.
     """
 
     id: str
@@ -235,6 +241,8 @@ class Option:
     token: str | None = None
     params: Mapping[str, Param] = field(default_factory=dict)
     plugin: str | None = None
+    detail: str | None = None
+    counts_as: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id or not isinstance(self.id, str):
@@ -249,6 +257,10 @@ class Option:
             out["params"] = _schema_of(self.params)
         if self.plugin is not None:
             out["plugin"] = self.plugin
+        if self.detail is not None:
+            out["detail"] = self.detail
+        if self.counts_as is not None:
+            out["counts_as"] = self.counts_as
         return out
 
 
