@@ -26,9 +26,10 @@ Where the brief and the seed differ, the seed wins:
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, NamedTuple
 
-from vtt_bridge import Ask, InvalidRequest, Option, Ruleset, StashKey, Step, hookimpl, per_snapshot
+from vtt_bridge import Ask, InvalidRequest, Option, PluginError, Ruleset, StashKey, Step, hookimpl, per_snapshot
 
 from . import hookspecs, rules
 from .rules import HealthTrack
@@ -65,6 +66,7 @@ class _Attack:
 
     __slots__ = (
         "me", "foe", "weapon", "ranged", "damage_type", "roll", "mark", "defense", "counter", "aware", "acted", "stray",
+        "counts_as",
     )  # fmt: skip
 
     def __init__(self, me, foe, weapon, ranged: bool, counter: bool) -> None:
@@ -80,6 +82,7 @@ class _Attack:
         self.aware = True  # the defender sees the attack coming and is in the fight
         self.acted = False  # the attacker's DV penalty and the onslaught are recorded
         self.stray = 0  # a botch with bystanders about: the 1s rolled, the GM to rule
+        self.counts_as: dict[str, str] = {}  # a pack's defense option → the defense it said it is
 
 
 ATTACK: StashKey[_Attack] = StashKey("exalted2e.attack")
@@ -320,6 +323,7 @@ class _Defense(NamedTuple):
     stunted_ability: int
     defended: tuple[int, int]  # (Dodge DV, Parry DV) with bonuses and penalties, defending
     undefended: tuple[int, int]  # the same, not defending or unable to
+    parry_with: str | None  # the weapon (or hand) the Parry DV comes from
 
 
 @per_snapshot
@@ -342,6 +346,7 @@ def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
     limited = (weapon["damage_type"] != "B" or ranged) and not foe["natural_armor"]
     armed = [w for w in able if not w["unarmed"]] if limited else able
     parry = rules.best_parry(armed, dex, abilities, divine=divine)
+    parry_with = _parrying_with(armed, dex, abilities, divine=divine) if parry is not None else None
     # A stunt may circumvent a mundane inapplicability (seed 002, "DV Penalties"):
     # with one the best hand parries, a bare one against a blade included.
     stunted = rules.best_parry(able, dex, abilities, divine=divine) if limited else parry
@@ -377,7 +382,19 @@ def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
         stunted_ability=stunted_ability,
         defended=((dodge or 0) + common - dodge_penalty, (parry or 0) + common),
         undefended=(common - dodge_penalty, common),
+        parry_with=parry_with if parry is not None else None,
     )
+
+
+def _parrying_with(weapons, dex: int, abilities, *, divine: bool) -> str | None:
+    """The name of the weapon :func:`rules.best_parry` parries with (the same ranking)."""
+    ranked = [
+        ((w["defense"], rules.parry_dv(dex, abilities[w["ability"]], w["defense"], divine=divine), abilities[w["ability"]]), w)
+        for w in weapons
+    ]
+    if not ranked:
+        return None
+    return max(ranked, key=lambda pair: pair[0])[1].get("name")
 
 
 def _defense_values(ctx, st: _Attack) -> _Defense:
@@ -421,41 +438,83 @@ def _aware(ctx) -> bool:
 
 
 _DEFENSES = [DODGE, PARRY, NOTHING]
+_DEFENSE_IDS = frozenset(o.id for o in _DEFENSES)
+
+
+@lru_cache(maxsize=512)
+def _described(dodge: int, parry: int, nothing: int, dodge_ok: bool, parry_ok: bool, parry_with: str | None) -> tuple[Option, ...]:
+    """Dodge, Parry and Do nothing, each with the DV it gives (the same objects for the same DVs)."""
+    return (
+        Option(id=DODGE.id, label=DODGE.label, detail=f"Dodge DV {dodge}" + ("" if dodge_ok else " (cannot dodge this)")),
+        Option(
+            id=PARRY.id,
+            label=PARRY.label,
+            detail=f"Parry DV {parry}"
+            + (f" ({parry_with})" if parry_ok and parry_with else "" if parry_ok else " (cannot parry this)"),
+        ),
+        Option(id=NOTHING.id, label=NOTHING.label, detail=f"DV {nothing}"),
+    )
+
+
+def _defenses(d: _Defense) -> tuple[Option, ...]:
+    dodge, parry = d.defended
+    return _described(dodge, parry, max(d.undefended), d.dodge_base is not None, d.parry_base is not None, d.parry_with)
 
 
 @hookimpl(trylast=True)
 def exalted2e_defense_options(ctx) -> list[Option]:
     # A target unaware of the attack, or out of the fight, cannot defend without magic.
-    return _DEFENSES if _aware(ctx) else []
+    d = _defense_values(ctx, ctx.stash[ATTACK])
+    return list(_defenses(d)) if d.aware else []
 
 
 @hookimpl(wrapper=True, specname="exalted2e_defense_options")
 def exalted2e_merge_defense_options(ctx):
     """A pack's option with a ruleset option's id adds its params to it."""
     batches = yield
+    counts = ctx.stash[ATTACK].counts_as
+    for batch in batches:
+        for option in batch:
+            _check_pack_option(option)
+            if option.counts_as is not None and option.id not in _DEFENSE_IDS:
+                counts[option.id] = option.counts_as
     if not _aware(ctx):  # only a pack's own magic may still defend
-        return [[o for batch in batches for o in batch if o.id not in (DODGE.id, PARRY.id, NOTHING.id)]]
+        return [[o for batch in batches for o in batch if o.id not in _DEFENSE_IDS]]
     offered = [batch for batch in batches if batch]
     if len(offered) < 2:
         return batches  # one plugin's options alone: nothing to merge
-    return [_merged(*[o for batch in offered for o in batch])]
+    own = _defenses(_defense_values(ctx, ctx.stash[ATTACK]))
+    return [_merged(*own, *[o for batch in offered for o in batch])]
+
+
+def _check_pack_option(option: Option) -> None:
+    """A pack's own option must say which defense it is: the DV it gives would otherwise be a guess."""
+    if option.id in _DEFENSE_IDS or option.counts_as in _DEFENSE_IDS:
+        return
+    raise PluginError(
+        f"option {option.id!r} at the defense decision does not say which defense it is: give it "
+        "counts_as='dodge', 'parry' or 'nothing', or add params to the ruleset's own option "
+        "(an Option with id 'parry' and your params) — see docs/plugins.md, 'Offer an option'",
+        details={"plugin": option.plugin, "option": option.id, "counts_as": option.counts_as},
+    )
 
 
 @per_snapshot
 def _merged(*options: Option) -> list[Option]:
     """The ruleset's options with the params of a pack's option of the same id, then the packs' own options.
 
-    Remembered per set of offered options (packs offer module-level ones), so
-    the merged options are the same objects attack after attack.
+    Remembered per set of offered options (packs offer module-level ones, the
+    ruleset's come first, from :func:`_described`), so the merged options are
+    the same objects attack after attack.
     """
-    own: dict[str, Option] = {o.id: o for o in _DEFENSES}
+    own: dict[str, Option] = {o.id: o for o in options[: len(_DEFENSES)]}
     extra: list[Option] = []
-    for option in options:
+    for option in options[len(_DEFENSES) :]:
         mine = own.get(option.id)
         if mine is None:
             extra.append(option)
         elif option is not mine and option.params:
-            own[option.id] = Option(id=mine.id, label=mine.label, params={**mine.params, **option.params})
+            own[option.id] = Option(id=mine.id, label=mine.label, detail=mine.detail, params={**mine.params, **option.params})
     return [*own.values(), *extra]
 
 
@@ -464,16 +523,18 @@ def exalted2e_declare_defense(ctx) -> None:
     d = _defense_values(ctx, ctx.stash[ATTACK])
     answer = ctx.answer("defense")
     choice = answer.option if answer is not None else _default_defense(ctx, ())
-    dodge, parry = _dvs(d, choice)
+    # A pack's option is the defense it said it is (its counts_as): the outcome names that defense.
+    kind = ctx.stash[ATTACK].counts_as.get(choice, choice)
+    dodge, parry = _dvs(d, kind)
     ctx.dodge_dv, ctx.parry_dv = dodge, parry
-    if choice == "dodge":
+    if kind == "dodge":
         dv, ctx.defense_ability = dodge, d.dodge_ability
-    elif choice == "parry":
+    elif kind == "parry":
         dv, ctx.defense_ability = parry, d.parry_ability
-    else:  # "nothing", or a pack's own option: the better of the two
+    else:  # "nothing": the better of the two, both at their bases' 0
         dv = dodge if dodge > parry else parry
     ctx.dv = dv + ctx.dv_bonus
-    ctx.outcome["defense"] = choice
+    ctx.outcome["defense"] = kind
 
 
 # ---------------------------------------------------------------------------
