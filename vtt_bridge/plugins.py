@@ -736,9 +736,10 @@ def make_host(
                 continue
             try:
                 module = _import_plugin(plugin.strip())
-            except ImportError as exc:
+            except Exception as exc:  # a pack's own bug at import (SyntaxError, NameError...) too
+                what = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
                 raise PluginValidationError(
-                    f"cannot import plugin {name!r}: {exc}", details={"plugin": name}
+                    f"cannot import plugin {name!r}: {what}", details={"plugin": name}
                 ) from exc
             if pm.is_registered(module):
                 continue  # installed and also named for development: load it once
@@ -811,9 +812,10 @@ def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, Any]) -> None:
         ep = seen[name]
         try:
             plugin = ep.load()
-        except ImportError as exc:
+        except Exception as exc:  # a pack's own bug at import (SyntaxError, NameError...) too
+            what = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
             raise PluginValidationError(
-                f"plugin {name!r} failed to import: {exc}", details={"plugin": name, "error": str(exc)}
+                f"plugin {name!r} failed to import: {what}", details={"plugin": name, "error": what}
             ) from exc
         pm.register(plugin, name=name)
         if ep.dist is not None:

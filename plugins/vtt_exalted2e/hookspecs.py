@@ -108,10 +108,15 @@ def exalted2e_defense_options(ctx: AttackContext) -> list[Option]:
     defend without magic: only a pack's own options are then offered, and
     unanswered the target does nothing. Defensive stunts are not part of
     this answer: they come after the attack roll (``defense_stunt``, step
-    5). A pack adds answer params to
-    those two by returning an :class:`~vtt_bridge.Option` with the same id
-    (its ``params`` are merged into the ruleset's option, the option is not
-    offered twice), or offers an option of its own. The answer arrives as
+    5). Each of the ruleset's options says the DV it gives in its
+    ``detail`` ("Dodge DV 7", "Parry DV 5 (daiklave)"). A pack adds answer
+    params to those two by returning an :class:`~vtt_bridge.Option` with the
+    same id (its ``params`` are merged into the ruleset's option, the option
+    is not offered twice) — the way for a Charm that aids a parry or a dodge
+    — or offers an option of its own, which must say the defense it is with
+    ``counts_as="dodge"``, ``"parry"`` or ``"nothing"`` (that DV is used,
+    and ``ctx.outcome["defense"]`` is that defense): one that does not is a
+    ``plugin_error`` naming it, never a guessed DV. The answer arrives as
     ``ctx.answer("defense")`` (``option`` and ``params``). Unanswered, the
     defender falls back on the better DV (a tie goes to parry).
 

@@ -171,13 +171,21 @@ def test_a_hook_matching_no_step_is_refused_at_start_up_with_the_nearest_name(in
 def test_the_refusal_reaches_the_command_line(install, monkeypatch, capsys):
     install("vtt-kit-packs", "0.3", duel=RULES, typo="tests.kit.packs.typo")
     monkeypatch.setenv(BLOCK_ENV, ",".join(BUILTINS))
-    assert main(["plugins"]) == 2
+    assert main(["resolve", "request.json"]) == 2
     err = capsys.readouterr().err
     assert "error [plugin_invalid]: plugin 'typo' implements 'duel_rol'" in err
     assert "did you mean 'duel_roll'?" in err
+    assert "to run without it: VTT_BRIDGE_BLOCK_PLUGINS=typo" in err
+    # `plugins` still lists the others, and the broken one with the way out
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "duel" in out.split("Not loaded")[0]
+    assert "typo: plugin 'typo' implements 'duel_rol'" in out
+    assert "VTT_BRIDGE_BLOCK_PLUGINS=typo vtt-bridge" in out
     # blocking the faulty pack lets everything else start
     monkeypatch.setenv(BLOCK_ENV, ",".join([*BUILTINS, "typo"]))
     assert main(["plugins"]) == 0
+    assert "Not loaded" not in capsys.readouterr().out
 
 
 def test_a_hook_far_from_every_step_is_refused_without_a_guess():

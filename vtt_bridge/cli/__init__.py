@@ -49,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except VTTError as exc:
-        print(f"error [{exc.code}]: {one_line(exc)}", file=sys.stderr)
+        if args.verbose and exc.__cause__ is not None:
+            # A plugin's exception: where in the pack it was raised.
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
+        print(f"error [{exc.code}]: {one_line(exc)}{way_out(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -71,6 +74,17 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def way_out(exc: VTTError) -> str:
+    """For a pack that cannot be loaded: how to run without it (every command builds the same host)."""
+    plugin = exc.details.get("plugin") if isinstance(exc.details, dict) else None
+    if exc.code != "plugin_invalid" or not isinstance(plugin, str):
+        return ""
+    return (
+        f" — to run without it: VTT_BRIDGE_BLOCK_PLUGINS={plugin} vtt-bridge ... "
+        f"(or pip uninstall its distribution); `vtt-bridge plugins` lists what loads"
+    )
 
 
 def one_line(exc: VTTError) -> str:

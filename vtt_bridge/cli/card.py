@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -47,7 +48,9 @@ def render(record: dict[str, Any], *, indent: str = "", decisions: dict[str, Any
         for key in step.get("decisions", []):
             d = decisions.get(key)
             if d is not None:
-                lines.append(f"{indent}    ? {d['prompt']} → {d['answer']['option']} ({d['how']})")
+                answer = d["answer"]
+                params = f" {json.dumps(answer['params'], sort_keys=True)}" if answer.get("params") else ""
+                lines.append(f"{indent}    ? {d['prompt']} → {answer['option']}{params} ({d['how']})")
         for roll in step["rolls"]:
             lines.append(f"{indent}    🎲 {roll_line(roll)}")
         for change in step["changes"]:

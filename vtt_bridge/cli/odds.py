@@ -20,6 +20,7 @@ import argparse
 import json
 
 from ..plugins import make_host
+from .resolve import add_answer_option
 
 
 def _processes(text: str) -> int:
@@ -51,9 +52,7 @@ def register(sub) -> None:
         default=None,
         help="processes for Monte Carlo (default: one per usable core; the result does not depend on it)",
     )
-    parser.add_argument(
-        "--answer", action="append", default=[], metavar="KEY=OPTION", help="answer a decision in advance"
-    )
+    add_answer_option(parser)
     parser.add_argument("--width", type=int, default=40, help="width of the bars in characters (default 40)")
     parser.set_defaults(func=run)
 
@@ -61,16 +60,18 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..odds import compute_odds, render
     from ..odds.montecarlo import cores
-    from .resolve import load_request, load_tokens, parse_answers
+    from .resolve import check_answer_keys, load_request, load_tokens, parse_answers
 
     host = make_host(plugins=args.plugin)
     data = load_request(args.request)
     tokens = load_tokens(host, data)
+    answers = parse_answers(args.answer)
+    check_answer_keys(host, data["ruleset"], {**(data.get("answers") or {}), **answers})
     result = compute_odds(
         host,
         data,
         tokens,
-        answers=parse_answers(args.answer),
+        answers=answers,
         mc_samples=args.samples,
         seed=args.seed,
         method=args.method.replace("-", "_"),

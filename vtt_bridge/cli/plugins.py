@@ -5,7 +5,12 @@ distribution and version, and does it run where I think it runs? For every
 ruleset the steps are listed in rulebook order, each with the plugins that
 implement it in the order they are called (wrappers first: they enter before
 and leave after everything else; the ruleset's own ``trylast`` implementation
-last).
+last), then what an attacker may declare there (declarables) and from which
+plugin.
+
+A pack that cannot be loaded does not hide the others: it is listed under
+"Not loaded", with its error and how to run every command without it
+(``VTT_BRIDGE_BLOCK_PLUGINS``).
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..plugins import Host, make_host
+from ..errors import PluginValidationError
+from ..plugins import BLOCK_ENV, Host, make_host
+
+#: How many broken packs one listing sets aside before giving up.
+MAX_BROKEN = 20
 
 
 def register(sub) -> None:
@@ -97,7 +106,23 @@ def describe(host: Host, *, ruleset: str | None = None) -> dict[str, Any]:
                     if f"{step.ask.name}_options" not in steps_of:
                         steps_of.append(f"{step.ask.name}_options")
             steps.append(entry)
-        rulesets[rs.id] = {"title": rs.title, "provided_by": owners.get(rs.id), "steps": steps}
+        declarables = [
+            {
+                "id": d.id,
+                "label": d.label,
+                "plugin": d.plugin,
+                "kind": d.kind,
+                "params": sorted(d.params),
+                "description": d.description,
+            }
+            for d in host.declarables(rs.id)
+        ]
+        rulesets[rs.id] = {
+            "title": rs.title,
+            "provided_by": owners.get(rs.id),
+            "steps": steps,
+            "declarables": declarables,
+        }
     plugins = []
     for info in host.plugins():
         data = info.to_dict()
@@ -105,7 +130,7 @@ def describe(host: Host, *, ruleset: str | None = None) -> dict[str, Any]:
         data["steps"] = implements.get(info.name, {})
         plugins.append(data)
     blocked = sorted(name for name, plugin in host.pm.list_name_plugin() if plugin is None)
-    return {"plugins": plugins, "blocked": blocked, "rulesets": rulesets}
+    return {"plugins": plugins, "blocked": blocked, "rulesets": rulesets, "broken": []}
 
 
 def _mark(impl: dict[str, Any], owner: str | None) -> str:
@@ -131,6 +156,15 @@ def render(info: dict[str, Any]) -> str:
             lines.append(f"  {'':{width}}    {rid}: {', '.join(steps)}")
     if info["blocked"]:
         lines.append(f"Blocked: {', '.join(info['blocked'])}")
+    if info.get("broken"):
+        names = ",".join(b["plugin"] for b in info["broken"])
+        lines.append("Not loaded (broken):")
+        for b in info["broken"]:
+            lines.append(f"  {b['plugin']}: {b['error']}")
+        lines.append(
+            f"  every other command refuses to start while they load; run without them with "
+            f"{BLOCK_ENV}={names} vtt-bridge ..., or pip uninstall them"
+        )
     for rid, rs in info["rulesets"].items():
         owner = rs["provided_by"]
         lines.append("")
@@ -143,12 +177,37 @@ def render(info: dict[str, Any]) -> str:
             if "decision" in step:
                 offered = " → ".join(_mark(i, owner) for i in step["options_impls"]) or "nobody"
                 lines.append(f"  {'':{title_width}}    asks {step['decision']!r}: options from {offered}")
+        if rs.get("declarables"):
+            lines.append("  declarables (declaration.charms; kind option: chosen when asked):")
+            for d in rs["declarables"]:
+                params = f" {{{', '.join(d['params'])}}}" if d["params"] else ""
+                lines.append(f"    {d['id']}{params} — {d['label']} ({d['kind']}, from {d['plugin']})")
     return "\n".join(lines)
 
 
+def load(plugins, block) -> tuple[Host, list[dict[str, str]]]:
+    """The host without the packs that cannot be loaded, and those packs with their errors.
+
+    A pack that fails to load names itself (``details["plugin"]``); it is set
+    aside and the host built again, so one broken pack hides no other.
+    """
+    broken: list[dict[str, str]] = []
+    blocked = list(block)
+    while True:
+        try:
+            return make_host(plugins=plugins, block=blocked), broken
+        except PluginValidationError as exc:
+            name = exc.details.get("plugin")
+            if not isinstance(name, str) or name in blocked or len(broken) >= MAX_BROKEN:
+                raise
+            broken.append({"plugin": name, "error": exc.message})
+            blocked.append(name)
+
+
 def run(args) -> int:
-    host = make_host(plugins=args.plugin, block=args.block)
+    host, broken = load(args.plugin, args.block)
     info = describe(host, ruleset=args.ruleset)
+    info["broken"] = broken
     if args.json:
         print(json.dumps(info, indent=2, ensure_ascii=False))
     else:

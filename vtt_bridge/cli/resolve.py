@@ -5,15 +5,22 @@ A request file holds the tokens inline::
     {"ruleset": "exalted2e", "tokens": [...], "attacker": "anoria",
      "targets": ["soldier"], "declaration": {...},
      "seed": 7, "dice": [7, 10, 3], "answers": {"defense": "parry"}}
+
+An answer given in advance (in the file or with ``--answer``) is an option id or
+``{"option": ..., "params": {...}}``; on the command line ``KEY=OPTION``,
+``KEY=OPTION:{PARAMS JSON}`` or ``KEY={"option": ..., "params": ...}``. A key no
+question of the ruleset uses is refused, naming the questions there are.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.steps import Step
 from ..engine.tokens import Token
 from ..errors import InvalidRequest
 from ..plugins import make_host
@@ -27,10 +34,18 @@ def register(sub) -> None:
     parser.add_argument("--json", action="store_true", help="print the full resolution record as JSON")
     parser.add_argument("--seed", type=int, help="seed for the dice (default: the file's, else random)")
     parser.add_argument("--dice", help="scripted faces, comma separated: 7,10,3,...")
-    parser.add_argument(
-        "--answer", action="append", default=[], metavar="KEY=OPTION", help="answer a decision in advance"
-    )
+    add_answer_option(parser)
     parser.set_defaults(func=run)
+
+
+ANSWER_HELP = (
+    "answer a decision in advance: KEY=OPTION, KEY=OPTION:{PARAMS JSON} "
+    """(e.g. 'defense=parry:{"first_excellency": 2}') or KEY={"option": ..., "params": {...}}; repeatable"""
+)
+
+
+def add_answer_option(parser) -> None:
+    parser.add_argument("--answer", action="append", default=[], metavar="KEY=OPTION", help=ANSWER_HELP)
 
 
 def load_request(path: str) -> dict[str, Any]:
@@ -82,14 +97,83 @@ def load_tokens(host: Any, data: Mapping[str, Any]) -> dict[str, Token]:
     return tokens
 
 
-def parse_answers(items: list[str]) -> dict[str, str]:
-    answers = {}
+def parse_answers(items: list[str]) -> dict[str, Any]:
+    """``--answer`` values as the answers a request carries: an option id, or ``{"option", "params"}``."""
+    answers: dict[str, Any] = {}
     for item in items:
-        key, _, option = item.partition("=")
-        if not key or not option:
-            raise InvalidRequest(f"--answer takes KEY=OPTION, got {item!r}", details={"answer": [item]})
-        answers[key] = option
+        key, _, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not key or not value:
+            raise InvalidRequest(
+                f"--answer takes KEY=OPTION or KEY=OPTION:{{PARAMS JSON}}, got {item!r}", details={"answer": [item]}
+            )
+        answers[key] = _answer_value(key, value, item)
     return answers
+
+
+def _answer_value(key: str, value: str, item: str) -> Any:
+    if value.startswith("{"):
+        data = _json_object(value, item)
+        if not isinstance(data.get("option"), str) or not isinstance(data.get("params", {}), dict):
+            raise InvalidRequest(
+                f'--answer {key}={{...}} takes {{"option": ID, "params": {{...}}}}, got {value!r}',
+                details={"answer": [item]},
+            )
+        return {"option": data["option"], **({"params": data["params"]} if data.get("params") else {})}
+    at = value.find(":{")  # option ids may hold a colon ("my-pack:iron-skin"); params start at ":{"
+    if at < 0:
+        return value
+    option, params = value[:at], _json_object(value[at + 1 :], item)
+    if not option:
+        raise InvalidRequest(f"--answer {key}=: name the option before its params, got {item!r}", details={"answer": [item]})
+    return {"option": option, "params": params}
+
+
+def _json_object(text: str, item: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"--answer {item!r}: the params are not valid JSON ({exc.msg})", details={"answer": [item]}) from None
+    if not isinstance(data, dict):
+        raise InvalidRequest(f"--answer {item!r}: the params are a JSON object", details={"answer": [item]})
+    return data
+
+
+def decision_names(steps: tuple[Step, ...] | list[Step]) -> list[str]:
+    """The names of the questions a ruleset's steps may ask, in rulebook order."""
+    names: list[str] = []
+    for step in steps:
+        if step.ask is not None and step.ask.name not in names:
+            names.append(step.ask.name)
+        names.extend(n for n in decision_names(step.steps) if n not in names)
+    return names
+
+
+def check_answer_keys(host, ruleset: str, given: Mapping[str, Any]) -> None:
+    """Refuse an answer for a key no question of ``ruleset`` uses (a typo answers nothing), naming those there are.
+
+    A key is a question's name (``defense``) or a key of one asked in a nested
+    attack or per item (``counterattack/defense``, ``boost_attack[w2]``).
+    """
+    names = decision_names(host.ruleset(ruleset).steps)
+    unknown = [key for key in given if _base_name(key) not in names]
+    if unknown:
+        raise InvalidRequest(
+            f"no question of {ruleset} is called {unknown[0]!r}: the questions are {', '.join(names) or 'none'}",
+            details={"answers": {key: ["No question uses this key."] for key in unknown}},
+        )
+
+
+def _base_name(key: str) -> str:
+    return key.rsplit("/", 1)[-1].split("[", 1)[0]
+
+
+def unused_answers(record: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
+    """The given answers' keys no question of this attack asked (it ended before them, say)."""
+    asked = set()
+    for d in record.get("decisions", ()):
+        asked.update((d["key"], d["name"]))
+    return [key for key in given if key not in asked]
 
 
 def resolve_request(host, data: dict[str, Any], *, seed=None, dice=None, answers=None):
@@ -98,6 +182,7 @@ def resolve_request(host, data: dict[str, Any], *, seed=None, dice=None, answers
     ruleset = data["ruleset"]
     given = dict(data.get("answers") or {})
     given.update(answers or {})
+    check_answer_keys(host, ruleset, given)
     if dice is None:
         dice = data.get("dice")
     if seed is None:
@@ -124,7 +209,13 @@ def run(args) -> int:
     host = make_host(plugins=args.plugin)
     data = load_request(args.request)
     dice = parse_dice(args.dice)
-    record = resolve_request(host, data, seed=args.seed, dice=dice, answers=parse_answers(args.answer))
+    answers = parse_answers(args.answer)
+    record = resolve_request(host, data, seed=args.seed, dice=dice, answers=answers)
+    given = {**(data.get("answers") or {}), **answers}
+    unused = unused_answers(record, given)
+    if unused:
+        asked = ", ".join(dict.fromkeys(d["key"] for d in record.get("decisions", ()))) or "none"
+        print(f"note: not asked in this attack, so not used: {', '.join(unused)} (asked: {asked})", file=sys.stderr)
     if args.json:
         print(json.dumps(record, indent=2, ensure_ascii=False))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -140,7 +141,7 @@ def compute_odds(
         "method": choice.method,
         "reason": choice.reason,
         "unit": unit,
-        "answers": {key: "; ".join(a.option for a in given) for key, given in req.answers.items()},
+        "answers": {key: "; ".join(answer_text(a) for a in given) for key, given in req.answers.items()},
         "plugins": tuple(choice.plugins),
         "notes": notes,
     }
@@ -154,6 +155,13 @@ def compute_odds(
     if ran < mc_samples:
         common["notes"] = (*notes, f"stopped at the time budget after {ran} of {mc_samples} samples")
     return OddsResult(**common, **_fields(summary), samples=ran, seed=seed)
+
+
+def answer_text(answer: Any) -> str:
+    """An answer as ``vtt-bridge resolve --answer`` takes it: ``parry`` or ``parry:{"first_excellency": 2}``."""
+    if not answer.params:
+        return answer.option
+    return f"{answer.option}:{json.dumps(dict(answer.params), sort_keys=True, separators=(', ', ': '))}"
 
 
 def _fields(summary: Any) -> dict[str, Any]:
