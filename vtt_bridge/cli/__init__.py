@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import VTTError
 
 # Each module defines ``register(subparsers)`` adding its parser with ``func`` set.
-COMMANDS = ("resolve", "plugins", "serve", "table", "tokens", "odds", "docs")
+COMMANDS = ("resolve", "plugins", "serve", "table", "tokens", "odds", "docs", "new_pack")
 
 
 class Parser(argparse.ArgumentParser):
