@@ -37,6 +37,8 @@ cannot use a hand for parrying if they are holding a weapon in it" (seed 002).
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import ValidationError, post_load, pre_load, validates_schema
 
 from vtt_bridge import CharmUse, StrictSchema
@@ -69,12 +71,23 @@ def _int(**kw):
     return fields.Integer(strict=True, **kw)
 
 
-def _hardness():
+def _hardness(**kw):
     return fields.Dict(
         keys=fields.String(validate=validate.OneOf(DAMAGE_TYPES)),
         values=_int(validate=validate.Range(min=0, max=100)),
         load_default=dict,
+        **kw,
     )
+
+
+# Plain labels and one-line help for the forms (``rulesets.list`` passes them on as
+# ``title``, ``description`` and ``situational``: a form shows a situational field under
+# "More options").
+def _about(title: str, help: str, *, situational: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"title": title, "description": help}
+    if situational:
+        out["situational"] = True
+    return {"metadata": out}
 
 
 class Attributes(StrictSchema):
@@ -145,9 +158,16 @@ class HealthTrackSchema(StrictSchema):
             raise ValidationError('Each level is {"penalty": ..., "damage": ...}.', field_name="levels")
         return {"penalties": [lv["penalty"] for lv in levels], "damage": [lv.get("damage") for lv in levels]}
 
-    penalties = fields.List(_Penalty(), required=True, validate=validate.Length(min=1, max=50))
+    penalties = fields.List(
+        _Penalty(),
+        required=True,
+        validate=validate.Length(min=1, max=50),
+        **_about("Wound penalties", "each health level's penalty, top first: 0 to -10, I (Incapacitated), D (Dying)"),
+    )
     damage = fields.List(
-        fields.String(allow_none=True, validate=validate.OneOf(DAMAGE_TYPES)), required=True
+        fields.String(allow_none=True, validate=validate.OneOf(DAMAGE_TYPES)),
+        required=True,
+        **_about("Damage", "each level's damage, top first: B, L, A, or none"),
     )
 
     @validates_schema
@@ -167,14 +187,25 @@ class TokenSystem(StrictSchema):
     motes = _int(load_default=0, validate=validate.Range(min=0, max=500))
     weapons = fields.List(fields.Nested(Weapon), load_default=list)
     armor = fields.Nested(Armor, load_default=None, allow_none=True)
-    hardness = _hardness()
+    hardness = _hardness(
+        **_about("Hardness", "from magic, per damage type (B, L, A): an attack whose raw damage is no more than it deals none")
+    )
     natural_armor = fields.Boolean(load_default=False)
     shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
     hands = _int(load_default=2, validate=validate.Range(min=0, max=8))
     equipped = fields.List(fields.String(), load_default=None, allow_none=True)
     health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True)
-    dv_penalty = _int(load_default=0, validate=validate.Range(min=0, max=50))
-    onslaught = fields.Dict(keys=fields.String(), values=_int(validate=validate.Range(min=0, max=50)), load_default=dict)
+    dv_penalty = _int(
+        load_default=0,
+        validate=validate.Range(min=0, max=50),
+        **_about("DV penalty", "-N to both DVs from the actions this token took since it last acted"),
+    )
+    onslaught = fields.Dict(
+        keys=fields.String(),
+        values=_int(validate=validate.Range(min=0, max=50)),
+        load_default=dict,
+        **_about("Onslaught", "per attacker (token id, or group:NAME): -N to both DVs against it, from its attacks this action"),
+    )
 
     @validates_schema
     def _weapon_names_unique(self, data, **kwargs):
@@ -267,25 +298,30 @@ class Declaration(StrictSchema):
     the attacker's new action as ``new_action`` does).
     """
 
-    type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)))
-    weapon = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100))
-    stunt = _int(load_default=0, validate=validate.Range(min=0, max=3))
-    undodgeable = fields.Boolean(load_default=False)
-    unblockable = fields.Boolean(load_default=False)
-    range_band = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("within", "double", "triple")))
-    distance = _int(load_default=None, allow_none=True, validate=validate.Range(min=0))
-    off_hand = fields.Boolean(load_default=False)
-    cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)))
-    height = _int(load_default=0, validate=validate.Range(min=-3, max=3))
-    terrain = _int(load_default=0, validate=validate.Range(min=0, max=3))
-    new_action = fields.Boolean(load_default=False)
-    unaware = fields.Boolean(load_default=False)
-    coordinated = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100))
-    dodge_inapplicable = fields.Boolean(load_default=False)
-    post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20))
-    bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20))
+    type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)), **_about('Attack type', "melee, ranged (Archery), martial arts or thrown; default: the weapon's Ability"))
+    weapon = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100), **_about('Weapon', "one of the attacker's weapons; default: its first"))
+    stunt = _int(load_default=0, validate=validate.Range(min=0, max=3), **_about('Stunt dice', '0-3 dice the GM awards for describing the attack well'))
+    undodgeable = fields.Boolean(load_default=False, **_about('Undodgeable (magic)', 'the target cannot dodge it, not even with a stunt', situational=True))
+    unblockable = fields.Boolean(load_default=False, **_about('Unblockable (magic)', 'the target cannot parry it', situational=True))
+    range_band = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("within", "double", "triple")), **_about('Range band', "ranged attacks: within the weapon's Range, double or triple it (fewer dice)", situational=True))
+    distance = _int(load_default=None, allow_none=True, validate=validate.Range(min=0), **_about('Distance (yards)', "ranged attacks: how far, measured against the weapon's Range", situational=True))
+    off_hand = fields.Boolean(load_default=False, **_about('Off hand', 'the attack is made with the off hand', situational=True))
+    cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)), **_about("Target's cover", "hard cover between attacker and target: a bonus to the target's DVs", situational=True))
+    height = _int(load_default=0, validate=validate.Range(min=-3, max=3), **_about('Height advantage', "the target's height advantage, -3 to +3 (negative: the target is lower)", situational=True))
+    terrain = _int(load_default=0, validate=validate.Range(min=0, max=3), **_about('Unstable ground', "0-3: a penalty to the target's Dodge DV for poor footing", situational=True))
+    new_action = fields.Boolean(load_default=False, **_about("Attacker's new action", "the attacker's tick has come: its DV penalties and the onslaught on it lapse", situational=True))
+    unaware = fields.Boolean(load_default=False, **_about('Target unaware', 'the target does not see it coming and cannot defend', situational=True))
+    coordinated = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100), **_about('Coordinated with (group)', 'a group name: the attacks of one coordinated attack share one onslaught penalty', situational=True))
+    dodge_inapplicable = fields.Boolean(load_default=False, **_about('No room to dodge', 'closed ranks, a narrow ledge: Dodge DV 0 unless a stunt gets round it', situational=True))
+    post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20), **_about('Damage after soak +/-', 'effects adding to or taking from the damage dice after soak, -20 to +20', situational=True))
+    bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20), **_about('Bystanders in the way', 'on a botch the GM may rule that the blow strikes one of them', situational=True))
     charms = fields.List(fields.Nested(CharmUse), load_default=list)
-    flurry = fields.Nested(Flurry, load_default=None, allow_none=True)
+    flurry = fields.Nested(
+        Flurry,
+        load_default=None,
+        allow_none=True,
+        **_about("Flurry", "this attack is one of several on one tick (a multiple-action penalty)", situational=True),
+    )
 
     @validates_schema
     def _flurry_on_its_tick(self, data, **kwargs):

@@ -77,6 +77,11 @@ def _field(field: fields.Field) -> dict[str, Any]:
     description = field.metadata.get("description")
     if description:
         out["description"] = str(description)
+    title = field.metadata.get("title")
+    if title:
+        out["title"] = str(title)
+    if field.metadata.get("situational"):
+        out["situational"] = True  # a form puts it under "More options"
     return out
 
 
