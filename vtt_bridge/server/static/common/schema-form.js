@@ -13,6 +13,11 @@
  *
  * Paths are dotted, list items by index: `weapons.0.name`, as marshmallow's error
  * details nest them.
+ *
+ * A list of untyped plain values (a health track's penalties: `0 -1 -1 -2 I D`) is one
+ * text field of `type: "scalars"`: words separated by spaces or commas, numbers read as
+ * numbers. A list of choices (the Charms a token knows) is a list field whose `items`
+ * have an `enum`: a client may draw it as one checkbox per choice (`setItems`).
  */
 
 /** A whole number, a number, or one of a closed list of values. */
@@ -134,6 +139,12 @@ export function fieldFor(path, name, schema, value, required = false) {
     field.entries = schema.additionalProperties;
     const current = field.value && typeof field.value === "object" ? field.value : {};
     field.children = Object.entries(current).map(([key, v]) => fieldFor(join(path, key), key, schema.additionalProperties, v, true));
+  } else if (type === "array" && isScalarList(schema, field.value)) {
+    // Untyped plain values (wound penalties: 0, -1, "I"): one line of words.
+    field.widget = "text";
+    field.type = "scalars";
+    field.minItems = schema.minItems;
+    field.maxItems = schema.maxItems;
   } else if (type === "array" && schema.items && !schema.prefixItems && editable(schema.items)) {
     field.widget = "list";
     field.items = schema.items;
@@ -150,6 +161,31 @@ export function fieldFor(path, name, schema, value, required = false) {
 }
 
 const join = (path, key) => (path === "" ? String(key) : `${path}.${key}`);
+
+const isPlain = (v) => v === null || ["number", "string", "boolean"].includes(typeof v);
+
+/** A list whose items say no type, holding plain values only (or nothing yet)? */
+function isScalarList(schema, value) {
+  if (schema.prefixItems || !schema.items || typeof schema.items !== "object") return false;
+  if (typeOf(schema.items) !== "any" || schema.items.enum) return false;
+  return value === undefined || value === null || (Array.isArray(value) && value.every(isPlain));
+}
+
+/** `"0 -1 -1 I"` → `[0, -1, -1, "I"]` (a JSON list is read as JSON). */
+export function parseScalars(text) {
+  const raw = String(text).trim();
+  if (raw.startsWith("[")) return JSON.parse(raw);
+  return raw
+    .split(/[\s,;]+/)
+    .filter(Boolean)
+    .map((word) => {
+      const n = word.replace(/^[−–]/, "-");
+      return /^[-+]?\d+(\.\d+)?$/.test(n) ? Number(n) : word;
+    });
+}
+
+/** How a list of plain values is shown in its text field. */
+export const scalarsText = (value) => (Array.isArray(value) ? value.map((v) => String(v)).join(" ") : value == null ? "" : String(value));
 
 /**
  * The field model of an object schema: one field per property, with the given
@@ -189,6 +225,13 @@ export function addItem(field) {
   const item = fieldFor(join(field.path, i), i, field.items, initialValue(field.items), true);
   field.children.push(item);
   return item;
+}
+
+/** A list field holding exactly `values`, in that order (a list of choices drawn as checkboxes). */
+export function setItems(field, values) {
+  if (field.widget !== "list") throw new TypeError(`${field.path} is not a list`);
+  field.children = values.map((item, i) => fieldFor(join(field.path, i), i, field.items, item, true));
+  return field;
 }
 
 /** A map field (`field.map`) with one more key (its value at the entries' default). */
@@ -295,6 +338,21 @@ function readScalar(field, raw, errors) {
       return BLANK;
     }
     return n;
+  }
+  if (field.type === "scalars") {
+    if (typeof raw !== "string") return clone(raw);
+    let items;
+    try {
+      items = parseScalars(raw);
+    } catch {
+      errors[field.path] = "Not a list: write the values separated by spaces.";
+      return BLANK;
+    }
+    if (!Array.isArray(items)) {
+      errors[field.path] = "Not a list: write the values separated by spaces.";
+      return BLANK;
+    }
+    return items;
   }
   if (field.type === "json") {
     if (typeof raw !== "string") return clone(raw);

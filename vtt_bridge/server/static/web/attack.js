@@ -1,5 +1,7 @@
 /* The attack form: ruleset, attacker (a token you own), targets, the declaration (a form
- * from the ruleset's declaration schema, the attacker's weapons as a list), what the
+ * from the ruleset's declaration schema, the attacker's weapons as a list; each field
+ * with its plain title and one-line help, the fields the schema marks `situational`
+ * folded under "More options"), what the
  * packs let an attacker declare (Charms and abilities as checkboxes with their typed
  * parameters, from `rulesets.list` `declarables`), GM dice, and the odds before the roll. */
 
@@ -8,9 +10,11 @@ import { oddsModel } from "../common/odds.js";
 import { errorsAt } from "../common/schema-form.js";
 import { failCard, onResolved } from "./chat.js";
 import { call, whenOffline, whenOnline } from "./connection.js";
-import { $, describeError, h, human, requestId, sameJSON, toast, fill } from "./dom.js";
+import { $, confirmAction, describeError, h, human, requestId, sameJSON, toast, fill } from "./dom.js";
 import { paramsSchema, SchemaForm } from "./fields.js";
 import { announce, canEdit, state, tokenName } from "./state.js";
+import { outOfFight } from "./tracks.js";
+import { followAttack } from "./views.js";
 
 export const currentRuleset = () => $("attack-ruleset").value;
 
@@ -103,16 +107,19 @@ function renderTargets() {
   fill($("attack-targets"), 
     ...candidates.map((t) => {
       const on = state.targets.includes(t.id);
+      const out = outOfFight(t.system);
       return h(
         "button",
         {
           type: "button",
-          class: `chip${on ? " on" : ""}`,
+          class: `chip${on ? " on" : ""}${out ? " out" : ""}`,
           "aria-pressed": on ? "true" : "false",
+          title: out ? `${t.name} is out of the fight: ${out}` : undefined,
           dataset: { token: t.id },
           onclick: () => toggleTarget(t),
         },
         t.name,
+        out ? h("span", { class: "out-mark" }, ` (${out})`) : null,
       );
     }),
   );
@@ -148,7 +155,20 @@ function buildDeclaration() {
   delete props.charms;
   const form = objectFields({ ...schema, properties: props }, { attacker, rid, path: [] });
   const charms = schema.properties.charms && installed ? declarables(known, attacker) : null;
-  fill(fieldset, legend, ...form.nodes, ...(charms ? [charms.node] : []));
+  // What most attacks set stays in view; what only some situations need is folded.
+  const main = form.fields.filter((f) => !f.situational).map((f) => f.node);
+  const more = form.fields.filter((f) => f.situational);
+  // The summary names the first few situations the ruleset has, by their titles.
+  const names = more.map((f) => f.title.toLowerCase());
+  const folded = more.length
+    ? h(
+        "details",
+        { class: "more-options", dataset: { more: "" } },
+        h("summary", {}, `More options (${more.length})`, h("span", { class: "hint" }, ` — ${names.slice(0, 3).join(", ")}${names.length > 3 ? "…" : ""}`)),
+        h("div", { class: "more-body" }, more.map((f) => f.node)),
+      )
+    : null;
+  fill(fieldset, legend, ...main, ...(charms ? [charms.node] : []), folded);
   state.declaration = {
     for: declarationFor(rid),
     read() {
@@ -167,6 +187,7 @@ function objectFields(schema, ctx) {
     field(name, sub, required.has(name), { ...ctx, path: [...ctx.path, name] }),
   );
   return {
+    fields,
     nodes: fields.map((f) => f.node),
     read() {
       const out = {};
@@ -189,12 +210,19 @@ function weaponChoices(attacker) {
 }
 
 function field(name, schema, required, ctx) {
+  const made = makeField(name, schema, required, ctx);
+  return { ...made, situational: schema.situational === true, title: schema.title || human(name) };
+}
+
+function makeField(name, schema, required, ctx) {
   const id = `decl-${ctx.path.join("-")}`;
-  const label = human(name);
+  const label = schema.title || human(name);
   const title = schema.description || undefined;
   const def = schema.default;
   const changed = () => scheduleOdds();
-  const wrap = (input, cls = "") => h("label", { class: `field ${cls}`, title, for: id }, h("span", {}, label), input);
+  // The label, and under it the one-line help the schema gives.
+  const caption = () => h("span", {}, label, title ? h("small", { class: "help" }, title) : null);
+  const wrap = (input, cls = "") => h("label", { class: `field ${cls}`, title, for: id }, caption(), input);
   const omitDefault = (value) => (!required && def !== undefined && sameJSON(value, def) ? undefined : value);
 
   // A weapon named on the attacker's sheet: choose from its weapons (by id if they have ids, else by name).
@@ -276,13 +304,13 @@ function field(name, schema, required, ctx) {
   }
   if (schema.type === "object" && schema.properties) {
     const inner = objectFields(schema, ctx);
-    const node = h("details", { class: "group", title }, h("summary", {}, label), inner.nodes);
+    const node = h("details", { class: "group", title }, h("summary", {}, label, title ? h("small", { class: "help" }, title) : null), inner.nodes);
     return { name, node, read: () => inner.read() };
   }
   if (schema.type === "array" && schema.items?.type === "string" && !schema.items.enum) {
     // Every plain list of strings in a declaration names tokens (models under a template,
     // allies near the target, the order damage is applied): pick them, in order.
-    return tokenList(name, label, title, ctx);
+    return tokenList(name, schema.title || label, title, ctx);
   }
   // Anything else (lists of Charm uses, maps): JSON.
   const area = h("textarea", {
@@ -333,7 +361,7 @@ function tokenList(name, label, title, ctx) {
     );
   };
   draw();
-  const node = h("div", { class: "field tokens", title }, h("span", {}, label), box);
+  const node = h("div", { class: "field tokens", title }, h("span", {}, label, title ? h("small", { class: "help" }, title) : null), box);
   return { name, node, read: () => (chosen.length ? [...chosen] : undefined) };
 }
 
@@ -372,6 +400,12 @@ export async function submitAttack(ev) {
     $("attack-error").textContent = err.message;
     return;
   }
+  // A target already out of the fight (dying, destroyed): ask before attacking it.
+  const down = request.targets.map((id) => [id, outOfFight(state.tokens.get(id)?.system)]).filter(([, why]) => why);
+  if (down.length) {
+    const what = down.map(([id, why]) => `${tokenName(id)} is already out of the fight (${why})`).join("; ");
+    if (!(await confirmAction(`${what}. Attack anyway?`, "Attack anyway"))) return;
+  }
   request.request_id = requestId();
   $("declaration").querySelectorAll(".field-error").forEach((el) => el.remove());
   const button = $("attack-button");
@@ -400,6 +434,7 @@ export async function submitAttack(ev) {
   button.textContent = "Roll the attack";
   if (ack.ok) {
     onResolved(ack.attack);
+    followAttack(); // on a phone: to the card (an error stays here, at the form)
   } else {
     $("attack-error").textContent = describeError(ack.error);
     showDeclarationErrors(ack.error);

@@ -162,7 +162,8 @@ function nextDecision() {
   $("decision-context").textContent = `${tokenName(data.token)} · ${tokenName(attack.attacker)} attacks ${(attack.targets || []).map(tokenName).join(", ")}`;
   $("decision-prompt").textContent = data.prompt || human(data.name);
   dialog.dataset.decision = data.key;
-  const defaultLabel = (data.options || []).find((o) => o.id === data.default)?.label || data.default;
+  const chosen = (data.options || []).find((o) => o.id === data.default);
+  const defaultLabel = chosen ? `${chosen.label || chosen.id}${chosen.detail ? ` (${chosen.detail})` : ""}` : data.default;
   fill($("decision-options"), 
     ...(data.options || []).map((option) => {
       const schema = paramsSchema(option.params);
@@ -188,7 +189,9 @@ function nextDecision() {
             answer(item, option.id, params);
           },
         },
-        option.label || option.id,
+        h("span", { class: "option-label" }, option.label || option.id),
+        // What choosing it means, where the rules know: "Dodge DV 7", "Parry DV 5 (daiklave)".
+        option.detail ? h("span", { class: "option-detail" }, option.detail) : null,
         option.id === data.default ? h("span", { class: "hint" }, " (default)") : null,
       );
       return h("div", { class: "option-row", dataset: { optionRow: option.id } }, button, form ? h("div", { class: "params" }, form.node) : null);

@@ -2,7 +2,9 @@
  * them back. The token sheet, a pack's flags, a Charm's parameters and a decision's
  * parameters are all drawn by this one renderer: selects for enums, number inputs with
  * their range (− and + around it for ranges of up to 20, such as Charm dice), checkboxes, nested groups, lists with add
- * and remove, and each field's error under it. */
+ * and remove (a list of choices, such as the Charms a token knows, as one checkbox per
+ * choice), a line of words for a list of plain values (wound penalties), each field's
+ * one-line help (its schema's description) and its error under it. */
 
 import {
   addItem,
@@ -14,6 +16,8 @@ import {
   FormErrors,
   removeItem,
   removeKey,
+  scalarsText,
+  setItems,
   setValues,
 } from "../common/schema-form.js";
 import { h, fill } from "./dom.js";
@@ -33,6 +37,8 @@ export class SchemaForm {
    * @param {string} [options.name]  prefix of the inputs' ids and `data-field`s
    * @param {Function} [options.onChange]  called after any edit
    * @param {boolean} [options.compact]  groups start folded
+   * @param {Object<string, string>} [options.choiceLabels]  what to show for a choice's
+   *   value (a Charm's name for its id), in selects and choice checkboxes
    */
   constructor(schema, value, options = {}) {
     this.schema = schema;
@@ -130,7 +136,7 @@ export class SchemaForm {
         !hasNull && (field.value === undefined || field.value === null || field.value === "")
           ? h("option", { value: "" }, field.required ? "— choose —" : "(none)")
           : null,
-        field.choices.map((c) => h("option", { value: c.value === null ? "" : String(c.value) }, c.label)),
+        field.choices.map((c) => h("option", { value: c.value === null ? "" : String(c.value) }, this.choiceLabel(c.value, c.label))),
       );
       input.value = current;
     } else if (field.widget === "number") {
@@ -150,6 +156,14 @@ export class SchemaForm {
         input = this.stepper(field, input);
         cls = "number stepped";
       }
+    } else if (field.type === "scalars") {
+      input = h("input", {
+        ...common,
+        value: scalarsText(field.value),
+        placeholder: "values separated by spaces",
+        oninput: (ev) => this.changed(ev.target),
+      });
+      cls = "scalars";
     } else if (field.type === "json") {
       input = h("textarea", {
         ...common,
@@ -170,7 +184,13 @@ export class SchemaForm {
     return h(
       "label",
       { class: `field ${cls}${field.error ? " invalid" : ""}`, for: id, dataset: { for: field.path } },
-      h("span", {}, field.label, field.required ? h("abbr", { title: "required", class: "req" }, " *") : null),
+      h(
+        "span",
+        {},
+        field.label,
+        field.required ? h("abbr", { title: "required", class: "req" }, " *") : null,
+        field.description ? h("small", { class: "help" }, field.description) : null,
+      ),
       input,
       field.error ? h("small", { class: "field-error", role: "alert" }, field.error) : null,
     );
@@ -204,7 +224,13 @@ export class SchemaForm {
     return h(
       "details",
       { class: `group${field.error ? " invalid" : ""}`, open, dataset: { path: field.path } },
-      h("summary", {}, field.label, field.nullable ? h("span", { class: "hint" }, " (optional)") : null),
+      h(
+        "summary",
+        {},
+        field.label,
+        field.nullable ? h("span", { class: "hint" }, " (optional)") : null,
+        field.description ? h("small", { class: "help" }, field.description) : null,
+      ),
       field.error ? h("small", { class: "field-error", role: "alert" }, field.error) : null,
       // (A <details> does not lay out its children as a grid; a box inside it does.)
       h("div", { class: "group-body" }, field.map ? this.drawMap(field) : field.children.map((c) => this.draw(c))),
@@ -250,7 +276,37 @@ export class SchemaForm {
     ];
   }
 
+  choiceLabel(value, fallback) {
+    const labels = this.options.choiceLabels;
+    return (labels && value !== null && labels[String(value)]) || fallback;
+  }
+
+  /** A list of choices (the Charms a token knows): one checkbox per choice, by name. */
+  drawChoices(field) {
+    const chosen = new Set(field.children.map((c) => String(c.value)));
+    const boxes = field.items.enum.map((value) =>
+      h("input", { type: "checkbox", checked: chosen.has(String(value)), dataset: { choice: String(value), list: field.path } }),
+    );
+    const pick = () => {
+      const checked = field.items.enum.filter((_, i) => boxes[i].checked);
+      this.edit(() => setItems(fieldAt(this.model, field.path), checked));
+    };
+    for (const box of boxes) box.addEventListener("change", pick);
+    return h(
+      "fieldset",
+      { class: `list-field choices${field.error ? " invalid" : ""}`, dataset: { list: field.path } },
+      h("legend", {}, field.label, field.description ? h("small", { class: "help" }, field.description) : null),
+      field.error ? h("small", { class: "field-error", role: "alert" }, field.error) : null,
+      field.items.enum.map((value, i) =>
+        h("label", { class: "field check", title: String(value) }, h("span", {}, this.choiceLabel(value, String(value))), boxes[i]),
+      ),
+      // What `raw()` reads: the chosen values, in the choices' order.
+      field.children.map((c) => h("input", { type: "hidden", value: String(c.value), dataset: { path: c.path } })),
+    );
+  }
+
   drawList(field) {
+    if (Array.isArray(field.items?.enum) && field.items.enum.every((v) => typeof v === "string")) return this.drawChoices(field);
     const itemLabel = (child, i) => {
       const name = child.children?.find((c) => c.name === "name" || c.name === "id");
       const named = name && name.value ? `: ${name.value}` : "";

@@ -11,7 +11,7 @@
  *   tokens.js      the inspector and the token form           fields.js  forms from JSON Schema
  *   attack.js      the attack form, declarables, odds         chat.js    cards and history
  *   decisions.js   questions, countdowns, who the table waits for
- *   gm.js          GM tools
+ *   gm.js          GM tools                                   views.js   the phone's jump bar
  * ../common/*.js are shared with the Foundry module (no DOM there). */
 
 import * as attack from "./attack.js";
@@ -23,6 +23,7 @@ import { renderGMTools, wireGMTools } from "./gm.js";
 import { renderScene } from "./scene.js";
 import { announce, dropToken, on, putToken, state } from "./state.js";
 import { closeEditor, renderInspector } from "./tokens.js";
+import { wireViews } from "./views.js";
 
 function renderHeader() {
   $("table-name").textContent = state.table ? state.table.name : "";
@@ -126,6 +127,7 @@ function init() {
   $("history-refresh").addEventListener("click", chat.refreshHistory);
   $("history-all").addEventListener("change", chat.refreshHistory);
   wireGMTools();
+  wireViews();
   $("decision").addEventListener("cancel", (ev) => ev.preventDefault()); // Esc: the rules still want an answer
   $("confirm").addEventListener("cancel", () => {}); // Esc on "are you sure?" means no
   window.addEventListener("offline", () => banner("This device is offline — the page reconnects when the network is back.", { kind: "warn" }));

@@ -19,6 +19,7 @@ export const state = {
   origin: null, // the scene's top-left corner, in scene units
   selected: null, // token id shown in the inspector
   editing: null, // {mode: "create"|"edit", ...} the token form on screen
+  lastOwnership: null, // who owned the token last saved here: a new token starts with them
   attacker: "",
   targets: [], // in the order chosen
   declaration: null, // {for, read()} of the generated form

@@ -114,7 +114,9 @@ export function openEditor(what) {
     token: what.mode === "edit" ? what.token : null,
     ruleset,
     name: base ? (what.mode === "edit" ? base.name : `${base.name} (copy)`) : "",
-    ownership: { ...(base?.ownership || {}) },
+    // A new token starts with the players of the token last saved here (a party's
+    // characters one after another); the GM sets an NPC's to none.
+    ownership: { ...(base ? base.ownership || {} : state.lastOwnership || {}) },
     system: base ? JSON.parse(JSON.stringify(base.system)) : undefined,
     flags: base ? JSON.parse(JSON.stringify(base.flags || {})) : {},
   };
@@ -151,7 +153,7 @@ function drawEditor() {
   const packs = Object.entries(ruleset?.flags || {});
   ed.flagForms = packs.map(([plugin, schema]) => {
     const has = ed.flags[plugin] !== undefined;
-    const form = new SchemaForm(schema, ed.flags[plugin], { name: `flag-${plugin}`, compact: false });
+    const form = new SchemaForm(schema, ed.flags[plugin], { name: `flag-${plugin}`, compact: false, choiceLabels: declarableNames(ruleset) });
     const use = h("input", {
       type: "checkbox",
       checked: has,
@@ -225,6 +227,13 @@ function drawEditor() {
     ),
   );
   ed.ownershipEditor = ownership;
+}
+
+/** Declarable id → its name (a pack's flags list the Charms a token knows by id). */
+function declarableNames(ruleset) {
+  const out = {};
+  for (const d of ruleset?.declarables || []) out[d.id] = d.label || human(d.id);
+  return out;
 }
 
 function safeRaw(ed) {
@@ -348,6 +357,7 @@ async function saveToken(ev) {
   button.disabled = false;
   if (ack.ok) {
     putToken(ack.token);
+    if (isGM()) state.lastOwnership = { ...(ack.token.ownership || {}) };
     toast(ed.mode === "create" ? `${ack.token.name} created` : `${ack.token.name} saved`);
     closeEditor();
     state.selected = ack.token.id;

@@ -1,7 +1,8 @@
 /* Tracks: a token's health or damage, per data shape. The page knows no ruleset: each
  * entry recognises one shape of token state, draws it, and knows how to heal it by one
- * step and how to reset it (an unhurt token). A shape nobody knows is still listed on
- * the sheet. */
+ * step and how to reset it (an unhurt token), and whether it is out of the fight
+ * (the attack form warns before attacking such a token). A shape nobody knows is still
+ * listed on the sheet. */
 
 import { h, human } from "./dom.js";
 
@@ -9,6 +10,8 @@ import { h, human } from "./dom.js";
 const DAMAGE_MARKS = { B: "/", L: "X", A: "✱" };
 const ASPECTS = ["M", "M", "B", "B", "S", "S"]; // a Warmachine life spiral: mind, body, spirit
 const FLAGS = ["knocked_down", "disabled", "boxed", "destroyed", "removed"];
+/** Conditions and flags that put a token out of the fight. */
+const OUT = ["dead", "dying", "incapacitated", "unconscious", "destroyed", "removed", "boxed", "wrecked", "routed"];
 
 /** One box fewer marked, in the last column (or branch) that has any. */
 function unmarkOne(s) {
@@ -37,6 +40,14 @@ export const TRACKS = [
       return { health: { damage } };
     },
     reset: (s) => ({ health: { damage: s.health.damage.map(() => null) } }),
+    // Damage marked into the Incapacitated level, the Dying ones, or every level.
+    out(s) {
+      const last = s.health.damage.map((d) => !!d).lastIndexOf(true);
+      if (last < 0) return null;
+      if (last === s.health.damage.length - 1 && s.health.penalties.includes("D")) return "dead";
+      const at = s.health.penalties[last];
+      return at === "D" ? "dying" : at === "I" ? "incapacitated" : null;
+    },
     test: (s) => Array.isArray(s.health?.penalties) && Array.isArray(s.health?.damage),
     render(s, full) {
       const taken = s.health.damage.filter(Boolean).length;
@@ -61,6 +72,7 @@ export const TRACKS = [
     name: "health-points",
     heal: (s) => (s.health.current < s.health.max ? { health: { current: s.health.current + 1 } } : null),
     reset: (s) => ({ health: { current: s.health.max } }),
+    out: (s) => (s.health.current <= 0 ? "down, no health left" : null),
     test: (s) => typeof s.health?.current === "number" && typeof s.health?.max === "number",
     render(s) {
       const { current, max } = s.health;
@@ -128,6 +140,7 @@ export const TRACKS = [
     name: "damage-boxes",
     heal: (s) => (Number.isInteger(s.marked) && s.marked > 0 ? { marked: s.marked - 1 } : null),
     reset: () => ({ marked: 0 }),
+    out: (s) => (Number.isInteger(s.marked) && s.boxes > 0 && s.marked >= s.boxes ? "every damage box marked" : null),
     test: (s) => Number.isInteger(s.boxes) && !Array.isArray(s.grid) && !Array.isArray(s.spiral),
     render(s) {
       const marked = Number.isInteger(s.marked) ? s.marked : 0;
@@ -150,6 +163,7 @@ export const TRACKS = [
     // A plain number of hit points (test rulesets, simple systems).
     name: "hit-points",
     test: (s) => typeof s.hp === "number",
+    out: (s) => (s.hp <= 0 ? "down, no hit points left" : null),
     render: (s) => h("div", { class: "track hp", title: "hit points" }, h("small", {}, `hp ${s.hp}`)),
   },
   {
@@ -161,6 +175,10 @@ export const TRACKS = [
       if (Array.isArray(s.conditions) && s.conditions.length) patch.conditions = [];
       for (const f of FLAGS) if (s[f] === true) patch[f] = false;
       return patch;
+    },
+    out(s) {
+      const names = [...(Array.isArray(s.conditions) ? s.conditions.map(String) : []), ...FLAGS.filter((f) => s[f] === true)];
+      return names.find((c) => OUT.includes(c.toLowerCase())) ?? null;
     },
     test: (s) => (Array.isArray(s.conditions) && s.conditions.length > 0) || FLAGS.some((f) => s[f] === true),
     render(s) {
@@ -194,6 +212,21 @@ export function tracksOf(system) {
       return false;
     }
   });
+}
+
+/** Why a token is out of the fight ("dying", "destroyed"), or null while it is in it. */
+export function outOfFight(system) {
+  const s = system || {};
+  for (const track of tracksOf(s)) {
+    if (!track.out) continue;
+    try {
+      const why = track.out(s);
+      if (why) return why;
+    } catch (e) {
+      // a shape this entry half-knows: no verdict from it
+    }
+  }
+  return null;
 }
 
 /** Merge two patches (nested objects key by key, as token.update merges). */
