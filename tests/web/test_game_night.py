@@ -91,9 +91,13 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
         assert "excellencies" in exalted["flags"], exalted["flags"]
         gm.check('#token-editor [data-flags-on="excellencies"]')
         pack = gm.locator('#token-editor .pack[data-plugin="excellencies"]')
-        for i, known in enumerate(("first-excellency", "solar-counterattack")):
-            pack.locator('[data-add="charms"]').click()
-            pack.locator(f'select[data-path="charms.{i}"]').select_option(known)
+        # The Charms she knows are checkboxes by name (the declarables' labels), not ids.
+        names = {d["id"]: d["label"] for d in exalted["declarables"]}
+        expect(pack.locator("[data-choice]")).to_have_count(len(names))
+        expect(pack.locator(".choices")).to_contain_text(names["first-excellency"])
+        expect(pack.locator(".choices")).not_to_contain_text("first-excellency")
+        for known in ("first-excellency", "solar-counterattack"):
+            pack.get_by_label(names[known]).check()
         gm.screenshot(path=str(artifacts / "game-night-token-form.png"), full_page=True)
         gm.click("#token-save")
         expect(editor).to_be_hidden()
@@ -101,6 +105,9 @@ def test_gm_builds_a_table_player_attacks_server_restarts(expect, restartable, b
 
         # -- the GM makes the NPC; the form says where it is wrong -----------------------------
         gm.click("#new-token")
+        # A new token starts with the players of the one made before; the NPC is the GM's.
+        expect(gm.locator('#token-editor select[data-owner="alice"]')).to_have_value("3")
+        gm.select_option('#token-editor select[data-owner="alice"]', "0")
         gm.select_option("#token-ruleset", "exalted2e")
         gm.fill("#token-name", "Brute")
         gm.fill("#token-id", "brute")

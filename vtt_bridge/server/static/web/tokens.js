@@ -175,6 +175,7 @@ function drawEditor() {
           id: "token-ruleset",
           onchange: (ev) => {
             ed.name = nameInput.value;
+            if (ed.ownershipEditor) ed.ownership = ed.ownershipEditor.value(); // kept across rulesets
             ed.ruleset = ev.target.value;
             ed.system = undefined;
             ed.systemForm = null;
