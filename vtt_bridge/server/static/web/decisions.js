@@ -163,7 +163,7 @@ function nextDecision() {
   $("decision-prompt").textContent = data.prompt || human(data.name);
   dialog.dataset.decision = data.key;
   const chosen = (data.options || []).find((o) => o.id === data.default);
-  const defaultLabel = chosen ? `${chosen.label || chosen.id}${chosen.detail ? ` (${chosen.detail})` : ""}` : data.default;
+  const defaultLabel = chosen ? withDetail(chosen) : data.default;
   fill($("decision-options"), 
     ...(data.options || []).map((option) => {
       const schema = paramsSchema(option.params);
@@ -215,6 +215,13 @@ function nextDecision() {
   state.decisionTimer = setInterval(tick, 200);
   tick();
   if (!dialog.open) dialog.showModal();
+}
+
+/** "Parry (Parry DV 5)" reads twice: "Parry DV 5" then; else "Do nothing (DV 0)". */
+function withDetail(option) {
+  const label = option.label || option.id;
+  if (!option.detail) return label;
+  return option.detail.toLowerCase().startsWith(label.toLowerCase()) ? option.detail : `${label} (${option.detail})`;
 }
 
 /** Free-text parameters of an old pack: numbers typed as numbers are sent as numbers. */

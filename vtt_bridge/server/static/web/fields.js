@@ -306,7 +306,7 @@ export class SchemaForm {
   }
 
   drawList(field) {
-    if (Array.isArray(field.items?.enum) && field.items.enum.every((v) => typeof v === "string")) return this.drawChoices(field);
+    if (isChoiceList(field)) return this.drawChoices(field);
     const itemLabel = (child, i) => {
       const name = child.children?.find((c) => c.name === "name" || c.name === "id");
       const named = name && name.value ? `: ${name.value}` : "";
@@ -364,6 +364,14 @@ export class SchemaForm {
       "×",
     );
   }
+}
+
+/** A set of choices (Charms known): strings from a closed list, each at most once, none blank. */
+function isChoiceList(field) {
+  const items = field.items;
+  if (!Array.isArray(items?.enum) || items.nullable || !items.enum.every((v) => typeof v === "string")) return false;
+  const values = field.children.map((c) => String(c.value));
+  return new Set(values).size === values.length;
 }
 
 function* walkFields(fields) {
