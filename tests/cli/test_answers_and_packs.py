@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tomllib
@@ -158,3 +159,28 @@ def test_new_pack_refusals_are_one_line(tmp_path, capsys, argv, says):
     (tmp_path / "full" / "x").write_text("")
     code, out, err = run(capsys, *[str(tmp_path / "full") if a == "{full}" else a for a in argv])
     assert code == 2 and out == "" and err.count("\n") == 1 and says in err
+
+
+# -- stopping the server ----------------------------------------------------------------
+
+
+def test_ctrl_c_says_what_the_stop_waits_for(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VTT_BRIDGE_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from vtt_bridge.cli import main; sys.exit(main())", "serve", "--port", "0", "--db", str(tmp_path / "t.sqlite")],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("stop with Ctrl-C") or len(lines) > 50:
+                break
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, "".join(lines) + out
+    assert "stopping: attacks in progress get up to 5 s to finish, a question still open included" in out

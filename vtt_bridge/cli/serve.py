@@ -15,6 +15,7 @@ import errno
 import json
 import logging
 import os
+import signal
 import socket
 
 from ..plugins import make_host
@@ -134,6 +135,7 @@ def run(args) -> int:
         else:
             print(await _next_text(server.store, url, db, redis), flush=True)
         print("stop with Ctrl-C: clients reconnect by themselves when it is started again", flush=True)
+        say_what_a_stop_waits_for(config.shutdown_grace)
 
     try:
         run_loop(serve_forever(config, host=host, ready=ready))
@@ -147,6 +149,22 @@ def run(args) -> int:
             f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} ({hint})", details={}
         ) from None
     return 0
+
+
+def say_what_a_stop_waits_for(grace: float) -> None:
+    """On Ctrl-C, say what the stop waits for before it waits (then stop as SIGTERM does)."""
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:
+        print(
+            f"stopping: attacks in progress get up to {grace:g} s to finish, a question still open "
+            "included; one not done by then commits nothing, and its page sends it again when the "
+            "server is back",
+            flush=True,
+        )
+        signal.raise_signal(signal.SIGTERM)
+
+    loop.add_signal_handler(signal.SIGINT, interrupted)
 
 
 WILDCARDS = ("0.0.0.0", "::", "")
