@@ -181,6 +181,26 @@ def test_attack_reroll_is_offered_with_the_motes_and_defaults_to_keep(host):
     assert "anoria" not in res.record["changes"] or after(res.record, "anoria")["motes"] == 40
 
 
+def test_the_attack_reroll_says_its_exact_chance_of_more_successes(host):
+    # Anoria's fist: Dexterity 4 + Martial Arts 5 + Accuracy 1 = 10 dice, every one a 2:
+    # no success. A reroll of 10 dice shows one or more unless all ten fail:
+    # 1 - 0.6**10 = 99.4% (seed 002: 7-9 one success, a 10 two).
+    res = start(host, "anoria", "monk", {"weapon": "fist"}, dice=[2] * 10, answers={"defense": "parry"})
+    option = res.advance().option("third-excellency")
+    assert option.detail == "over 99% chance of more successes"
+
+
+@pytest.mark.parametrize(
+    "pool, have, chance",
+    [(1, 0, 0.4), (2, 1, 0.28), (2, 0, 1 - 0.36), (1, 2, 0.0), (0, 0, 0.0)],
+)
+def test_more_successes_is_exact(pool, have, chance):
+    from vtt_excellencies.hooks import more_successes
+
+    # two dice: 0 successes 0.36, 1 success 2 x 0.6 x 0.3 = 0.36, so 2 or more 0.28
+    assert more_successes(pool, have) == pytest.approx(chance)
+
+
 @pytest.mark.parametrize(
     "overrides, declaration",
     [
