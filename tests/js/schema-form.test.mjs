@@ -13,6 +13,9 @@ import {
   fieldAt,
   fieldModel,
   removeItem,
+  parseScalars,
+  scalarsText,
+  setItems,
   walk,
 } from "../../vtt_bridge/server/static/common/schema-form.js";
 
@@ -226,4 +229,45 @@ test("applyErrors puts messages on fields and returns those no field has", () =>
   assert.deepEqual(left, { hp: "Unknown field." });
   applyErrors(model, {});
   assert.equal(fieldAt(model, "weapons.0.POW").error, undefined);
+});
+
+// An Exalted health track: penalties are plain values of no one type (0, -1, "I"), as
+// describe_schema writes a custom field: `items: {}`.
+const TRACK = {
+  type: "object",
+  properties: {
+    health: {
+      type: "object",
+      properties: {
+        penalties: { type: "array", items: {}, minItems: 1, title: "Wound penalties", description: "0 to -10, I, D" },
+        damage: { type: "array", items: { type: "string", enum: ["B", "L", "A"], nullable: true } },
+      },
+    },
+    charms: { type: "array", items: { type: "string", enum: ["first-excellency", "second-excellency"] } },
+  },
+};
+
+test("a list of plain untyped values is one line of words, numbers read as numbers", () => {
+  const model = fieldModel(TRACK, { health: { penalties: [0, -1, -1, -2, "I"], damage: [null, null, null, null, null] } });
+  const penalties = fieldAt(model, "health.penalties");
+  assert.equal(penalties.widget, "text");
+  assert.equal(penalties.type, "scalars");
+  assert.equal(penalties.label, "Wound penalties");
+  assert.equal(scalarsText(penalties.value), "0 -1 -1 -2 I");
+  // typed with spaces or commas, a typographic minus too; JSON still works
+  assert.deepEqual(parseScalars("0, −1 -2  I D"), [0, -1, -2, "I", "D"]);
+  assert.deepEqual(parseScalars("[0, -1]"), [0, -1]);
+  const value = collect(model, { "health.penalties": "0 -1 -4 I" });
+  assert.deepEqual(value.health.penalties, [0, -1, -4, "I"]);
+  // a list of choices stays a list of fields (the damage marks repeat; Charms known do not)
+  assert.equal(fieldAt(model, "health.damage").widget, "list");
+});
+
+test("setItems makes a list of choices hold exactly the values chosen", () => {
+  const model = fieldModel(TRACK, { charms: ["second-excellency"] });
+  const charms = fieldAt(model, "charms");
+  setItems(charms, ["first-excellency", "second-excellency"]);
+  assert.deepEqual(collect(model, {}).charms, ["first-excellency", "second-excellency"]);
+  setItems(charms, []);
+  assert.deepEqual(collect(model, {}).charms, []);
 });
