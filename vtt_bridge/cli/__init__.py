@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 import traceback
 from typing import Any
 
 from ..errors import VTTError
+from ..plugins import PLUGINS_ENV
 
 # Each module defines ``register(subparsers)`` adding its parser with ``func`` set.
 COMMANDS = ("resolve", "plugins", "serve", "table", "tokens", "odds", "docs", "new_pack")
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose and exc.__cause__ is not None:
             # A plugin's exception: where in the pack it was raised.
             traceback.print_exception(exc.__cause__, file=sys.stderr)
-        print(f"error [{exc.code}]: {one_line(exc)}{way_out(exc)}", file=sys.stderr)
+        print(f"error [{exc.code}]: {one_line(exc)}{way_out(exc, args.plugin)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -76,11 +78,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def way_out(exc: VTTError) -> str:
+def way_out(exc: VTTError, named: list[str]) -> str:
     """For a pack that cannot be loaded: how to run without it (every command builds the same host)."""
     plugin = exc.details.get("plugin") if isinstance(exc.details, dict) else None
     if exc.code != "plugin_invalid" or not isinstance(plugin, str):
         return ""
+    given = [*named, *os.environ.get(PLUGINS_ENV, "").split(",")]
+    if plugin in (p.strip() for p in given):
+        return f" — loaded by --plugin or {PLUGINS_ENV}: leave it out, or fix it"
     return (
         f" — to run without it: VTT_BRIDGE_BLOCK_PLUGINS={plugin} vtt-bridge ... "
         f"(or pip uninstall its distribution); `vtt-bridge plugins` lists what loads"
