@@ -382,7 +382,7 @@ def api() -> str:
     from . import testing
     from .engine.context import AttackContext
     from .engine.dice import Dice, Roll
-    from .engine.steps import Declarable, Param
+    from .engine.steps import Answer, Declarable, Option, Param
 
     out = ["## API summary", ""]
     out.append("Generated from the docstrings of the public classes; every name is importable from `vtt_bridge`")
@@ -393,6 +393,8 @@ def api() -> str:
     out += _members("A roll (`Roll`)", Roll, skip={"die_sides", "is_active"})
     out += _members("Typed parameters (`Param`)", Param)
     out += _members("What may be declared (`Declarable`)", Declarable)
+    out += _members("An option of a decision (`Option`)", Option)
+    out += _members("An answer (`Answer`, from `ctx.answer(name)`)", Answer)
     out += ["### The test kit (`vtt_bridge.testing`)", ""]
     for name in ("host", "tokens", "make_token", "sample_tokens", "resolve", "policy"):
         out.append(f"- `{_signature(name, getattr(testing, name))}` — {_first_line(getattr(testing, name))}")
