@@ -91,6 +91,13 @@ def test_a_phone_attacks_with_a_short_form_and_the_defender_sees_each_dv(expect,
         field = more.locator(".field", has_text=label).first
         expect(field).to_be_visible()
         expect(field.locator(".help")).to_contain_text(help_text)
+    # What is set there is not forgotten once folded: the summary counts it.
+    more.locator('input[data-field="unaware"]').check()
+    more.locator("> summary").click()
+    expect(more.locator("> summary")).to_contain_text("· 1 set")
+    more.locator("> summary").click()
+    more.locator('input[data-field="unaware"]').uncheck()
+    expect(more.locator("> summary")).not_to_contain_text("set")
     more.locator("> summary").click()
 
     # On the phone: the cards right under the form, and a tap brings either to the top.

@@ -160,14 +160,31 @@ function buildDeclaration() {
   const more = form.fields.filter((f) => f.situational);
   // The summary names the first few situations the ruleset has, by their titles.
   const names = more.map((f) => f.title.toLowerCase());
+  const count = h("span", { class: "more-set" });
   const folded = more.length
     ? h(
         "details",
         { class: "more-options", dataset: { more: "" } },
-        h("summary", {}, `More options (${more.length})`, h("span", { class: "hint" }, ` — ${names.slice(0, 3).join(", ")}${names.length > 3 ? "…" : ""}`)),
+        h("summary", {}, `More options (${more.length})`, count, h("span", { class: "hint" }, ` — ${names.slice(0, 3).join(", ")}${names.length > 3 ? "…" : ""}`)),
         h("div", { class: "more-body" }, more.map((f) => f.node)),
       )
     : null;
+  if (folded) {
+    // Folded away but not forgotten: the summary says how many of them are set.
+    const recount = () => {
+      const set = more.filter((f) => {
+        try {
+          return f.read() !== undefined;
+        } catch (err) {
+          return true; // typed but not valid yet: still something set
+        }
+      }).length;
+      count.textContent = set ? ` · ${set} set` : "";
+    };
+    folded.addEventListener("input", recount);
+    folded.addEventListener("change", recount);
+    folded.addEventListener("click", () => setTimeout(recount, 0)); // token chips are buttons
+  }
   fill(fieldset, legend, ...main, ...(charms ? [charms.node] : []), folded);
   state.declaration = {
     for: declarationFor(rid),
