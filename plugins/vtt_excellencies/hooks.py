@@ -377,7 +377,7 @@ def exalted2e_defense_reroll_options(ctx) -> list[Option]:
     bonus = ctx.defense_ability // 2
     if bonus < 1:
         return []
-    return [Option(id=THIRD, label=f"{NAMES[THIRD]}: {THIRD_COST} motes, +{bonus} DV")]
+    return [Option(id=THIRD, label=f"{NAMES[THIRD]}: {THIRD_COST} motes, +{bonus} DV", detail=f"DV {ctx.dv} → {ctx.dv + bonus}")]
 
 
 @hookimpl

@@ -317,6 +317,7 @@ def test_essence_resurgent_on_a_dv_adds_half_the_ability_at_step_6(host):
     decision = res.advance()
     assert decision.key == "defense_reroll" and decision.token == "monk"
     assert [o.id for o in decision.options] == ["third-excellency", "decline"]
+    assert decision.option("third-excellency").detail == "DV 5 → 7"  # what choosing it gives
     res.answer("third-excellency")
     assert res.advance() is None
     record = res.record
