@@ -131,11 +131,7 @@ class TraceEntry:
 
 
 def _calling_module() -> str:
-    """The module of the innermost frame outside the engine: the code that called the context API.
-
-    The engine's own frames are passed over: run as plain Python they are on the
-    stack, compiled (see ``engine/__init__.py``) they are not.
-    """
+    """The module of the innermost frame outside the engine: the code that called the context API."""
     frame = sys._getframe(0)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
