@@ -147,14 +147,18 @@ def _count_hooks(host, ruleset: str, n: int) -> None:
 
         return call
 
+    def keyword(caller, name):
+        def call(*, ctx):
+            names.append(name)
+            return through(lambda c: caller(ctx=c), (ctx,))
+
+        return call
+
     def wrap(steps) -> None:
         for step in steps:
-            if step.impls is not None:
-                step.impls = tuple((counted(f, f"{f.__module__}.{f.__name__}"), p) for f, p in step.impls)
-            else:
-                step.call = counted(step.call, f"{step.hook_name} (all implementations)")
-            if step.options_call is not None:
-                step.options_call = counted(step.options_call, f"{step.options_hook} (all implementations)")
+            step.call = keyword(step.call, f"{step.hook_name} (all implementations)")
+            if step.options is not None:
+                step.options = keyword(step.options, f"{step.options_hook} (all implementations)")
             wrap(step.children)
 
     plan = host.engine.plan(ruleset)

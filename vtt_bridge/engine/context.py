@@ -54,8 +54,7 @@ class TraceEntry:
     Most steps change little: each list is the class's shared empty tuple until
     its first entry (see ``add``), and ``ended`` is ``None`` until the step ends
     the cycle. An entry stores only what it sets (no ``__slots__``: an unset field
-    reads the class's default), so the engine makes one per step with nothing
-    but its step, title and item, without calling ``__init__``.
+    reads the class's default).
     """
 
     rolls: list[Roll] | tuple[()] = ()
@@ -185,8 +184,9 @@ class Changes:
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
-        #: token id → ``(plugin, step)`` of the last write, to name who left a token invalid.
-        self.writers: dict[str, tuple[str | None, str | None]] = {}
+        #: token id → ``{field: (plugin, step)}`` of each field's last write, the last written last:
+        #: to name the plugin that left a token invalid (``Host.changed_token``).
+        self.writers: dict[str, dict[str, tuple[str | None, str | None]]] = {}
         #: The patches' read-only form, in the patches' order; a value written since the
         #: last read is ``_STALE`` and frozen on the next read (never, if none follows).
         self._frozen: dict[str, dict[str, Any]] = {}
@@ -231,6 +231,15 @@ class Changes:
             else:
                 patch[key] = thaw(value)
                 frozen[key] = _STALE
+
+    def wrote(self, token_id: str, fields: Mapping[str, Any], plugin: str | None, step: str | None) -> None:
+        """Note who wrote ``fields`` of a token (see :attr:`writers`)."""
+        by_field = self.writers.get(token_id)
+        if by_field is None:
+            by_field = self.writers[token_id] = {}
+        for key in fields:
+            by_field.pop(key, None)  # re-inserted: the last written comes last
+            by_field[key] = (plugin, step)
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -293,6 +302,7 @@ class AttackContext:
         "_step",
         "_nested",
         "_plugin_of",
+        "_hooks",
         "_plugin",
         "_values",
         "_current",
@@ -314,6 +324,7 @@ class AttackContext:
         kind: str = "attack",
         parent: AttackContext | None = None,
         plugin_of: PluginOf = _no_plugin,
+        hook_plugins: Mapping[Any, str] | None = None,
     ) -> None:
         self.ruleset = ruleset
         self.tokens = tokens
@@ -346,7 +357,9 @@ class AttackContext:
         self._step: Any = None
         self._nested: list[dict[str, Any]] | tuple[()] = ()
         self._plugin_of = plugin_of
-        #: The plugin whose hook implementation is running (set by the engine).
+        #: The code of each hook implementation → its plugin (``Engine.hook_plugins``).
+        self._hooks: Mapping[Any, str] = hook_plugins if hook_plugins is not None else {}
+        #: The plugin whose hook implementation the engine's caller is running, if it names one.
         self._plugin: str | None = None
         self._values = [*self._ZEROS]
 
@@ -380,21 +393,29 @@ class AttackContext:
 
     # -- changing ------------------------------------------------------------
 
-    def _caller(self) -> str | None:
+    def _writer(self) -> str | None:
+        """The plugin changing the context: the one the engine's caller names, else the innermost
+        hook implementation on the stack (called through pluggy), else (a ruleset's ``setup``,
+        ``who`` or ``each``) the plugin of the calling module."""
         plugin = self._plugin
         if plugin is not None:
             return plugin
+        hooks = self._hooks
+        frame = sys._getframe(1)
+        while frame is not None:
+            plugin = hooks.get(frame.f_code)
+            if plugin is not None:
+                # "": the engine's step loop, reached without passing a hook implementation.
+                return plugin or self._plugin_of(_calling_module())
+            frame = frame.f_back
         return self._plugin_of(_calling_module())
 
     def update(self, token_id: str, **fields: Any) -> None:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
         changes = self.changes
         changes.set(token_id, fields)
-        plugin = self._plugin  # set by the engine around each hook; else found from the caller's module
-        if plugin is None:
-            plugin = self._plugin_of(_calling_module())
         step = self._step
-        changes.writers[token_id] = (plugin, step.name if step is not None else None)
+        changes.wrote(token_id, fields, self._writer(), step.name if step is not None else None)
 
     @property
     def tracing(self) -> bool:
@@ -419,9 +440,7 @@ class AttackContext:
         if entry is not None:
             if args or fields:
                 text = text.format(*args, **fields)
-            plugin = self._plugin
-            if plugin is None:
-                plugin = self._plugin_of(_calling_module())
+            plugin = self._writer()
             if entry.notes:
                 entry.notes.append((text, plugin))
             else:
@@ -490,10 +509,7 @@ def _number(index: int, name: str) -> property:
         values[index] = value
         entry = self._entry
         if entry is not None and old != value:
-            # The engine names the running plugin; outside its direct calls, find it by module.
-            plugin = self._plugin
-            if plugin is None:
-                plugin = self._plugin_of(_calling_module())
+            plugin = self._writer()
             changes = entry.changes
             if changes:
                 changes.append((name, old, value, plugin))
