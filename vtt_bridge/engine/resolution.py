@@ -48,6 +48,15 @@ def _plain_answer(option: str) -> Answer:
     return answer
 
 
+def _with_params(option: str, params: Any) -> Answer:
+    """The answer choosing ``option`` with ``params`` (``None``: none); params that are not an object are refused."""
+    if params is None:
+        return _plain_answer(option)
+    if not isinstance(params, Mapping):
+        raise InvalidRequest("answer params must be an object", details={"params": ["Not a valid mapping type."]})
+    return Answer(option=option, params=dict(params)) if params else _plain_answer(option)
+
+
 def parse_answer(value: Any) -> Answer:
     """An answer from wire/CLI form: ``"parry"`` or ``{"option": "parry", "params": {...}}``."""
     if isinstance(value, Answer):
@@ -55,10 +64,7 @@ def parse_answer(value: Any) -> Answer:
     if isinstance(value, str) and value:
         return _plain_answer(value)
     if isinstance(value, Mapping) and isinstance(value.get("option"), str):
-        params = value.get("params") or {}
-        if not isinstance(params, Mapping):
-            raise InvalidRequest("answer params must be an object", details={"params": ["Not a valid mapping."]})
-        return Answer(option=value["option"], params=dict(params))
+        return _with_params(value["option"], value.get("params"))
     raise InvalidRequest(
         "an answer is an option id or {option, params}", details={"answer": ["Not a valid answer."]}
     )
@@ -518,8 +524,13 @@ class Resolution:
     def answer(self, option: Any, params: Mapping[str, Any] | None = None, *, how: str = "answered") -> None:
         """Answer the pending decision. An option not offered is refused and changes nothing."""
         decision = self._require_pending()
-        answer = parse_answer(option) if params is None else Answer(option=str(option), params=dict(params))
         try:
+            if params is None:
+                answer = parse_answer(option)
+            elif isinstance(option, str):
+                answer = _with_params(option, params)
+            else:
+                raise InvalidRequest("an answer's option is an option id", details={"option": ["Not a valid string."]})
             decision.check(answer)
         except InvalidRequest as exc:
             raise InvalidRequest(exc.message, details={"answer": exc.details}) from None
