@@ -147,7 +147,7 @@ class HealthTrackSchema(StrictSchema):
 
     penalties = fields.List(_Penalty(), required=True, validate=validate.Length(min=1, max=50))
     damage = fields.List(
-        fields.String(allow_none=True, validate=validate.OneOf(DAMAGE_TYPES)), required=True
+        fields.String(allow_none=True, validate=validate.OneOf(DAMAGE_TYPES)), required=True, validate=validate.Length(max=50)
     )
 
     @validates_schema
@@ -165,13 +165,13 @@ class TokenSystem(StrictSchema):
     divine = fields.Boolean(load_default=False)
     extra = fields.Boolean(load_default=False)
     motes = _int(load_default=0, validate=validate.Range(min=0, max=500))
-    weapons = fields.List(fields.Nested(Weapon), load_default=list)
+    weapons = fields.List(fields.Nested(Weapon), load_default=list, validate=validate.Length(max=50))
     armor = fields.Nested(Armor, load_default=None, allow_none=True)
     hardness = _hardness()
     natural_armor = fields.Boolean(load_default=False)
     shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
     hands = _int(load_default=2, validate=validate.Range(min=0, max=8))
-    equipped = fields.List(fields.String(), load_default=None, allow_none=True)
+    equipped = fields.List(fields.String(), load_default=None, allow_none=True, validate=validate.Length(max=50))
     health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True)
     dv_penalty = _int(load_default=0, validate=validate.Range(min=0, max=50))
     onslaught = fields.Dict(keys=fields.String(), values=_int(validate=validate.Range(min=0, max=50)), load_default=dict)
@@ -284,7 +284,7 @@ class Declaration(StrictSchema):
     dodge_inapplicable = fields.Boolean(load_default=False)
     post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20))
     bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20))
-    charms = fields.List(fields.Nested(CharmUse), load_default=list)
+    charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))
     flurry = fields.Nested(Flurry, load_default=None, allow_none=True)
 
     @validates_schema

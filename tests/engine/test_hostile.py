@@ -94,3 +94,74 @@ def test_the_pack_that_wrote_the_bad_field_is_named_not_the_last_writer():
     assert (err.value.details["hook"], err.value.details["step"]) == ("exalted2e_declare_attack", "declare_attack")
     assert err.value.details["errors"] == {"token": {"motes": ["Not a valid integer."]}}
     assert err.value.message.startswith("plugin Vandal left token")
+
+
+def _lists(schema, seen=None):
+    """Every ``fields.List`` of a marshmallow schema, nested schemas followed: ``(path, field)``."""
+    from marshmallow import fields
+
+    seen = set() if seen is None else seen
+    if id(schema) in seen:
+        return
+    seen.add(id(schema))
+    for name, field in schema.load_fields.items():
+        inner = field
+        if isinstance(field, fields.List):
+            yield name, field
+            inner = field.inner
+        if isinstance(inner, fields.Nested):
+            nested = inner.schema
+            for path, found in _lists(nested, seen):
+                yield f"{name}.{path}", found
+
+
+def _schemas(host):
+    from marshmallow import Schema
+
+    from vtt_bridge.state import messages
+
+    for ruleset_id, ruleset in sorted(host.rulesets.items()):
+        yield f"{ruleset_id} token", ruleset.token_schema()
+        yield f"{ruleset_id} declaration", ruleset.declaration_schema()
+        for plugin, schema in host.flag_schemas(ruleset_id).items():
+            yield f"{ruleset_id} flags.{plugin}", schema
+    for name in messages.__all__:
+        value = getattr(messages, name)
+        if isinstance(value, type) and issubclass(value, Schema):
+            yield f"message {name}", value()
+
+
+def test_every_list_in_the_schemas_is_bounded(host):
+    from marshmallow import validate
+
+    unbounded = []
+    for where, schema in _schemas(host):
+        for path, field in _lists(schema):
+            if not any(isinstance(v, validate.Length) and (v.max is not None or v.equal is not None) for v in field.validators):
+                unbounded.append(f"{where}: {path}")
+    assert unbounded == []
+
+
+def test_a_flag_list_of_ten_thousand_duplicates_is_refused_clearly(host):
+    with pytest.raises(InvalidRequest) as err:
+        host.load_flags("exalted2e", {"excellencies": {"charms": ["first-excellency"] * 10_000}})
+    assert err.value.details == {"flags": {"excellencies": {"charms": ["Longer than maximum length 4."]}}}
+
+
+def test_an_error_about_a_huge_request_stays_small(host):
+    data = json.loads((ROOT / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json").read_text())
+    system = dict(data["tokens"][0]["system"])
+    system["weapons"] = [{"name": "x" * 5_000, "damage": "lots"}] * 10_000  # ~50 MB of bad weapons
+    with pytest.raises(InvalidRequest) as err:
+        host.load_system("exalted2e", system)
+    assert "weapons" in err.value.details["token"]
+    assert len(json.dumps(err.value.to_dict())) < 16_000  # the socket's incoming limit is 1 MB
+
+
+def test_small_error_details_are_kept_as_they_are():
+    details = {"token": {"hp": ["Not a valid integer."]}, "installed": ["a", "b"]}
+    assert InvalidRequest("bad", details=details).details is details
+    many = InvalidRequest("bad", details={"answers": {f"k{i}": ["No."] for i in range(500)}}).details["answers"]
+    kept = [key for key in many if key != "…"]
+    assert kept == [f"k{i}" for i in range(len(kept))] and 0 < len(kept) < 100  # the first ones, in order
+    assert many["…"] == f"{500 - len(kept)} more"

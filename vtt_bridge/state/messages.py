@@ -170,7 +170,7 @@ class RequestFile(AttackRequest):
     ``seeed`` in a file is refused exactly as it would be over the wire.
     """
 
-    tokens = fields.List(fields.Dict(), load_default=list)
+    tokens = fields.List(fields.Dict(), load_default=list, validate=validate.Length(max=10_000))
 
 
 # The file ``vtt-bridge tokens export`` writes and ``table.export`` returns.
