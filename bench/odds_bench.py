@@ -147,18 +147,12 @@ def _count_hooks(host, ruleset: str, n: int) -> None:
 
         return call
 
-    def keyword(caller, name):
-        def call(*, ctx):
-            names.append(name)
-            return through(lambda c: caller(ctx=c), (ctx,))
-
-        return call
-
     def wrap(steps) -> None:
         for step in steps:
-            step.call = keyword(step.call, f"{step.hook_name} (all implementations)")
+            step.call = counted(step.call, f"{step.hook_name} (all implementations)")
+            step.walk = (*step.walk[:4], step.call, step.walk[5])
             if step.options is not None:
-                step.options = keyword(step.options, f"{step.options_hook} (all implementations)")
+                step.options = counted(step.options, f"{step.options_hook} (all implementations)")
             wrap(step.children)
 
     plan = host.engine.plan(ruleset)

@@ -215,31 +215,29 @@ class Changes:
         merged = self._merged[token_id] = FrozenDict({**base, **frozen})
         return merged
 
-    def set(self, token_id: str, fields: Mapping[str, Any]) -> None:
+    def set(
+        self, token_id: str, fields: Mapping[str, Any], writer: tuple[str | None, str | None] = (None, None)
+    ) -> None:
+        """Write ``fields`` of a token's pending change; ``writer`` is ``(plugin, step)`` (see :attr:`writers`)."""
         patch = self.patches.get(token_id)
         if patch is None:
             if token_id not in self.tokens:
                 raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
             patch = self.patches[token_id] = {}
             frozen = self._frozen[token_id] = {}
+            wrote = self.writers[token_id] = {}
         else:
             frozen = self._frozen[token_id]
+            wrote = self.writers[token_id]
         self._merged.pop(token_id, None)
         for key, value in fields.items():
+            wrote.pop(key, None)  # re-inserted: the last written comes last
+            wrote[key] = writer
             if type(value) in _ATOMS:
                 patch[key] = frozen[key] = value
             else:
                 patch[key] = thaw(value)
                 frozen[key] = _STALE
-
-    def wrote(self, token_id: str, fields: Mapping[str, Any], plugin: str | None, step: str | None) -> None:
-        """Note who wrote ``fields`` of a token (see :attr:`writers`)."""
-        by_field = self.writers.get(token_id)
-        if by_field is None:
-            by_field = self.writers[token_id] = {}
-        for key in fields:
-            by_field.pop(key, None)  # re-inserted: the last written comes last
-            by_field[key] = (plugin, step)
 
     def diff(self) -> dict[str, dict[str, Any]]:
         """``{token_id: {"before": system, "after": system}}`` for every changed token.
@@ -394,12 +392,9 @@ class AttackContext:
     # -- changing ------------------------------------------------------------
 
     def _writer(self) -> str | None:
-        """The plugin changing the context: the one the engine's caller names, else the innermost
-        hook implementation on the stack (called through pluggy), else (a ruleset's ``setup``,
-        ``who`` or ``each``) the plugin of the calling module."""
-        plugin = self._plugin
-        if plugin is not None:
-            return plugin
+        """The plugin changing the context when the engine's caller names none (``_plugin``): the
+        innermost hook implementation on the stack (called through pluggy), else (a ruleset's
+        ``setup``, ``who`` or ``each``) the plugin of the calling module."""
         hooks = self._hooks
         frame = sys._getframe(1)
         while frame is not None:
@@ -413,9 +408,11 @@ class AttackContext:
     def update(self, token_id: str, **fields: Any) -> None:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
         changes = self.changes
-        changes.set(token_id, fields)
+        plugin = self._plugin
+        if plugin is None:
+            plugin = self._writer()
         step = self._step
-        changes.wrote(token_id, fields, self._writer(), step.name if step is not None else None)
+        changes.set(token_id, fields, (plugin, step.name if step is not None else None))
 
     @property
     def tracing(self) -> bool:
@@ -440,7 +437,9 @@ class AttackContext:
         if entry is not None:
             if args or fields:
                 text = text.format(*args, **fields)
-            plugin = self._writer()
+            plugin = self._plugin
+            if plugin is None:
+                plugin = self._writer()
             if entry.notes:
                 entry.notes.append((text, plugin))
             else:
@@ -509,7 +508,9 @@ def _number(index: int, name: str) -> property:
         values[index] = value
         entry = self._entry
         if entry is not None and old != value:
-            plugin = self._writer()
+            plugin = self._plugin
+            if plugin is None:
+                plugin = self._writer()
             changes = entry.changes
             if changes:
                 changes.append((name, old, value, plugin))

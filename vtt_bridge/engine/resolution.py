@@ -70,21 +70,62 @@ def parse_answer(value: Any) -> Answer:
     )
 
 
-def _in_order(impls: tuple[tuple[Callable[[AttackContext], Any], str], ...]) -> Callable[..., list[Any]]:
-    """Plain hook implementations called in pluggy's order, their non-None results collected,
-    each one's plugin named on the context while it runs (see ``AttackContext._writer``)."""
+def _in_order(impls: tuple[tuple[Callable[[AttackContext], Any], str, bool], ...]) -> Callable[[AttackContext], Any]:
+    """A hook's caller: its implementations ``(function, plugin, wrapper)`` in pluggy's order, as
+    pluggy documents calling them, each one's plugin named on the context while it runs.
 
-    def call(*, ctx: AttackContext) -> list[Any]:
-        results = []
+    Wrappers (``wrapper=True``) run to their ``yield``; the plain implementations' non-None
+    results are collected; then each wrapper, innermost first, is sent the result (or
+    thrown the exception) and what it returns is the result.
+    """
+
+    def call(ctx: AttackContext) -> Any:
+        teardowns = None
+        result: Any = []
+        error: BaseException | None = None
         try:
-            for function, plugin in impls:
+            for function, plugin, wrapper in impls:
                 ctx._plugin = plugin
-                result = function(ctx)
-                if result is not None:
-                    results.append(result)
-        finally:
+                if wrapper:
+                    gen = function(ctx)
+                    try:
+                        next(gen)
+                    except StopIteration:
+                        raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
+                    if teardowns is None:
+                        teardowns = [(gen, plugin)]
+                    else:
+                        teardowns.append((gen, plugin))
+                else:
+                    value = function(ctx)
+                    if value is not None:
+                        result.append(value)
+        except BaseException as exc:
+            error = exc
+        if teardowns is None:
             ctx._plugin = None
-        return results
+            if error is not None:
+                raise error
+            return result
+        for gen, plugin in reversed(teardowns):
+            ctx._plugin = plugin
+            try:
+                if error is None:
+                    gen.send(result)
+                else:
+                    gen.throw(error)
+            except StopIteration as stop:
+                result, error = stop.value, None
+                continue
+            except BaseException as exc:
+                error = exc
+                continue
+            gen.close()
+            error = RuntimeError(f"hook wrapper {gen.__name__} yielded twice")
+        ctx._plugin = None
+        if error is not None:
+            raise error
+        return result
 
     return call
 
@@ -92,8 +133,7 @@ def _in_order(impls: tuple[tuple[Callable[[AttackContext], Any], str], ...]) -> 
 class _Compiled:
     """A step with its hooks looked up once per ruleset (the step plan).
 
-    ``call`` and ``options`` are the hooks' callers (see ``Engine._caller``),
-    called as ``call(ctx=ctx)``. What the step's decision needs on every
+    ``call`` and ``options`` are the hooks' callers, functions of the context (see ``Engine._caller``). What the step's decision needs on every
     resolution is worked out here once: who decides (``who``: a function of the
     context, ``None`` for the GM), the decline option's id, and the options
     offered so far (``offers``, see :func:`_offer`).
@@ -101,7 +141,7 @@ class _Compiled:
 
     __slots__ = (
         "step", "name", "title", "ask", "hook_name", "options_hook", "call", "options", "children",
-        "who", "decline", "offers", "repeat", "more",
+        "who", "decline", "offers", "repeat", "more", "walk",
     )  # fmt: skip
 
     def __init__(self, step: Step, hook_name: str, call: Any, options: Any, children: tuple[_Compiled, ...]):
@@ -121,6 +161,8 @@ class _Compiled:
         self.more = bool(children) or self.repeat
         #: The options offered here, by what was offered (they are frozen, so shared): see ``_offer``.
         self.offers: dict[tuple[int, ...], _Offer] = {}
+        #: What the step loop reads on every step, in one tuple (one attribute read instead of six).
+        self.walk = (self.name, self.title, ask, step, call, self.more)
 
 
 def _who(who: str | Callable[[AttackContext], str | None]) -> Callable[[AttackContext], str | None] | None:
@@ -350,14 +392,14 @@ class Engine:
             out.append(_Compiled(step, name, self._caller(name), options, self._compile(ruleset, step.steps)))
         return tuple(out)
 
-    def _caller(self, name: str) -> Callable[..., list[Any]]:
-        """The one caller of hook ``name`` for the plan, called as ``caller(ctx=ctx)``.
+    def _caller(self, name: str) -> Callable[[AttackContext], Any]:
+        """The one caller of hook ``name`` for the plan, a function of the context.
 
-        Plain implementations taking ``ctx`` are called one after another in
-        pluggy's order, their non-None results collected (what pluggy's own
-        call does for them, without its per-call bookkeeping); with a wrapper,
-        another signature or a monitor watching (:meth:`monitored`), pluggy's
-        own caller. Either way the implementations' code is noted with their
+        Implementations taking ``ctx`` — plain ones and new-style wrappers — are
+        called by :func:`_in_order`, in pluggy's order and as pluggy documents it,
+        without its per-call bookkeeping (a resolution calls ~15 hooks); with an
+        old-style hookwrapper, a ``firstresult`` spec, another signature or a
+        monitor watching (:meth:`monitored`), pluggy's own caller. Either way the implementations' code is noted with their
         plugins (:attr:`hook_plugins`).
         """
         caller = getattr(self.hook, name)
@@ -370,10 +412,10 @@ class Engine:
         if (
             self._monitors
             or (spec is not None and spec.opts.get("firstresult"))
-            or any(impl.wrapper or impl.hookwrapper or tuple(impl.argnames) != ("ctx",) for impl in impls)
+            or any(impl.hookwrapper or tuple(impl.argnames) != ("ctx",) for impl in impls)
         ):
-            return caller
-        return _in_order(tuple((impl.function, impl.plugin_name) for impl in reversed(impls)))
+            return lambda ctx: caller(ctx=ctx)
+        return _in_order(tuple((impl.function, impl.plugin_name, impl.wrapper) for impl in reversed(impls)))
 
     def monitored(self) -> Callable[[], None]:
         """Call every hook through pluggy from now on, so its hook-call monitors see each call;
@@ -598,15 +640,14 @@ class Resolution:
         i, count, jumps, repeats = 0, len(steps), 0, 0
         while i < count:
             compiled = steps[i]
-            name = compiled.name
+            name, title, ask, step, call, more = compiled.walk
             if trace is not None:
-                entry = ctx._entry = TraceEntry(name, compiled.title, ctx.item)
+                entry = ctx._entry = TraceEntry(name, title, ctx.item)
                 trace.append(entry)
             answer = None
-            ask = compiled.ask
             if ask is not None:
                 try:
-                    offered = compiled.options(ctx=ctx)
+                    offered = compiled.options(ctx)
                 except (EndCycle, SkipItem):
                     raise
                 except BaseException as exc:
@@ -624,10 +665,10 @@ class Resolution:
                 else:
                     ctx.answers.pop(ask.name, None)
             dice.step = name
-            ctx._step = compiled.step
+            ctx._step = step
             first = len(rolls)
             try:
-                compiled.call(ctx=ctx)
+                call(ctx)
             except (EndCycle, SkipItem) as end:
                 if entry is not None:
                     entry.ended = str(end)
@@ -637,7 +678,7 @@ class Resolution:
                 raise self._fault(exc, compiled.hook_name, name) from exc
             if entry is not None and len(rolls) != first:
                 entry.rolls = rolls[first:]
-            if ctx._control or compiled.more:
+            if ctx._control or more:
                 # Nested attacks asked for, child steps, a repeated decision or a jump back.
                 if ctx._nested:
                     nested, ctx._nested = ctx._nested, ()
