@@ -150,7 +150,7 @@ def _count_hooks(host, ruleset: str, n: int) -> None:
     def wrap(steps) -> None:
         for step in steps:
             step.call = counted(step.call, f"{step.hook_name} (all implementations)")
-            step.walk = (*step.walk[:4], step.call, step.walk[5])
+            step.walk = (*step.walk[:4], step.call, *step.walk[5:])
             if step.options is not None:
                 step.options = counted(step.options, f"{step.options_hook} (all implementations)")
             wrap(step.children)

@@ -141,10 +141,12 @@ class _Compiled:
 
     __slots__ = (
         "step", "name", "title", "ask", "hook_name", "options_hook", "call", "options", "children",
-        "who", "decline", "offers", "repeat", "more", "walk",
+        "who", "decline", "offers", "repeat", "more", "walk", "plugin",
     )  # fmt: skip
 
-    def __init__(self, step: Step, hook_name: str, call: Any, options: Any, children: tuple[_Compiled, ...]):
+    def __init__(
+        self, step: Step, hook_name: str, call: Any, plugin: str | None, options: Any, children: tuple[_Compiled, ...]
+    ):
         self.step = step
         self.name = step.name
         self.title = step.title
@@ -152,6 +154,8 @@ class _Compiled:
         self.hook_name = hook_name
         self.options_hook = f"{hook_name.removesuffix(step.name)}{ask.name}_options" if ask else ""
         self.call = call
+        #: The plugin named while ``call`` runs: its one implementation's (``None``: it names them itself).
+        self.plugin = plugin
         self.options = options
         self.children = children
         self.who = _who(ask.who) if ask else None
@@ -162,7 +166,7 @@ class _Compiled:
         #: The options offered here, by what was offered (they are frozen, so shared): see ``_offer``.
         self.offers: dict[tuple[int, ...], _Offer] = {}
         #: What the step loop reads on every step, in one tuple (one attribute read instead of six).
-        self.walk = (self.name, self.title, ask, step, call, self.more)
+        self.walk = (self.name, self.title, ask, step, call, plugin, self.more)
 
 
 def _who(who: str | Callable[[AttackContext], str | None]) -> Callable[[AttackContext], str | None] | None:
@@ -388,19 +392,23 @@ class Engine:
         out = []
         for step in steps:
             name = f"{ruleset.id}_{step.name}"
-            options = self._caller(f"{ruleset.id}_{step.ask.name}_options") if step.ask else None
-            out.append(_Compiled(step, name, self._caller(name), options, self._compile(ruleset, step.steps)))
+            options = self._caller(f"{ruleset.id}_{step.ask.name}_options")[0] if step.ask else None
+            call, plugin = self._caller(name, results=False)
+            out.append(_Compiled(step, name, call, plugin, options, self._compile(ruleset, step.steps)))
         return tuple(out)
 
-    def _caller(self, name: str) -> Callable[[AttackContext], Any]:
-        """The one caller of hook ``name`` for the plan, a function of the context.
+    def _caller(self, name: str, *, results: bool = True) -> tuple[Callable[[AttackContext], Any], str | None]:
+        """The one caller of hook ``name`` for the plan, a function of the context, and the plugin
+        the step loop names while it runs (``None``: the caller names each implementation's).
 
         Implementations taking ``ctx`` — plain ones and new-style wrappers — are
         called by :func:`_in_order`, in pluggy's order and as pluggy documents it,
-        without its per-call bookkeeping (a resolution calls ~15 hooks); with an
-        old-style hookwrapper, a ``firstresult`` spec, another signature or a
-        monitor watching (:meth:`monitored`), pluggy's own caller. Either way the implementations' code is noted with their
-        plugins (:attr:`hook_plugins`).
+        without its per-call bookkeeping (a resolution calls 15-40 hooks); a step
+        hook (``results=False``: nothing reads what it returns) with one plain
+        implementation is called as it is. With an old-style hookwrapper, a
+        ``firstresult`` spec, another signature or a monitor watching
+        (:meth:`monitored`), pluggy's own caller. Either way the implementations'
+        code is noted with their plugins (:attr:`hook_plugins`).
         """
         caller = getattr(self.hook, name)
         impls = caller.get_hookimpls()
@@ -414,8 +422,10 @@ class Engine:
             or (spec is not None and spec.opts.get("firstresult"))
             or any(impl.hookwrapper or tuple(impl.argnames) != ("ctx",) for impl in impls)
         ):
-            return lambda ctx: caller(ctx=ctx)
-        return _in_order(tuple((impl.function, impl.plugin_name, impl.wrapper) for impl in reversed(impls)))
+            return (lambda ctx: caller(ctx=ctx)), None
+        if not results and len(impls) == 1 and not impls[0].wrapper:
+            return impls[0].function, impls[0].plugin_name
+        return _in_order(tuple((impl.function, impl.plugin_name, impl.wrapper) for impl in reversed(impls))), None
 
     def monitored(self) -> Callable[[], None]:
         """Call every hook through pluggy from now on, so its hook-call monitors see each call;
@@ -640,7 +650,7 @@ class Resolution:
         i, count, jumps, repeats = 0, len(steps), 0, 0
         while i < count:
             compiled = steps[i]
-            name, title, ask, step, call, more = compiled.walk
+            name, title, ask, step, call, plugin, more = compiled.walk
             if trace is not None:
                 entry = ctx._entry = TraceEntry(name, title, ctx.item)
                 trace.append(entry)
@@ -667,15 +677,19 @@ class Resolution:
             dice.step = name
             ctx._step = step
             first = len(rolls)
+            ctx._plugin = plugin
             try:
                 call(ctx)
             except (EndCycle, SkipItem) as end:
+                ctx._plugin = None
                 if entry is not None:
                     entry.ended = str(end)
                     entry.rolls = rolls[first:]
                 raise
             except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
+                ctx._plugin = None
                 raise self._fault(exc, compiled.hook_name, name) from exc
+            ctx._plugin = None
             if entry is not None and len(rolls) != first:
                 entry.rolls = rolls[first:]
             if ctx._control or more:
