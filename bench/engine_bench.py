@@ -246,19 +246,6 @@ def print_profile(go, untraced_us: float, traced_us: float, record_us: float, se
     print(f"  {'record (+record − traced)':66s} {record_us - traced_us:7.1f} µs")
 
 
-def engine_build() -> str:
-    """Whether the engine runs compiled (see ``vtt_bridge/engine/__init__.py``): the figures depend on it."""
-    import vtt_bridge  # noqa: F401  (imports every engine module)
-    from vtt_bridge.engine import compiled
-
-    done = compiled()
-    if all(done.values()):
-        return "compiled by Cython"
-    if not any(done.values()):
-        return "plain Python (not compiled, or VTT_BRIDGE_NO_EXTENSIONS set)"
-    return "partly compiled: plain Python for " + ", ".join(sorted(n for n, c in done.items() if not c))
-
-
 def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} cores)"
 
@@ -273,7 +260,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {load_average()}")
 
     with_pack, without_pack = make_host(), make_host(block=["excellencies"])
-    print(f"engine: {engine_build()}")
     data, tokens = load(with_pack)
     attacker, targets = data["attacker"], data["targets"]
     decl = freeze(with_pack.load_declaration("exalted2e", data["declaration"]))

@@ -174,9 +174,6 @@ def main(argv: list[str] | None = None) -> int:
         workload(args.run, args.n)
         return 0
     print(f"load average before: {load_average()} (instruction counts do not depend on it)")
-    from engine_bench import engine_build
-
-    print(f"engine: {engine_build()}")
     if args.quick:
         for name, label in chosen.items():
             workload(name, 20)

@@ -149,12 +149,10 @@ def _count_hooks(host, ruleset: str, n: int) -> None:
 
     def wrap(steps) -> None:
         for step in steps:
-            if step.impls is not None:
-                step.impls = tuple((counted(f, f"{f.__module__}.{f.__name__}"), p) for f, p in step.impls)
-            else:
-                step.call = counted(step.call, f"{step.hook_name} (all implementations)")
-            if step.options_call is not None:
-                step.options_call = counted(step.options_call, f"{step.options_hook} (all implementations)")
+            step.call = counted(step.call, f"{step.hook_name} (all implementations)")
+            step.walk = (*step.walk[:4], step.call, *step.walk[5:])
+            if step.options is not None:
+                step.options = counted(step.options, f"{step.options_hook} (all implementations)")
             wrap(step.children)
 
     plan = host.engine.plan(ruleset)

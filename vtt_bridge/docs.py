@@ -427,8 +427,7 @@ def _members(caption: str, cls: type, *, level: int = 3, skip: set[str] = frozen
 
 
 def _is_function(value: Any) -> bool:
-    """A plain function, or one compiled by Cython (the engine's: see ``engine/__init__.py``)."""
-    return inspect.isfunction(value) or (callable(value) and hasattr(value, "__code__") and not isinstance(value, type))
+    return inspect.isfunction(value)
 
 
 # -------------------------------------------------------------------------

@@ -32,15 +32,75 @@ __all__ = [
 ]
 
 
+#: What an error's ``details`` keep, so an error reply stays small whatever the request held
+#: (a list of 10,000 bad items): values kept, all levels together; characters kept of one
+#: string (the message too); levels of nesting.
+DETAILS_ITEMS = 100
+DETAILS_TEXT = 500
+DETAILS_DEPTH = 8
+MESSAGE_TEXT = 1000  # characters kept of an error's message
+
+
+def _cut(text: str, most: int = DETAILS_TEXT) -> str:
+    return text if len(text) <= most else f"{text[:most]}… ({len(text) - most} more characters)"
+
+
+def _bounded(value: Any, left: list[int], depth: int) -> Any:
+    """``value`` within the bounds above (``left``: the values still to keep); the very object when it is."""
+    if isinstance(value, str):
+        return _cut(value)
+    if isinstance(value, dict):
+        if depth >= DETAILS_DEPTH and value:
+            return "…"
+        out: dict[Any, Any] = {}
+        changed = False
+        for index, (key, item) in enumerate(value.items()):
+            if left[0] <= 0:
+                out["…"] = f"{len(value) - index} more"
+                return out
+            left[0] -= 1
+            kept_key = _cut(key) if isinstance(key, str) else key
+            kept = _bounded(item, left, depth + 1)
+            changed = changed or kept is not item or kept_key is not key
+            out[kept_key] = kept
+        return out if changed else value
+    if isinstance(value, (list, tuple)):
+        if depth >= DETAILS_DEPTH and value:
+            return "…"
+        items: list[Any] = []
+        changed = False
+        for index, item in enumerate(value):
+            if left[0] <= 0:
+                items.append(f"… {len(value) - index} more")
+                return items
+            left[0] -= 1
+            kept = _bounded(item, left, depth + 1)
+            changed = changed or kept is not item
+            items.append(kept)
+        return items if changed else value
+    return value
+
+
+def bounded_details(details: dict[str, Any]) -> dict[str, Any]:
+    """``details`` cut to :data:`DETAILS_ITEMS` values, :data:`DETAILS_TEXT` characters a string and
+    :data:`DETAILS_DEPTH` levels, a ``"…"`` entry saying how much was left out; small ones as they are."""
+    return _bounded(details, [DETAILS_ITEMS], 0)
+
+
 class VTTError(Exception):
-    """Base of every error with a stable wire code."""
+    """Base of every error with a stable wire code.
+
+    Its ``message`` (:data:`MESSAGE_TEXT`) and ``details`` (:func:`bounded_details`) are bounded: an error
+    reply stays small, whatever the request that caused it held.
+    """
 
     code = "internal"
 
     def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        message = _cut(message, MESSAGE_TEXT) if len(message) > MESSAGE_TEXT else message
         super().__init__(message)
         self.message = message
-        self.details = details or {}
+        self.details = bounded_details(details) if details else {}
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details}

@@ -23,8 +23,7 @@ from typing import Any
 
 import orjson
 import pluggy
-from marshmallow import Schema, ValidationError, fields, missing, validate
-from marshmallow.error_store import ErrorStore
+from marshmallow import Schema, ValidationError, fields, validate
 
 from . import hookspecs
 from .engine.resolution import Engine, Resolution
@@ -219,12 +218,11 @@ class Host:
         """Watch every hook call from now on (tracing, ``vtt_bridge.testing.HookRecorder``).
 
         ``before(hook_name, hook_impls, kwargs)`` and ``after(outcome, hook_name,
-        hook_impls, kwargs)`` as in pluggy's ``add_hookcall_monitoring``; the
-        engine reports the step hooks it runs directly, pluggy the rest.
-        Returns a function that stops watching.
+        hook_impls, kwargs)``: pluggy's ``add_hookcall_monitoring``, the engine
+        calling every hook through pluggy meanwhile. Returns a function that stops watching.
         """
         undo_pm = self.pm.add_hookcall_monitoring(before, after)
-        undo_engine = self.engine.add_monitor(before, after)
+        undo_engine = self.engine.monitored()
 
         def undo() -> None:
             undo_pm()
@@ -378,17 +376,16 @@ class Host:
         A number a ruleset or pack wrote past its token schema's range (a DV
         penalty past the cap after fifty attacks) is clamped to the range, so a
         long game does not wedge a token. Anything else invalid is a
-        ``plugin_error`` naming the plugin, hook and step that last wrote the
-        token (from ``writers``: ``{token id: (plugin, step)}``, as the resolution's
-        ``ctx.changes.writers`` records them).
+        ``plugin_error`` naming the plugin, hook and step that last wrote a bad
+        field (from ``writers``, as the resolution's ``ctx.changes.writers``
+        records them: ``{token id: {field: (plugin, step)}}``; a token's
+        ``(plugin, step)`` pair stands for every field).
         """
         try:
-            loaded = _changed_fields(self._schema(before.ruleset, "token"), before, system)
-            if loaded is None:
-                schema = self._lean_schema(before, system)
-                loaded = self._load_with(schema, before.ruleset, "token", clamp(schema, system))
+            schema = self._lean_schema(before, system)
+            loaded = self._load_with(schema, before.ruleset, "token", clamp(schema, system))
         except InvalidRequest as exc:
-            plugin, step = (writers or {}).get(before.id) or (None, None)
+            plugin, step = _writer_of((writers or {}).get(before.id), exc.details.get("token"))
             hook = f"{before.ruleset}_{step}" if step is not None else None
             raise PluginError(
                 f"plugin {plugin or '?'} left token {before.id!r} invalid in hook {hook or '?'}"
@@ -527,113 +524,18 @@ def clamp(schema: Schema, data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# Token schemas whose fields are checked one by one (see _changed_fields): schema class →
-# its fields by name and its whole-object hooks that may run on the result, or None when
-# the schema needs a whole load.
-_FIELD_CHECKS: dict[type, _Checks | None] = {}
-_SCALARS = (int, float, str, bool, type(None))
-
-
-@dataclass(frozen=True)
-class _Checks:
-    fields: dict[str, fields.Field]
-    validators: bool  # ``validates_schema`` hooks to run on the loaded result
-    post_load: bool  # ``post_load`` hooks to run on it after them
-
-
-def _field_checks(schema: Schema) -> _Checks | None:
-    cls = type(schema)
-    if cls in _FIELD_CHECKS:
-        return _FIELD_CHECKS[cls]
-    checks: _Checks | None = None
-    hooks = getattr(schema, "_hooks", None)  # marshmallow's registry of a schema's hooks
-    loads = dict(schema.load_fields)
-    if (
-        isinstance(hooks, Mapping)
-        and not hooks.get("pre_load")  # it changes the input as a whole: load it whole
-        and not hooks.get("validates")  # field validators: left to the whole load
-        and not schema.partial
-        and _plain_hooks(hooks.get("validates_schema"))
-        and _plain_hooks(hooks.get("post_load"))
-        and all((f.data_key or name) == name and (f.attribute or name) == name for name, f in loads.items())
-    ):
-        checks = _Checks(loads, bool(hooks.get("validates_schema")), bool(hooks.get("post_load")))
-    _FIELD_CHECKS[cls] = checks
-    return checks
-
-
-def _plain_hooks(registered: Any) -> bool:
-    """Hooks that take one object's loaded data and nothing else (not the collection, not the input)."""
-    return all(not many and not kwargs.get("pass_original") for _name, many, kwargs in registered or ())
-
-
-def _changed_fields(schema: Schema, before: Token, system: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``system`` checked field by field, when the schema allows it; ``None``: load it whole.
-
-    Loading ``system`` is loading each field on its own, then running the
-    schema's ``validates_schema`` and ``post_load`` hooks on the result (a schema
-    with ``pre_load`` or field validators is loaded whole). ``before`` passed the
-    schema when it was stored, so only the fields whose values changed are
-    clamped and loaded (by their own field, nested schemas and validators
-    included); the others are taken as stored. The result, its field order
-    included, is what loading the whole ``system`` gives (what was taken as
-    stored in its stored, frozen form). A field added or
-    removed is left to the whole load, and so is any error where the schema has
-    whole-object hooks (the whole load words it exactly).
-    """
-    checks = _field_checks(schema)
-    if checks is None:
-        return None
-    plain = before.plain()
-    if len(system) != len(plain):
-        return None
-    whole = checks.validators or checks.post_load
-    out: dict[str, Any] = {}
-    errors: dict[str, Any] = {}
-    for name, field in checks.fields.items():
-        if name not in system:
-            if name in plain or field.required or field.load_default is not missing:
-                return None  # the whole load says what is missing, or fills the default
-            continue
-        value = system[name]
-        if name not in plain:
-            return None
-        old = plain[name]
-        if value is old or (type(value) is type(old) and value == old):
-            out[name] = old
-            continue
-        if type(value) in _SCALARS:
-            bounds = _ranges(field)
-            if bounds is not None:
-                value = _clamped(value, bounds)
-        else:
-            value = clamp(schema, {name: value})[name]  # nested numbers too, as the whole load's input
-        try:
-            out[name] = field.deserialize(value, name, system)
-        except ValidationError as err:
-            if whole:
-                return None
-            errors[name] = err.messages
-    if len(out) + len(errors) != len(system):
-        return None  # a key the schema does not know
-    if errors:
-        raise InvalidRequest(f"invalid token for {before.ruleset}", details={"token": errors})
-    if checks.validators:
-        store = ErrorStore()
-        schema._invoke_schema_validators(
-            error_store=store, pass_collection=False, data=out, original_data=system, many=False,
-            partial=None, unknown=schema.unknown, field_errors=False,
-        )  # fmt: skip
-        if store.errors:
-            return None
-    if checks.post_load:
-        try:
-            out = schema._invoke_load_processors("post_load", out, many=False, original_data=system, partial=None, unknown=schema.unknown)
-        except ValidationError:
-            return None
-    # What was taken as stored goes into the new token in its stored, frozen form (not frozen again).
-    stored = before.system
-    return {name: stored[name] if name in plain and value is plain[name] else value for name, value in out.items()}
+def _writer_of(wrote: Any, errors: Any) -> tuple[str | None, str | None]:
+    """``(plugin, step)`` that wrote the first bad field in ``errors`` (marshmallow's messages),
+    else the last field written; ``wrote`` is ``{field: (plugin, step)}`` or one pair for all."""
+    if not wrote:
+        return None, None
+    if isinstance(wrote, tuple):
+        return wrote
+    if isinstance(errors, Mapping):
+        for field in errors:
+            if field in wrote:
+                return wrote[field]
+    return next(reversed(wrote.values()))
 
 
 def _clamped(value: Any, bounds: tuple[Any, Any]) -> Any:

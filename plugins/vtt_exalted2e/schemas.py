@@ -167,6 +167,7 @@ class HealthTrackSchema(StrictSchema):
     damage = fields.List(
         fields.String(allow_none=True, validate=validate.OneOf(DAMAGE_TYPES)),
         required=True,
+        validate=validate.Length(max=50),
         **_about("Damage", "each level's damage, top first: B, L, A, or none"),
     )
 
@@ -185,7 +186,7 @@ class TokenSystem(StrictSchema):
     divine = fields.Boolean(load_default=False)
     extra = fields.Boolean(load_default=False)
     motes = _int(load_default=0, validate=validate.Range(min=0, max=500))
-    weapons = fields.List(fields.Nested(Weapon), load_default=list)
+    weapons = fields.List(fields.Nested(Weapon), load_default=list, validate=validate.Length(max=50))
     armor = fields.Nested(Armor, load_default=None, allow_none=True)
     hardness = _hardness(
         **_about("Hardness", "from magic, per damage type (B, L, A): an attack whose raw damage is no more than it deals none")
@@ -193,7 +194,7 @@ class TokenSystem(StrictSchema):
     natural_armor = fields.Boolean(load_default=False)
     shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
     hands = _int(load_default=2, validate=validate.Range(min=0, max=8))
-    equipped = fields.List(fields.String(), load_default=None, allow_none=True)
+    equipped = fields.List(fields.String(), load_default=None, allow_none=True, validate=validate.Length(max=50))
     health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True)
     dv_penalty = _int(
         load_default=0,
@@ -315,7 +316,7 @@ class Declaration(StrictSchema):
     dodge_inapplicable = fields.Boolean(load_default=False, **_about('No room to dodge', 'closed ranks, a narrow ledge: Dodge DV 0 unless a stunt gets round it', situational=True))
     post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20), **_about('Damage after soak +/-', 'effects adding to or taking from the damage dice after soak, -20 to +20', situational=True))
     bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20), **_about('Bystanders in the way', 'on a botch the GM may rule that the blow strikes one of them', situational=True))
-    charms = fields.List(fields.Nested(CharmUse), load_default=list)
+    charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))
     flurry = fields.Nested(
         Flurry,
         load_default=None,

@@ -111,7 +111,7 @@ class TokenSystem(StrictSchema):
     shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
     elite = fields.Boolean(load_default=False)
     health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True)
-    conditions = fields.List(fields.String(validate=validate.Length(min=1, max=50)), load_default=list)
+    conditions = fields.List(fields.String(validate=validate.Length(min=1, max=50)), load_default=list, validate=validate.Length(max=50))
     commander = fields.Nested(Commander, required=True)
     solo = fields.Nested(Solo, load_default=None, allow_none=True)
 
@@ -156,4 +156,4 @@ class Declaration(StrictSchema):
     penalty = _int(load_default=0, validate=validate.Range(min=0, max=50))
     cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)))
     height = _int(load_default=0, validate=validate.Range(min=-3, max=3))
-    charms = fields.List(fields.Nested(CharmUse), load_default=list)
+    charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))

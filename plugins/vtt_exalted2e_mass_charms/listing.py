@@ -50,6 +50,7 @@ class Flags(StrictSchema):
 
     charms = fields.List(
         fields.String(validate=validate.OneOf([RESURGENT, COUNTER])),
+        validate=validate.Length(max=2),
         metadata={"description": "the Charms the commander knows (none listed: both)"},
     )
 

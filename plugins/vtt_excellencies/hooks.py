@@ -158,7 +158,7 @@ class Flags(StrictSchema):
     them all; with it, the others are neither offered nor accepted.
     """
 
-    charms = fields.List(fields.String(validate=validate.OneOf([FIRST, SECOND, THIRD, COUNTER])))
+    charms = fields.List(fields.String(validate=validate.OneOf([FIRST, SECOND, THIRD, COUNTER])), validate=validate.Length(max=4))
 
 
 @hookimpl

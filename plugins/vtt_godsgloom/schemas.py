@@ -77,7 +77,7 @@ class Unit(StrictSchema):
     weak = fields.Integer(load_default=0, validate=validate.Range(min=0, max=20))
     rerolls = fields.Nested(Rerolls, load_default=lambda: {"pool": 0, "single": 0})
     auto = fields.Nested(AutoSuccesses, load_default=lambda: {"hits": 0, "blocks": 0})
-    traits = fields.List(fields.String(validate=validate.Length(min=1, max=100)), load_default=list)
+    traits = fields.List(fields.String(validate=validate.Length(min=1, max=100)), load_default=list, validate=validate.Length(max=50))
 
 
 class Declaration(StrictSchema):
@@ -87,4 +87,4 @@ class Declaration(StrictSchema):
     modifiers = fields.Nested(Modifiers, load_default=_zero_dice)
     defender_modifiers = fields.Nested(Modifiers, load_default=_zero_dice)
     auto = fields.Nested(AutoSuccesses, load_default=lambda: {"hits": 0, "blocks": 0})
-    charms = fields.List(fields.Nested(CharmUse), load_default=list)
+    charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))

@@ -67,9 +67,9 @@ class Combatant(StrictSchema):
     will = _dice()
     armor = _dice()
     dodge = _dice()
-    gifts = fields.List(fields.String(validate=validate.Length(min=1, max=100)), load_default=list)
-    weapons = fields.List(fields.Nested(Weapon), load_default=list)
-    conditions = fields.List(fields.String(validate=validate.OneOf(CONDITIONS)), load_default=list)
+    gifts = fields.List(fields.String(validate=validate.Length(min=1, max=100)), load_default=list, validate=validate.Length(max=50))
+    weapons = fields.List(fields.Nested(Weapon), load_default=list, validate=validate.Length(max=50))
+    conditions = fields.List(fields.String(validate=validate.OneOf(CONDITIONS)), load_default=list, validate=validate.Length(max=50))
     side = fields.String(load_default="", validate=validate.Length(max=100))
     position = fields.Nested(Position, load_default=None, allow_none=True)
 
@@ -78,6 +78,6 @@ class Declaration(StrictSchema):
     """What the attacker declares (step 1)."""
 
     weapon = fields.String(load_default=None, validate=validate.Length(min=1, max=100))
-    near_target = fields.List(fields.String(), load_default=list)
-    near_attacker = fields.List(fields.String(), load_default=list)
-    charms = fields.List(fields.Nested(CharmUse), load_default=list)
+    near_target = fields.List(fields.String(), load_default=list, validate=validate.Length(max=100))
+    near_attacker = fields.List(fields.String(), load_default=list, validate=validate.Length(max=100))
+    charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))

@@ -80,7 +80,7 @@ class System(StrictSchema):
     systems = fields.Dict(keys=fields.String(validate=validate.Regexp(r"^[A-Z]$")), values=fields.String(), load_default=dict)
     # State written during play.
     marked = fields.Raw(load_default=None)
-    crippled = fields.List(fields.String(), load_default=list)
+    crippled = fields.List(fields.String(), load_default=list, validate=validate.Length(max=50))
     focus = fields.Integer(load_default=0, validate=validate.Range(min=0))
     fury = fields.Integer(load_default=0, validate=validate.Range(min=0))
     arm_bonus = fields.Integer(load_default=0)
@@ -96,12 +96,12 @@ class System(StrictSchema):
     # Special rules the warmachine_abilities pack applies.
     shield_guard = fields.Boolean(load_default=False)
     shield_guard_used = fields.Boolean(load_default=False)
-    battlegroup = fields.List(fields.String(), load_default=list)
+    battlegroup = fields.List(fields.String(), load_default=list, validate=validate.Length(max=100))
     reroll_attack = fields.Boolean(load_default=False)  # may reroll its missed attack rolls (each once)
     reroll_damage = fields.Boolean(load_default=False)  # may reroll its damage rolls (each once)
     grants_reroll = fields.Float(load_default=None, allow_none=True, validate=validate.Range(min=0, max=24))
     # ^ friendly models within this many inches may reroll one attack or damage roll per attack
-    weapons = fields.List(fields.Nested(WeaponSchema), load_default=list)
+    weapons = fields.List(fields.Nested(WeaponSchema), load_default=list, validate=validate.Length(max=50))
 
     @validates_schema
     def _check(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -159,6 +159,6 @@ class Declaration(StrictSchema):
 
     weapon = fields.String(required=True, validate=validate.Length(min=1, max=100))
     modifiers = fields.Nested(Modifiers, load_default=lambda: dict(_NO_MODIFIERS))
-    models_under_template = fields.List(fields.String(), load_default=list)
-    application_order = fields.List(fields.String(), load_default=list)
-    charms = fields.List(fields.Nested(CharmUse), load_default=list)
+    models_under_template = fields.List(fields.String(), load_default=list, validate=validate.Length(max=100))
+    application_order = fields.List(fields.String(), load_default=list, validate=validate.Length(max=100))
+    charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))

@@ -54,8 +54,7 @@ class TraceEntry:
     Most steps change little: each list is the class's shared empty tuple until
     its first entry (see ``add``), and ``ended`` is ``None`` until the step ends
     the cycle. An entry stores only what it sets (no ``__slots__``: an unset field
-    reads the class's default), so the engine makes one per step with nothing
-    but its step, title and item, without calling ``__init__``.
+    reads the class's default).
     """
 
     rolls: list[Roll] | tuple[()] = ()
@@ -131,11 +130,7 @@ class TraceEntry:
 
 
 def _calling_module() -> str:
-    """The module of the innermost frame outside the engine: the code that called the context API.
-
-    The engine's own frames are passed over: run as plain Python they are on the
-    stack, compiled (see ``engine/__init__.py``) they are not.
-    """
+    """The module of the innermost frame outside the engine: the code that called the context API."""
     frame = sys._getframe(0)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
@@ -189,8 +184,9 @@ class Changes:
     def __init__(self, tokens: Mapping[str, Token]) -> None:
         self.tokens = tokens
         self.patches: dict[str, dict[str, Any]] = {}
-        #: token id → ``(plugin, step)`` of the last write, to name who left a token invalid.
-        self.writers: dict[str, tuple[str | None, str | None]] = {}
+        #: token id → ``{field: (plugin, step)}`` of each field's last write, the last written last:
+        #: to name the plugin that left a token invalid (``Host.changed_token``).
+        self.writers: dict[str, dict[str, tuple[str | None, str | None]]] = {}
         #: The patches' read-only form, in the patches' order; a value written since the
         #: last read is ``_STALE`` and frozen on the next read (never, if none follows).
         self._frozen: dict[str, dict[str, Any]] = {}
@@ -219,17 +215,24 @@ class Changes:
         merged = self._merged[token_id] = FrozenDict({**base, **frozen})
         return merged
 
-    def set(self, token_id: str, fields: Mapping[str, Any]) -> None:
+    def set(
+        self, token_id: str, fields: Mapping[str, Any], writer: tuple[str | None, str | None] = (None, None)
+    ) -> None:
+        """Write ``fields`` of a token's pending change; ``writer`` is ``(plugin, step)`` (see :attr:`writers`)."""
         patch = self.patches.get(token_id)
         if patch is None:
             if token_id not in self.tokens:
                 raise NotFound(f"no token {token_id!r} in this attack", details={"token": token_id})
             patch = self.patches[token_id] = {}
             frozen = self._frozen[token_id] = {}
+            wrote = self.writers[token_id] = {}
         else:
             frozen = self._frozen[token_id]
+            wrote = self.writers[token_id]
         self._merged.pop(token_id, None)
         for key, value in fields.items():
+            wrote.pop(key, None)  # re-inserted: the last written comes last
+            wrote[key] = writer
             if type(value) in _ATOMS:
                 patch[key] = frozen[key] = value
             else:
@@ -297,6 +300,7 @@ class AttackContext:
         "_step",
         "_nested",
         "_plugin_of",
+        "_hooks",
         "_plugin",
         "_values",
         "_current",
@@ -318,6 +322,7 @@ class AttackContext:
         kind: str = "attack",
         parent: AttackContext | None = None,
         plugin_of: PluginOf = _no_plugin,
+        hook_plugins: Mapping[Any, str] | None = None,
     ) -> None:
         self.ruleset = ruleset
         self.tokens = tokens
@@ -350,7 +355,9 @@ class AttackContext:
         self._step: Any = None
         self._nested: list[dict[str, Any]] | tuple[()] = ()
         self._plugin_of = plugin_of
-        #: The plugin whose hook implementation is running (set by the engine).
+        #: The code of each hook implementation → its plugin (``Engine.hook_plugins``).
+        self._hooks: Mapping[Any, str] = hook_plugins if hook_plugins is not None else {}
+        #: The plugin whose hook implementation the engine's caller is running, if it names one.
         self._plugin: str | None = None
         self._values = [*self._ZEROS]
 
@@ -384,21 +391,28 @@ class AttackContext:
 
     # -- changing ------------------------------------------------------------
 
-    def _caller(self) -> str | None:
-        plugin = self._plugin
-        if plugin is not None:
-            return plugin
+    def _writer(self) -> str | None:
+        """The plugin changing the context when the engine's caller names none (``_plugin``): the
+        innermost hook implementation on the stack (called through pluggy), else (a ruleset's
+        ``setup``, ``who`` or ``each``) the plugin of the calling module."""
+        hooks = self._hooks
+        frame = sys._getframe(1)
+        while frame is not None:
+            plugin = hooks.get(frame.f_code)
+            if plugin is not None:
+                # "": the engine's step loop, reached without passing a hook implementation.
+                return plugin or self._plugin_of(_calling_module())
+            frame = frame.f_back
         return self._plugin_of(_calling_module())
 
     def update(self, token_id: str, **fields: Any) -> None:
         """Set fields of a token's ``system``; applied atomically when the attack commits."""
         changes = self.changes
-        changes.set(token_id, fields)
-        plugin = self._plugin  # set by the engine around each hook; else found from the caller's module
+        plugin = self._plugin
         if plugin is None:
-            plugin = self._plugin_of(_calling_module())
+            plugin = self._writer()
         step = self._step
-        changes.writers[token_id] = (plugin, step.name if step is not None else None)
+        changes.set(token_id, fields, (plugin, step.name if step is not None else None))
 
     @property
     def tracing(self) -> bool:
@@ -425,7 +439,7 @@ class AttackContext:
                 text = text.format(*args, **fields)
             plugin = self._plugin
             if plugin is None:
-                plugin = self._plugin_of(_calling_module())
+                plugin = self._writer()
             if entry.notes:
                 entry.notes.append((text, plugin))
             else:
@@ -494,10 +508,9 @@ def _number(index: int, name: str) -> property:
         values[index] = value
         entry = self._entry
         if entry is not None and old != value:
-            # The engine names the running plugin; outside its direct calls, find it by module.
             plugin = self._plugin
             if plugin is None:
-                plugin = self._plugin_of(_calling_module())
+                plugin = self._writer()
             changes = entry.changes
             if changes:
                 changes.append((name, old, value, plugin))

@@ -20,7 +20,6 @@ from ..errors import DiceExhausted, InvalidRequest
 __all__ = ["Dice", "Roll"]
 
 _MASK = (1 << 64) - 1
-_blank = object.__new__
 _blake2b = hashlib.blake2b
 
 # Per die size: byte → face, or 0 for a byte at or over the rejection limit
@@ -257,12 +256,7 @@ class Dice:
         else:
             face = self._face
             faces = [face(sides) for _ in range(n)]
-        # Roll(label, sides, faces, target, double, modifier, step), without calling __init__
-        # (a Python call from C, dearer than these stores).
-        roll = _blank(Roll)
-        roll.label, roll.sides, roll.faces, roll.target, roll.double = label, sides, faces, target, double
-        roll.modifier, roll.step = modifier, self.step
-        roll.inactive = roll.appended = roll._wire = None
+        roll = Roll(label, sides, faces, target, double, modifier, self.step)
         self.rolls.append(roll)
         return roll
 

@@ -48,6 +48,15 @@ def _plain_answer(option: str) -> Answer:
     return answer
 
 
+def _with_params(option: str, params: Any) -> Answer:
+    """The answer choosing ``option`` with ``params`` (``None``: none); params that are not an object are refused."""
+    if params is None:
+        return _plain_answer(option)
+    if not isinstance(params, Mapping):
+        raise InvalidRequest("answer params must be an object", details={"params": ["Not a valid mapping type."]})
+    return Answer(option=option, params=dict(params)) if params else _plain_answer(option)
+
+
 def parse_answer(value: Any) -> Answer:
     """An answer from wire/CLI form: ``"parry"`` or ``{"option": "parry", "params": {...}}``."""
     if isinstance(value, Answer):
@@ -55,248 +64,89 @@ def parse_answer(value: Any) -> Answer:
     if isinstance(value, str) and value:
         return _plain_answer(value)
     if isinstance(value, Mapping) and isinstance(value.get("option"), str):
-        params = value.get("params") or {}
-        if not isinstance(params, Mapping):
-            raise InvalidRequest("answer params must be an object", details={"params": ["Not a valid mapping."]})
-        return Answer(option=value["option"], params=dict(params))
+        return _with_params(value["option"], value.get("params"))
     raise InvalidRequest(
         "an answer is an option id or {option, params}", details={"answer": ["Not a valid answer."]}
     )
 
 
-def _steps(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[AttackContext], None]:
-    """A step hook's plain implementations run directly in pluggy's order, each one's plugin named on the context.
+def _in_order(impls: tuple[tuple[Callable[[AttackContext], Any], str, bool], ...]) -> Callable[[AttackContext], Any]:
+    """A hook's caller: its implementations ``(function, plugin, wrapper)`` in pluggy's order, as
+    pluggy documents calling them, each one's plugin named on the context while it runs.
 
-    A step hook's results mean nothing (its implementations change the context),
-    so none are collected. The common shapes — one implementation, or a pack's
-    before the ruleset's — get their own small function.
+    Wrappers (``wrapper=True``) run to their ``yield``; the plain implementations' non-None
+    results are collected; then each wrapper, innermost first, is sent the result (or
+    thrown the exception) and what it returns is the result.
     """
-    if len(calls) == 1 and calls[0][1]:
-        (function, _, plugin), = calls
 
-        def one(ctx: AttackContext) -> None:
-            ctx._plugin = plugin
-            try:
-                function(ctx)
-            finally:
-                ctx._plugin = None
-
-        return one
-    if len(calls) == 2 and calls[0][1] and calls[1][1]:
-        (first, _, first_plugin), (last, _, last_plugin) = calls
-
-        def two(ctx: AttackContext) -> None:
-            try:
-                ctx._plugin = first_plugin
-                first(ctx)
-                ctx._plugin = last_plugin
-                last(ctx)
-            finally:
-                ctx._plugin = None
-
-        return two
-
-    def call(ctx: AttackContext) -> None:
+    def call(ctx: AttackContext) -> Any:
+        teardowns = None
+        result: Any = []
+        error: BaseException | None = None
         try:
-            for function, takes_ctx, plugin in calls:
-                ctx._plugin = plugin
-                function(ctx) if takes_ctx else function()
-        finally:
-            ctx._plugin = None
-
-    return call
-
-
-def _plain(calls: list[tuple[Callable[..., Any], bool, str]]) -> Callable[[AttackContext], list[Any]]:
-    """Plain implementations run directly in pluggy's order, each one's plugin named on the context."""
-
-    def call(ctx: AttackContext) -> list[Any]:
-        results = []
-        for function, takes_ctx, plugin in calls:
-            ctx._plugin = plugin  # left set if it raises: the engine names it in the plugin_error
-            r = function(ctx) if takes_ctx else function()
-            if r is not None:
-                results.append(r)
-        ctx._plugin = None
-        return results
-
-    return call
-
-
-def _collect(functions: list[tuple[Callable[..., Any], bool]]) -> Callable[[AttackContext], list[Any]]:
-    """Untraced implementations (an options hook's) run directly in pluggy's order, their non-None results collected.
-
-    The common shapes — the ruleset's alone, or a pack's before it — get their own small function.
-    """
-    if len(functions) == 1 and functions[0][1]:
-        ((only, _),) = functions
-
-        def one(ctx: AttackContext) -> list[Any]:
-            r = only(ctx)
-            return [] if r is None else [r]
-
-        return one
-    if len(functions) == 2 and functions[0][1] and functions[1][1]:
-        (first, _), (last, _) = functions
-
-        def two(ctx: AttackContext) -> list[Any]:
-            a = first(ctx)
-            b = last(ctx)
-            if a is None:
-                return [] if b is None else [b]
-            return [a] if b is None else [a, b]
-
-        return two
-
-    def call(ctx: AttackContext) -> list[Any]:
-        return [r for f, takes_ctx in functions if (r := f(ctx) if takes_ctx else f()) is not None]
-
-    return call
-
-
-def _wrapped(calls: list[tuple[Callable[..., Any], bool, bool, str]]) -> Callable[[AttackContext], list[Any]]:
-    """New-style (``wrapper=True``) hook wrappers run directly, as pluggy's ``_multicall`` runs them.
-
-    Same order (``calls`` is pluggy's: wrappers first), same flow: each wrapper
-    runs to its ``yield``, the plain implementations collect results, then the
-    wrappers resume innermost first, sent the result or thrown the exception
-    (an ended cycle included); a wrapper's return value replaces the result.
-    Whichever part runs has its plugin named on the context. The common shape
-    — one wrapper around plain implementations — gets its own small function.
-    """
-    if calls[0][2] and not any(wrapper for _, _, wrapper, _ in calls[1:]):
-        return _one_wrapper(calls[0], [(f, takes_ctx, plugin) for f, takes_ctx, _, plugin in calls[1:]])
-
-    def call(ctx: AttackContext) -> list[Any]:
-        results: list[Any] = []
-        teardowns = []
-        exception: BaseException | None = None
-        try:
-            for function, takes_ctx, wrapper, plugin in calls:
+            for function, plugin, wrapper in impls:
                 ctx._plugin = plugin
                 if wrapper:
-                    gen = function(ctx) if takes_ctx else function()
+                    gen = function(ctx)
                     try:
                         next(gen)
                     except StopIteration:
-                        raise RuntimeError(f"wrap_controller at {function.__name__!r} did not yield") from None
-                    teardowns.append((gen, plugin))
-                else:
-                    r = function(ctx) if takes_ctx else function()
-                    if r is not None:
-                        results.append(r)
-        except BaseException as exc:
-            exception = exc
-        result: Any = results
-        try:
-            for gen, plugin in reversed(teardowns):
-                ctx._plugin = plugin
-                try:
-                    if exception is not None:
-                        gen.throw(exception)
+                        raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
+                    if teardowns is None:
+                        teardowns = [(gen, plugin)]
                     else:
-                        gen.send(result)
-                    gen.close()
-                except StopIteration as stop:
-                    result, exception = stop.value, None
-                    continue
-                except BaseException as exc:
-                    exception = exc
-                    continue
-                raise RuntimeError(f"wrap_controller at {gen.__name__!r} has second yield")
-        finally:
+                        teardowns.append((gen, plugin))
+                else:
+                    value = function(ctx)
+                    if value is not None:
+                        result.append(value)
+        except BaseException as exc:
+            error = exc
+        if teardowns is None:
             ctx._plugin = None
-        if exception is not None:
-            raise exception
+            if error is not None:
+                raise error
+            return result
+        for gen, plugin in reversed(teardowns):
+            ctx._plugin = plugin
+            try:
+                if error is None:
+                    gen.send(result)
+                else:
+                    gen.throw(error)
+            except StopIteration as stop:
+                result, error = stop.value, None
+                continue
+            except BaseException as exc:
+                error = exc
+                continue
+            gen.close()
+            error = RuntimeError(f"hook wrapper {gen.__name__} yielded twice")
+        ctx._plugin = None
+        if error is not None:
+            raise error
         return result
 
     return call
 
 
-def _with_ctx(function: Callable[..., Any], takes_ctx: bool) -> Callable[[AttackContext], Any]:
-    """``function`` as a function of the context (an implementation may take no argument at all)."""
-    return function if takes_ctx else lambda ctx: function()
-
-
-def _one_wrapper(
-    wrapper: tuple[Callable[..., Any], bool, bool, str], calls: list[tuple[Callable[..., Any], bool, str]]
-) -> Callable[[AttackContext], Any]:
-    """:func:`_wrapped` for one wrapper around plain implementations: the same flow, no teardown list."""
-    function, wrapper_takes_ctx, _, wrapper_plugin = wrapper
-    start = _with_ctx(function, wrapper_takes_ctx)
-    inner = tuple((_with_ctx(f, takes_ctx), plugin) for f, takes_ctx, plugin in calls)
-
-    def call(ctx: AttackContext) -> Any:
-        ctx._plugin = wrapper_plugin
-        gen = start(ctx)
-        try:
-            next(gen)
-        except StopIteration:
-            ctx._plugin = None
-            raise RuntimeError(f"wrap_controller at {function.__name__!r} did not yield") from None
-        results: list[Any] = []
-        try:
-            for f, plugin in inner:
-                ctx._plugin = plugin
-                r = f(ctx)
-                if r is not None:
-                    results.append(r)
-        except BaseException as exc:
-            ctx._plugin = wrapper_plugin
-            try:
-                gen.throw(exc)
-            except StopIteration as stop:
-                return stop.value
-            finally:
-                ctx._plugin = None
-        else:
-            ctx._plugin = wrapper_plugin
-            try:
-                gen.send(results)
-            except StopIteration as stop:
-                return stop.value
-            finally:
-                ctx._plugin = None
-        gen.close()
-        raise RuntimeError(f"wrap_controller at {gen.__name__!r} has second yield")
-
-    return call
-
-
-def _through_pluggy(caller: Any) -> Callable[[AttackContext], Any]:
-    """The slow path (old-style hookwrappers): pluggy runs it; changes are traced by module."""
-    return lambda ctx: caller(ctx=ctx)
-
-
-def _monitored(name: str, impls: list[Any], inner: Callable[[AttackContext], Any], monitors: list[tuple[Any, Any]]):
-    """Report a directly-run hook call to pluggy-style monitors (tracing, the test kit's recorder)."""
-
-    def call(ctx: AttackContext) -> Any:
-        kwargs = {"ctx": ctx}
-        for before, _ in monitors:
-            before(name, impls, kwargs)
-        outcome = pluggy.Result.from_call(lambda: inner(ctx))
-        for _, after in monitors:
-            after(outcome, name, impls, kwargs)
-        return outcome.get_result()
-
-    return call
-
-
 class _Compiled:
-    """A step with its hook callers looked up once per ruleset (the step plan).
+    """A step with its hooks looked up once per ruleset (the step plan).
 
-    What the step's decision needs on every resolution is worked out here once:
-    who decides (``who``: a function of the context, ``None`` for the GM), the
-    decline option's id, and the options offered so far (``offers``, see :func:`_offer`).
+    ``call`` and ``options`` are the hooks' callers, functions of the context (see ``Engine._caller``). What the step's decision needs on every
+    resolution is worked out here once: who decides (``who``: a function of the
+    context, ``None`` for the GM), the decline option's id, and the options
+    offered so far (``offers``, see :func:`_offer`).
     """
 
     __slots__ = (
-        "step", "name", "title", "ask", "hook_name", "options_hook", "call", "impls", "options_call", "children",
-        "who", "decline", "offers", "repeat", "more", "walk",
+        "step", "name", "title", "ask", "hook_name", "options_hook", "call", "options", "children",
+        "who", "decline", "offers", "repeat", "more", "walk", "plugin",
     )  # fmt: skip
 
-    def __init__(self, step: Step, hook_name: str, call, impls, options_call, children: tuple[_Compiled, ...]):
+    def __init__(
+        self, step: Step, hook_name: str, call: Any, plugin: str | None, options: Any, children: tuple[_Compiled, ...]
+    ):
         self.step = step
         self.name = step.name
         self.title = step.title
@@ -304,10 +154,9 @@ class _Compiled:
         self.hook_name = hook_name
         self.options_hook = f"{hook_name.removesuffix(step.name)}{ask.name}_options" if ask else ""
         self.call = call
-        #: ``((function, plugin), ...)`` when the step hook's implementations are all plain
-        #: ones taking ``ctx`` (no wrapper, no monitor): the engine calls them itself.
-        self.impls = impls
-        self.options_call = options_call
+        #: The plugin named while ``call`` runs: its one implementation's (``None``: it names them itself).
+        self.plugin = plugin
+        self.options = options
         self.children = children
         self.who = _who(ask.who) if ask else None
         self.decline = ask.decline.id if ask and ask.decline is not None else None
@@ -317,7 +166,7 @@ class _Compiled:
         #: The options offered here, by what was offered (they are frozen, so shared): see ``_offer``.
         self.offers: dict[tuple[int, ...], _Offer] = {}
         #: What the step loop reads on every step, in one tuple (one attribute read instead of six).
-        self.walk = (self.name, self.title, ask, step, impls, self.more)
+        self.walk = (self.name, self.title, ask, step, call, plugin, self.more)
 
 
 def _who(who: str | Callable[[AttackContext], str | None]) -> Callable[[AttackContext], str | None] | None:
@@ -385,16 +234,6 @@ def _with_decline(ask: Ask, options: list[Option]) -> tuple[Option, ...]:
 
 
 _flatten = chain.from_iterable
-_blank = object.__new__
-
-
-def _spent() -> Generator[Any, Any, None]:
-    yield
-
-
-_SPENT = _spent()
-for _ in _SPENT:  # a finished generator: ``next`` raises StopIteration with no value
-    pass
 
 
 def _after(
@@ -515,22 +354,23 @@ class Engine:
     :param hook: the plugin manager's hook relay (``pm.hook``).
     :param rulesets: ruleset id → :class:`Ruleset`.
     :param plugin_of: module name → plugin name, for tracing who changed what.
+
+    Each hook has one caller per plan (see :meth:`_caller`). Which plugin a change
+    or a note comes from is the innermost hook implementation on the stack
+    (:attr:`hook_plugins`, filled in as rulesets are planned).
     """
 
     def __init__(
-        self,
-        hook: Any,
-        rulesets: Mapping[str, Ruleset],
-        plugin_of: Callable[[str], str | None] = lambda m: None,
-        *,
-        fast: bool = True,
+        self, hook: Any, rulesets: Mapping[str, Ruleset], plugin_of: Callable[[str], str | None] = lambda m: None
     ) -> None:
         self.hook = hook
-        self.fast = fast
-        self.monitors: list[tuple[Any, Any]] = []
         self.rulesets = dict(rulesets)
         self.plugin_of = plugin_of
+        #: The code of every planned hook implementation → its plugin's name (see ``AttackContext``);
+        #: the engine's step loop → "" (where looking for one stops).
+        self.hook_plugins: dict[Any, str] = {Resolution._run.__code__: "", Resolution._resolve.__code__: ""}
         self._plans: dict[str, _Plan] = {}
+        self._monitors = 0
 
     def ruleset(self, ruleset_id: str) -> Ruleset:
         try:
@@ -552,52 +392,53 @@ class Engine:
         out = []
         for step in steps:
             name = f"{ruleset.id}_{step.name}"
-            options = self._caller(f"{ruleset.id}_{step.ask.name}_options", trace=False) if step.ask else None
-            out.append(_Compiled(step, name, self._caller(name), self._impls(name), options, self._compile(ruleset, step.steps)))
+            options = self._caller(f"{ruleset.id}_{step.ask.name}_options")[0] if step.ask else None
+            call, plugin = self._caller(name, results=False)
+            out.append(_Compiled(step, name, call, plugin, options, self._compile(ruleset, step.steps)))
         return tuple(out)
 
-    def _caller(self, name: str, *, trace: bool = True) -> Callable[[AttackContext], Any]:
-        """A callable running a hook's implementations as pluggy would, built once.
+    def _caller(self, name: str, *, results: bool = True) -> tuple[Callable[[AttackContext], Any], str | None]:
+        """The one caller of hook ``name`` for the plan, a function of the context, and the plugin
+        the step loop names while it runs (``None``: the caller names each implementation's).
 
-        Implementations — new-style wrappers included — are called directly in
-        pluggy's order, which saves pluggy's per-call bookkeeping on the hot path
-        and names the running plugin on the context for the trace; monitors added with
-        :meth:`add_monitor` still see every call. Only old-style hookwrappers
-        (or ``fast=False``) go through pluggy itself.
+        Implementations taking ``ctx`` — plain ones and new-style wrappers — are
+        called by :func:`_in_order`, in pluggy's order and as pluggy documents it,
+        without its per-call bookkeeping (a resolution calls 15-40 hooks); a step
+        hook (``results=False``: nothing reads what it returns) with one plain
+        implementation is called as it is. With an old-style hookwrapper, a
+        ``firstresult`` spec, another signature or a monitor watching
+        (:meth:`monitored`), pluggy's own caller. Either way the implementations'
+        code is noted with their plugins (:attr:`hook_plugins`).
         """
         caller = getattr(self.hook, name)
         impls = caller.get_hookimpls()
-        if not self.fast or any(i.hookwrapper for i in impls):
-            return _through_pluggy(caller)
-        if any(i.wrapper for i in impls):
-            call = _wrapped([(i.function, bool(i.argnames), i.wrapper, i.plugin_name) for i in reversed(impls)])
-        elif trace and not self.monitors:
-            call = _steps([(i.function, bool(i.argnames), i.plugin_name) for i in reversed(impls)])
-        elif trace:
-            call = _plain([(i.function, bool(i.argnames), i.plugin_name) for i in reversed(impls)])
-        else:
-            call = _collect([(i.function, bool(i.argnames)) for i in reversed(impls)])
+        for impl in impls:
+            code = getattr(impl.function, "__code__", None)
+            if code is not None:
+                self.hook_plugins[code] = impl.plugin_name
+        spec = caller.spec
+        if (
+            self._monitors
+            or (spec is not None and spec.opts.get("firstresult"))
+            or any(impl.hookwrapper or tuple(impl.argnames) != ("ctx",) for impl in impls)
+        ):
+            return (lambda ctx: caller(ctx=ctx)), None
+        if not results and len(impls) == 1 and not impls[0].wrapper:
+            return impls[0].function, impls[0].plugin_name
+        return _in_order(tuple((impl.function, impl.plugin_name, impl.wrapper) for impl in reversed(impls))), None
 
-        if self.monitors:
-            call = _monitored(name, impls, call, self.monitors)
-        return call
-
-    def _impls(self, name: str) -> tuple[tuple[Callable[[AttackContext], Any], str], ...] | None:
-        """A step hook's implementations in pluggy's order, when the engine may call them itself (see ``_Compiled``)."""
-        impls = getattr(self.hook, name).get_hookimpls()
-        if not self.fast or self.monitors or any(i.hookwrapper or i.wrapper or not i.argnames for i in impls):
-            return None
-        return tuple((i.function, i.plugin_name) for i in reversed(impls))
-
-    def add_monitor(self, before: Any, after: Any) -> Callable[[], None]:
-        """Report every step and options hook call, as pluggy's ``add_hookcall_monitoring`` does."""
-        pair = (before, after)
-        self.monitors.append(pair)
+    def monitored(self) -> Callable[[], None]:
+        """Call every hook through pluggy from now on, so its hook-call monitors see each call;
+        returns the function that undoes it (``Host.monitor``)."""
+        self._monitors += 1
         self._plans.clear()
+        done = False
 
         def undo() -> None:
-            if pair in self.monitors:
-                self.monitors.remove(pair)
+            nonlocal done
+            if not done:
+                done = True
+                self._monitors -= 1
                 self._plans.clear()
 
         return undo
@@ -694,7 +535,7 @@ class Resolution:
         self.decisions: list[tuple[Decision, Answer, str]] = []
         ctx_cls = plan.context_class if trace else plan.untraced_class
         # By position: a keyword call to a class builds a dict of the keywords on every resolution.
-        self.ctx: AttackContext = ctx_cls(plan.ruleset, tokens, attacker, targets, declaration, dice, None, None, "attack", None, engine.plugin_of)
+        self.ctx: AttackContext = ctx_cls(plan.ruleset, tokens, attacker, targets, declaration, dice, None, None, "attack", None, engine.plugin_of, engine.hook_plugins)
         self.pending: Decision | None = None
         self.result: Record | None = None
         #: The generator ``advance`` drives, made on its first call (``run`` without a policy needs none).
@@ -735,8 +576,13 @@ class Resolution:
     def answer(self, option: Any, params: Mapping[str, Any] | None = None, *, how: str = "answered") -> None:
         """Answer the pending decision. An option not offered is refused and changes nothing."""
         decision = self._require_pending()
-        answer = parse_answer(option) if params is None else Answer(option=str(option), params=dict(params))
         try:
+            if params is None:
+                answer = parse_answer(option)
+            elif isinstance(option, str):
+                answer = _with_params(option, params)
+            else:
+                raise InvalidRequest("an answer's option is an option id", details={"option": ["Not a valid string."]})
             decision.check(answer)
         except InvalidRequest as exc:
             raise InvalidRequest(exc.message, details={"answer": exc.details}) from None
@@ -755,11 +601,7 @@ class Resolution:
         same: each such answer says ``how: "default"``).
         """
         if policy is None and self.pending is None and self._send is None:
-            self._auto = True
-            if self._gen is None:  # not started: walked by plain calls, no generator
-                self._gen = _SPENT  # as a generator that has finished (or raised)
-                result = self.result = self._resolved(self.plan, self.ctx)
-                return result
+            self._auto = True  # every decision answered where it is asked: ``advance`` runs to the end
         while (decision := self.advance()) is not None:
             choice = policy(decision) if policy is not None else None
             if choice is None:
@@ -776,29 +618,18 @@ class Resolution:
 
     # -- the steps -----------------------------------------------------------
     #
-    # Two ways through the same steps: ``_walk``, plain calls, for a run that
-    # answers every decision where it is asked (``run()`` without a policy: the
-    # CLI, the tests, the odds), traced or not; and ``_run``, a generator, for a
-    # driver that is sent the answers (the server). Both call the same hooks,
-    # answer through the same ``_default`` and ``_ask``, and build the same trace.
+    # One step loop, ``_run``, a generator yielding each decision that waits for
+    # an answer (the server's driver). A run that answers every decision where it
+    # is asked (``run()`` without a policy: the CLI, the tests, the odds) is the
+    # same generator, which then never yields: its decisions take the rules'
+    # default on the spot (``_default``), or the given answers (``_ask``).
 
     def _setup(self, plan: _Plan, ctx: AttackContext) -> None:
         setup = plan.ruleset.setup
         if setup is not None:
             self._guard(setup, ctx, f"{plan.ruleset.id} setup", "setup")
 
-    def _resolved(self, plan: _Plan, ctx: AttackContext) -> Record:
-        """The resolution of ``ctx`` when nothing waits (``_auto``): its steps walked by plain calls."""
-        self._setup(plan, ctx)
-        try:
-            self._walk(plan.steps, ctx)
-        except EndCycle:
-            pass
-        return self._record(ctx, top=ctx.parent is None)
-
     def _resolve(self, plan: _Plan, ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], Record]:
-        if self._auto:  # a nested attack of a run that never waits
-            return self._resolved(plan, ctx)
         self._setup(plan, ctx)
         try:
             yield from self._run(plan.steps, ctx)
@@ -806,115 +637,37 @@ class Resolution:
             pass
         return self._record(ctx, top=ctx.parent is None)
 
-    def _walk(self, steps: tuple[_Compiled, ...], ctx: AttackContext) -> None:
-        """:meth:`_run` for a run that answers every decision where it is asked: the same steps,
-        hooks, answers, jumps and trace, as plain calls (nothing waits, so no generator)."""
+    def _run(self, steps: tuple[_Compiled, ...], ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], None]:
+        """Walk ``steps``: before each, its decision (if any options are offered); then its hook;
+        then what it asked for (nested attacks, child steps per item, a repeat or a jump)."""
         dice = self.dice
         rolls = dice.rolls
         trace = ctx.trace if self.traced else None
-        # Traced with answers given, each answer is checked and logged as ``_ask`` does (it never
-        # waits in such a run); otherwise ``_default`` answers on the spot.
-        asking = trace is not None and bool(self.given)
+        # Answered on the spot by the rules' default, unless decisions wait for answers or,
+        # traced, given answers are checked and logged (``_ask`` never waits in such a run).
+        on_the_spot = self._auto and not (trace is not None and self.given)
         entry: TraceEntry | None = None
         i, count, jumps, repeats = 0, len(steps), 0, 0
         while i < count:
             compiled = steps[i]
-            name, title, ask, step, impls, more = compiled.walk
+            name, title, ask, step, call, plugin, more = compiled.walk
             if trace is not None:
-                entry = ctx._entry = _blank(TraceEntry)  # TraceEntry(name, title, item) without __init__
-                entry.step, entry.title, entry.item = name, title, ctx.item
+                entry = ctx._entry = TraceEntry(name, title, ctx.item)
                 trace.append(entry)
             answer = None
             if ask is not None:
                 try:
-                    offered = compiled.options_call(ctx)
+                    offered = compiled.options(ctx)
                 except (EndCycle, SkipItem):
                     raise
                 except BaseException as exc:
                     raise self._fault(exc, compiled.options_hook, name) from exc
                 if any(offered):
                     try:
-                        if asking:
-                            answer = _finish(self._ask(compiled, ctx, entry, offered))
-                        else:
+                        if on_the_spot:
                             answer = self._default(compiled, ctx, entry, offered)
-                    except (EndCycle, SkipItem, VTTError):
-                        raise
-                    except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
-                        raise self._fault(exc, compiled.options_hook, name) from exc
-                else:
-                    ctx.answers.pop(ask.name, None)
-            dice.step = name
-            ctx._step = step
-            first = len(rolls)
-            try:
-                if impls is not None:  # the common case: plain implementations, called right here
-                    for function, plugin in impls:
-                        ctx._plugin = plugin
-                        function(ctx)
-                    ctx._plugin = None
-                else:
-                    compiled.call(ctx)
-            except (EndCycle, SkipItem) as end:
-                ctx._plugin = None
-                if entry is not None:
-                    entry.ended = str(end)
-                    entry.rolls = rolls[first:]
-                raise
-            except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
-                running, ctx._plugin = ctx._plugin, None
-                raise self._fault(exc, compiled.hook_name, name, running) from exc
-            if entry is not None and len(rolls) != first:
-                entry.rolls = rolls[first:]
-            if ctx._control or more:
-                # Nested attacks asked for, child steps, a repeated decision or a jump back.
-                if ctx._nested:
-                    nested, ctx._nested = ctx._nested, ()
-                    for request in nested:
-                        plan, child = self._nested(ctx, request)
-                        saved_step = dice.step
-                        record = self._resolved(plan, child)
-                        dice.step = saved_step
-                        self._adopt(ctx, entry, record)
-                if compiled.children:
-                    outer = ctx.item
-                    for item in self._items(compiled, ctx):
-                        ctx.item = item
-                        try:
-                            self._walk(compiled.children, ctx)
-                        except SkipItem:
-                            pass  # that item's sub-sequence is over; the next one starts
-                    ctx.item = outer
-                ctx._control = False
-                i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
-                continue
-            i += 1
-
-    def _run(self, steps: tuple[_Compiled, ...], ctx: AttackContext):
-        """The steps, yielding each decision that waits for an answer (see :meth:`_walk`)."""
-        dice = self.dice
-        rolls = dice.rolls
-        trace = ctx.trace if self.traced else None
-        entry: TraceEntry | None = None
-        i, count, jumps, repeats = 0, len(steps), 0, 0
-        while i < count:
-            compiled = steps[i]
-            name, title, ask, step, impls, more = compiled.walk
-            if trace is not None:
-                entry = ctx._entry = _blank(TraceEntry)  # TraceEntry(name, title, item) without __init__
-                entry.step, entry.title, entry.item = name, title, ctx.item
-                trace.append(entry)
-            answer = None
-            if ask is not None:
-                try:
-                    offered = compiled.options_call(ctx)
-                except (EndCycle, SkipItem):
-                    raise
-                except BaseException as exc:
-                    raise self._fault(exc, compiled.options_hook, name) from exc
-                if any(offered):
-                    try:
-                        answer = yield from self._ask(compiled, ctx, entry, offered)
+                        else:
+                            answer = yield from self._ask(compiled, ctx, entry, offered)
                     except (EndCycle, SkipItem, GeneratorExit, VTTError):
                         raise
                     except BaseException as exc:  # the ruleset's ``who`` or ``default`` function
@@ -924,26 +677,23 @@ class Resolution:
             dice.step = name
             ctx._step = step
             first = len(rolls)
+            ctx._plugin = plugin
             try:
-                if impls is not None:
-                    for function, plugin in impls:
-                        ctx._plugin = plugin
-                        function(ctx)
-                    ctx._plugin = None
-                else:
-                    compiled.call(ctx)
+                call(ctx)
             except (EndCycle, SkipItem) as end:
                 ctx._plugin = None
                 if entry is not None:
                     entry.ended = str(end)
                     entry.rolls = rolls[first:]
                 raise
-            except BaseException as exc:
-                running, ctx._plugin = ctx._plugin, None
-                raise self._fault(exc, compiled.hook_name, name, running) from exc
+            except BaseException as exc:  # SystemExit and KeyboardInterrupt too: a pack never ends the process
+                ctx._plugin = None
+                raise self._fault(exc, compiled.hook_name, name) from exc
+            ctx._plugin = None
             if entry is not None and len(rolls) != first:
                 entry.rolls = rolls[first:]
             if ctx._control or more:
+                # Nested attacks asked for, child steps, a repeated decision or a jump back.
                 if ctx._nested:
                     nested, ctx._nested = ctx._nested, ()
                     for request in nested:
@@ -959,7 +709,7 @@ class Resolution:
                         try:
                             yield from self._run(compiled.children, ctx)
                         except SkipItem:
-                            pass
+                            pass  # that item's sub-sequence is over; the next one starts
                     ctx.item = outer
                 ctx._control = False
                 i, repeats, jumps = _after(steps, i, compiled, ctx, answer, repeats, jumps)
@@ -980,6 +730,7 @@ class Resolution:
             kind=request["kind"],
             parent=parent,
             plugin_of=parent._plugin_of,
+            hook_plugins=parent._hooks,
         )
         return plan, child
 
@@ -1169,7 +920,7 @@ class Resolution:
         except BaseException as exc:
             raise self._fault(exc, hook, step) from exc
 
-    def _fault(self, exc: BaseException, hook: str, step: str, running: str | None = None) -> Exception:
+    def _fault(self, exc: BaseException, hook: str, step: str) -> Exception:
         """What a hook's exception becomes: client faults stay, plugin bugs become ``plugin_error``."""
         if isinstance(exc, VTTError) and not (
             isinstance(exc, SnapshotMutation) or exc.code in ("illegal_transition", "internal")
@@ -1177,16 +928,18 @@ class Resolution:
             exc.details.setdefault("hook", hook)
             exc.details.setdefault("step", step)
             return exc
-        return self._plugin_error(exc, hook, step, running)
+        return self._plugin_error(exc, hook, step)
 
-    def _plugin_error(self, exc: BaseException, hook: str, step: str, running: str | None = None) -> PluginError:
+    def _plugin_error(self, exc: BaseException, hook: str, step: str) -> PluginError:
         """A ``plugin_error`` naming the plugin: the innermost plugin module in the traceback,
-        else the one the engine was running."""
-        plugin = None
+        else the plugin of the innermost hook implementation there."""
+        plugin = running = None
+        hooks = self.engine.hook_plugins
         for frame, _ in traceback.walk_tb(exc.__traceback__):
             name = self.engine.plugin_of(frame.f_globals.get("__name__", ""))
             if name is not None:
                 plugin = name
+            running = hooks.get(frame.f_code) or running
         if plugin is None:
             plugin = running
         return PluginError(

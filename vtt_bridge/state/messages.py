@@ -146,80 +146,6 @@ def load(schema: Schema, data: Any) -> dict[str, Any]:
         raise InvalidRequest("invalid request", details=err.messages_dict) from None
 
 
-_ATTACK_FIELDS = tuple(AttackRequest._declared_fields)
-_ATTACK_KNOWN = frozenset(_ATTACK_FIELDS)
-_SAFE = 2**53 - 1
-
-
-def _name(value: Any, longest: int) -> bool:
-    return type(value) is str and 0 < len(value) <= longest
-
-
-def _plain_attack(data: Any) -> dict[str, Any] | None:
-    """An ``attack`` request exactly as :class:`AttackRequest` loads it, when it is plainly valid; else ``None``.
-
-    The schema is the contract, and anything this does not recognise at a
-    glance (a missing field, a wrong type, a value at a limit's edge, ``True``
-    for a number...) goes through it, so its answer — including every error
-    message — is the schema's. What this accepts, the schema accepts with the
-    same result (``tests/state/test_messages.py`` compares them); it is the one
-    message every attack sends, and marshmallow costs ~20x more per field.
-    """
-    if type(data) is not dict or not _ATTACK_KNOWN.issuperset(data):
-        return None
-    ruleset, attacker, targets = data.get("ruleset"), data.get("attacker"), data.get("targets")
-    if not (_name(ruleset, 100) and _name(attacker, 100) and type(targets) is list and 0 < len(targets) <= 100):
-        return None
-    for target in targets:
-        if not _name(target, 100):
-            return None
-    out: dict[str, Any] = {}
-    for name in _ATTACK_FIELDS:  # the schema's order, as its load gives them
-        if name == "ruleset":
-            out[name] = ruleset
-        elif name == "attacker":
-            out[name] = attacker
-        elif name == "targets":
-            out[name] = list(targets)
-        elif name == "declaration":
-            declaration = data.get(name, {})
-            if type(declaration) is not dict:
-                return None
-            out[name] = dict(declaration)
-        elif name not in data:
-            continue
-        else:
-            value = data[name]
-            if name == "request_id":
-                if not _name(value, 200):
-                    return None
-            elif name == "seed":
-                if type(value) is not int or not 0 <= value <= _SAFE:
-                    return None
-            elif name == "dice":
-                if type(value) is not list or len(value) > 10_000:
-                    return None
-                for face in value:
-                    if type(face) is not int or not 1 <= face <= 1000:
-                        return None
-                value = list(value)
-            elif name == "answers":
-                if type(value) is not dict:
-                    return None
-                for key in value:
-                    if not _name(key, 200):
-                        return None
-                value = dict(value)
-            else:
-                return None  # a field this does not know: the schema decides
-            out[name] = value
-    return out
-
-
-# Messages checked by hand when they are plainly valid (see _plain_attack).
-_PLAIN = {AttackRequest: _plain_attack}
-
-
 class Messages:
     """One instance of each message schema, made on first use.
 
@@ -231,11 +157,6 @@ class Messages:
         self._schemas: dict[type[Schema], Schema] = {}
 
     def load(self, schema: type[Schema], data: Any) -> dict[str, Any]:
-        plain = _PLAIN.get(schema)
-        if plain is not None:
-            loaded = plain(data)
-            if loaded is not None:
-                return loaded
         instance = self._schemas.get(schema)
         if instance is None:
             instance = self._schemas[schema] = schema()
@@ -249,7 +170,7 @@ class RequestFile(AttackRequest):
     ``seeed`` in a file is refused exactly as it would be over the wire.
     """
 
-    tokens = fields.List(fields.Dict(), load_default=list)
+    tokens = fields.List(fields.Dict(), load_default=list, validate=validate.Length(max=10_000))
 
 
 # The file ``vtt-bridge tokens export`` writes and ``table.export`` returns.
