@@ -14,6 +14,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { JSDOM } from "jsdom";
 
+import { exaltedActor } from "../helpers.mjs";
+
 export const MODULE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const EN = JSON.parse(readFileSync(join(MODULE_ROOT, "lang", "en.json"), "utf8"));
 
@@ -729,7 +731,7 @@ export function createWorld({ version = 13, system = "exalted2e", users, me } = 
       },
     },
   };
-  Object.defineProperty(game.user ?? {}, "targets", { value: world.targets, configurable: true });
+  world.game = game;
   const globals = {
     game,
     ui: { notifications: { info: notify("info"), warn: notify("warn"), error: notify("error") } },
@@ -805,7 +807,7 @@ export async function until(check, what = "condition", timeout = 15000) {
   for (;;) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting until ${typeof what === "function" ? what() : what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -818,6 +820,20 @@ export function type(world, input, value) {
   input.dispatchEvent(new window.Event("input", { bubbles: true }));
   input.dispatchEvent(new window.Event("change", { bubbles: true }));
 }
+
+let actors = 0;
+/**
+ * A world actor of the exalted2e system (test/helpers.mjs exaltedActor), marked for the
+ * bridge, with a fresh id; `system`/`flags` overlay the defaults.
+ */
+export function exaltedWorldActor(world, { name = "Actor", owner = world.user.id, flags = {}, ...rest } = {}) {
+  actors += 1;
+  const data = exaltedActor({ id: `Act${world.version}n${String(actors).padStart(4, "0")}`.padEnd(16, "x"), name, owner, flags, ...rest });
+  return world.addActor(data);
+}
+
+/** The Bridge tab section of an open sheet. */
+export const bridgeTab = (sheet) => sheet.element?.querySelector("section.tab.vtt-bridge, section[data-tab='vtt-bridge']") ?? null;
 
 /** Click an element. */
 export function click(world, el) {

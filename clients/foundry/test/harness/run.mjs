@@ -8,7 +8,8 @@ import { after, before, describe, test } from "node:test";
 import { io } from "socket.io-client";
 
 import { BridgeConnection } from "../../src/logic/connection.js";
-import { startBridge } from "../helpers.mjs";
+import { bridgeUserName } from "../../src/logic/ids.js";
+import { USERS, startBridge } from "../helpers.mjs";
 import { MODULE_ROOT, createWorld } from "./foundry.mjs";
 
 const SCENARIOS = join(MODULE_ROOT, "test", "harness", "scenarios");
@@ -24,22 +25,28 @@ export async function loadScenarios() {
 }
 
 /**
- * Register the node:test tests of `version`: a bridge and a world started before them,
- * the module built (once per run: the first file to get here builds).
+ * Register the node:test tests of `version`: the module built, a bridge and a world
+ * started before them. The world's client is `me` (a user id of `users`; the first GM
+ * by default) connected with its own key; scenarios get `{version, world, gm, bridge,
+ * assert}` (`gm`: a GM connection of the test's own). A scenario that names `versions`
+ * runs on those only; `users`/`me` of the scenario's file pick which runner runs it
+ * (see README.md).
  */
-export async function runVersion(version, { system = "exalted2e", users } = {}) {
+export async function runVersion(version, { system = "exalted2e", users = USERS, me } = {}) {
   const scenarios = (await loadScenarios()).filter((s) => !s.versions || s.versions.includes(version));
   const ctx = { version, assert };
   describe(`Foundry ${version}`, () => {
     before(async () => {
-      execFileSync(process.execPath, [join(MODULE_ROOT, "scripts", "build.mjs")]);
+      if (!process.env.VTT_BRIDGE_HARNESS_NO_BUILD) execFileSync(process.execPath, [join(MODULE_ROOT, "scripts", "build.mjs")]);
       ctx.bridge = await startBridge({ decisionTimeout: 20 });
-      ctx.world = createWorld({ version, system, users });
-      await ctx.world.load();
-      await ctx.world.ready({ url: ctx.bridge.url, table: ctx.bridge.table, key: ctx.bridge.gmKey });
-      // A second GM connection of the test's own, to read what the bridge holds.
+      // A GM connection of the test's own, to read what the bridge holds (and make a player's key).
       ctx.gm = new BridgeConnection({ io, url: ctx.bridge.url, table: ctx.bridge.table, key: ctx.bridge.gmKey, timeout: 10000 });
       await ctx.gm.connect();
+      ctx.world = createWorld({ version, system, users, me });
+      const user = ctx.world.user;
+      const key = user.isGM ? ctx.bridge.gmKey : await ctx.gm.createKey(bridgeUserName(user));
+      await ctx.world.load();
+      await ctx.world.ready({ url: ctx.bridge.url, table: ctx.bridge.table, key });
     });
     after(async () => {
       ctx.gm?.close();
