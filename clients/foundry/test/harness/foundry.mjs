@@ -47,17 +47,19 @@ export function expandObject(flat) {
  * `"-=key": null` deletes `key`, `"==key": value` replaces `key` wholesale
  * (types: common/utils/helpers.d.mts, mergeObject examples "-=k1" and "==k1";
  * api: v13/functions/foundry.utils.mergeObject.html). Arrays and scalars replace.
+ * The `==` replacement key is new in v13 (api: v12/functions/foundry.utils.mergeObject.html
+ * names only `-=`): with `replaceKeys: false` (v12) it is an ordinary key.
  */
-export function mergeObject(original, other) {
+export function mergeObject(original, other, { replaceKeys = true } = {}) {
   for (const [key, value] of Object.entries(other)) {
     if (key.startsWith("-=")) {
       delete original[key.slice(2)];
-    } else if (key.startsWith("==")) {
+    } else if (key.startsWith("==") && replaceKeys) {
       original[key.slice(2)] = clone(value);
     } else if (isObject(value) && isObject(original[key])) {
-      mergeObject(original[key], value);
+      mergeObject(original[key], value, { replaceKeys });
     } else if (isObject(value)) {
-      original[key] = mergeObject({}, value);
+      original[key] = mergeObject({}, value, { replaceKeys });
     } else {
       original[key] = clone(value);
     }
@@ -189,7 +191,7 @@ export class SimActor {
   }
   async update(changes, options = {}) {
     this.world.updates.push({ actor: this, changes: clone(changes), options });
-    mergeObject(this._source, expandObject(changes));
+    mergeObject(this._source, expandObject(changes), { replaceKeys: this.world.version >= 13 });
     this.world.hooks.callAll("updateActor", this, changes, options, this.world.user.id);
     // Open sheets of the document re-render (api: v13/classes/foundry.abstract.Document.html,
     // _onUpdate re-renders the document's apps).

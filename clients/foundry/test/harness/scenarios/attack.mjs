@@ -57,9 +57,11 @@ export const scenarios = [
       await declare.press("attack");
       const question = await until(() => decisionDialogs(world)[0], "the defender's question");
       assert.match(question.element.textContent, /Monk/);
-      const action = question.options.buttons.find((b) => b.default)?.action ?? question.options.buttons[0].action;
-      await question.press(action);
-      await until(() => world.messages.size >= before + 2, "the card and the GM's card are posted");
+      // This client answers every question of the attack in its dialogs, with the default.
+      await until(async () => {
+        for (const q of decisionDialogs(world)) await q.press(q.options.buttons.find((b) => b.default)?.action ?? q.options.buttons[0].action);
+        return world.messages.size >= before + 2;
+      }, () => `the card and the GM's card are posted (${JSON.stringify(world.notices)})`, 30000);
       const card = world.messages.contents.slice(before).find((m) => !m.flags["vtt-bridge"].gm);
       assert.ok(card.rolls.length > 0, "the card carries its rolls");
       // Defect 8: the card has HTML of its own, so core draws no dice; the module does.
@@ -70,7 +72,7 @@ export const scenarios = [
     },
   },
   {
-    name: "Undo on the GM's card undoes the attack and the actors get the bridge's numbers back",
+    name: "defect 5: Undo on the GM's card undoes the attack, and the actor gets exactly the bridge's numbers back (what the attack added is gone)",
     async run({ world, gm, assert }) {
       const { ta, td, d } = await duel(world, { defender: { dodge: 0 } });
       gm.onDecision(async (decision) => {
@@ -95,7 +97,13 @@ export const scenarios = [
       await until(() => world.notices.some((n) => n.message === "The attack was undone."), "the undo is confirmed");
       await until(() => v() > after.version, "the write-back of the undo");
       const { token } = await gm.request("token.get", { id: `a-${d.id}` });
+      assert.notDeepEqual(after.system.onslaught, token.system.onslaught, "the attack had added to the defender's onslaught");
       assert.deepEqual(d.getFlag("vtt-bridge", "system"), token.system);
+      // The next sync (any update of the actor) leaves the bridge as the undo left it.
+      await d.update({ "system.notes": "touched" });
+      await new Promise((r) => setTimeout(r, 300));
+      const { token: now } = await gm.request("token.get", { id: `a-${d.id}` });
+      assert.deepEqual(now.system.onslaught, token.system.onslaught, "a cleared onslaught stays cleared");
     },
   },
 ];
