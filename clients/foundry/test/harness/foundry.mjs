@@ -396,6 +396,12 @@ function sheetClasses(world) {
           void this.submit();
         });
       }
+      if (first) {
+        // Application#_getHeaderButtons: `get<Class>HeaderButtons(app, buttons)` for each class
+        // of the sheet (api: v12/classes/client.Application.html#_getHeaderButtons).
+        this.headerButtons = [{ label: "Close", class: "close", onclick: () => this.close() }];
+        world.hooks.callAll("getActorSheetHeaderButtons", this, this.headerButtons);
+      }
       this.form.innerHTML = SHEET_BODY(this.actor);
       // Tabs#bind: listen on the nav, activate the remembered tab or the first one.
       const nav = this.form.querySelector("nav.sheet-tabs");
@@ -480,6 +486,12 @@ function sheetClasses(world) {
           if (item) this.changeTab(item.dataset.tab, item.dataset.group);
         });
       }
+      if (first) {
+        // ApplicationV2#_headerControls: `getHeaderControls<Class>(app, controls)` for each class
+        // (types: client/applications/api/application.d.mts, HeaderControlsEntry; client/hooks.d.mts).
+        this.headerControls = [];
+        world.hooks.callAll("getHeaderControlsActorSheetV2", this, this.headerControls);
+      }
       const body = doc.createElement("div");
       body.innerHTML = SHEET_BODY(this.document);
       const parts = {
@@ -552,7 +564,11 @@ function rollClasses(world) {
       return `<div class="dice-roll"><div class="dice-result"><div class="dice-formula">${this.formula}</div>${await this.getTooltip()}<h4 class="dice-total">${this.total}</h4></div></div>`;
     }
   }
-  /** `foundry.dice.terms.Die.MODIFIERS`: modifier name → method (api: v13/classes/foundry.dice.terms.Die.html#MODIFIERS). */
+  /**
+   * `foundry.dice.terms.Die.MODIFIERS`: modifier name → method, called with the term as
+   * `this` and the modifier text (api: v13/classes/foundry.dice.terms.Die.html#MODIFIERS,
+   * DiceTerm#_evaluateModifier).
+   */
   class Die {
     static MODIFIERS = { r: "reroll", x: "explode", cs: "countSuccess" };
   }
@@ -698,7 +714,7 @@ export function createWorld({ version = 13, system = "exalted2e", users, me } = 
   const { ActorSheetV1, ActorSheetV2 } = sheetClasses(world);
   const { Roll, Die } = rollClasses(world);
   const ChatMessage = chatClass(world);
-  Object.assign(world, { DialogV2, ActorSheetV1, ActorSheetV2, Roll, ChatMessage });
+  Object.assign(world, { DialogV2, ActorSheetV1, ActorSheetV2, Roll, Die, ChatMessage });
 
   const notify = (level) => (message) => void world.notices.push({ level, message });
   const modules = new Map([["vtt-bridge", { id: "vtt-bridge", active: true }]]);
