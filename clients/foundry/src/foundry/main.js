@@ -23,6 +23,7 @@ import { injectTab, openTabDialog } from "./sheet.js";
 import { playersDialog } from "./questions.js";
 import { attack } from "./attack.js";
 import { bindCard } from "./cards.js";
+import "../quench/suite.js"; // the in-Foundry test suite, registered only when Quench is there
 
 /** Foundry's `dbl` modifier for the bridge's Exalted formulas (`cs>=7dbl10`). */
 function registerDoubleModifier() {
