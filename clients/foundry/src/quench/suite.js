@@ -103,7 +103,7 @@ export function registerBatches(quench) {
           await replaceFlags(actor, { [`flags.${MODULE_ID}.system`]: { hardness: {} }, [`flags.${MODULE_ID}.packs`]: {} }, { vttBridge: true });
           assert.deepEqual(actor.getFlag(MODULE_ID, "system"), { hardness: {} });
         });
-        it("an unlinked token's actor is its token, not its base actor", async function () {
+        it("an unlinked token's actor is its token, not its base actor", /** @this {any} */ async function () {
           const scene = /** @type {any} */ (canvas)?.scene;
           if (!scene) return this.skip();
           const actor = await markedActor("unlinked");
@@ -129,7 +129,7 @@ export function registerBatches(quench) {
         for (const doc of made) await doc.delete();
       });
       describe("controls, dialogs, chat (issue 25, defects 2, 3, 8, 9)", () => {
-        it("the Players tool has one callback", function () {
+        it("the Players tool has one callback", /** @this {any} */ function () {
           if (!game.user?.isGM) return this.skip();
           const controls = /** @type {any} */ (ui.controls)?.controls;
           const tokens = Array.isArray(controls) ? controls.find((c) => c.name === "token") : controls?.tokens;
@@ -176,7 +176,7 @@ export function registerBatches(quench) {
         for (const doc of made) await doc.delete();
       });
       describe("with the bridge (issue 25, defect 7)", () => {
-        it("the GM's Save updates the bridge token once", async function () {
+        it("the GM's Save updates the bridge token once", /** @this {any} */ async function () {
           const connection = state.connection;
           if (!game.user?.isGM || !connection?.connected || connection.role !== "gm") return this.skip();
           const actor = await markedActor("save");
