@@ -124,9 +124,33 @@ async def prepare(path: Path, tables: int) -> list[dict[str, str]]:
 # -- the server ---------------------------------------------------------------------------
 
 
-def start_server(db: Path, extra: list[str], wait: float = 120) -> tuple[subprocess.Popen, str]:
+def time_collections(path: str) -> None:
+    """Note every garbage collection of this process (its event loop: not the resolvers it forks):
+    when, which generation, how long; written to ``path`` as JSON lines when it exits."""
+    import atexit
+    import gc
+
+    pid = os.getpid()
+    started = [0.0]
+    rows: list[tuple[float, int, float]] = []
+
+    def timed(phase: str, info: dict[str, Any]) -> None:
+        if os.getpid() != pid:
+            return
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            rows.append((time.time(), info["generation"], time.perf_counter() - started[0]))
+
+    gc.callbacks.append(timed)
+    atexit.register(lambda: Path(path).write_text("".join(json.dumps(r) + "\n" for r in rows)))
+
+
+def start_server(db: Path, extra: list[str], wait: float = 120, gc_log: Path | None = None) -> tuple[subprocess.Popen, str]:
     """``vtt-bridge serve`` on a free loopback port; returns the process and its URL."""
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
+    if gc_log is not None:
+        code = f"from bench.capacity_bench import time_collections; time_collections({str(gc_log)!r}); {code}"
     argv = [sys.executable, "-c", code, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", "0"]
     argv += ["--log-level", "warning", *extra]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -464,7 +488,13 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))]
 
 
-def report(args: argparse.Namespace, outs: list[dict[str, Any]], sampler: Sampler, span: tuple[float, float]) -> bool:
+def report(
+    args: argparse.Namespace,
+    outs: list[dict[str, Any]],
+    sampler: Sampler,
+    span: tuple[float, float],
+    collections: list[list[float]],
+) -> bool:
     attacks = [a for o in outs for a in o["attacks"]]
     latencies = [lat for _, lat in attacks]
     questions = [q for o in outs for q in o["questions"]]
@@ -493,11 +523,24 @@ def report(args: argparse.Namespace, outs: list[dict[str, Any]], sampler: Sample
         if inside:
             trend.append(f"{percentile(inside, 99):.0f}")
     print(f"  p99 per {WINDOW:.0f} s, ms: {' -> '.join(trend)}")
+    rows = [r for r in sampler.rows if span[0] <= r["at"] <= span[1]]
+    per = []
+    for w in range(int(args.seconds // WINDOW) + 1):
+        inside = [r for r in rows if w * WINDOW <= r["at"] - span[0] <= (w + 1) * WINDOW]
+        if len(inside) >= 2:
+            per.append(f"{(inside[-1]['cpu'] - inside[0]['cpu']) / (inside[-1]['at'] - inside[0]['at']) * 100:.0f}")
+    print(f"  server CPU per {WINDOW:.0f} s, % of a core: {' -> '.join(per)}")
+    for generation in (0, 1, 2):
+        pauses = [c[2] * 1000 for c in collections if c[1] == generation]
+        if pauses:
+            print(
+                f"  garbage collections in the server's event loop during play, generation {generation}: {len(pauses)},"
+                f" {sum(pauses):.0f} ms in all, longest {max(pauses):.0f} ms"
+            )
     print(
         f"  failed: {sum(failed.values())} {failed or ''}  lost: {lost} {lost_why or ''}"
         f"  refused connections: {refused}  dropped connections: {dropped}"
     )
-    rows = [r for r in sampler.rows if span[0] <= r["at"] <= span[1]]
     if len(rows) >= 2:
         first, last = rows[0], rows[-1]
         wall = last["at"] - first["at"]
@@ -558,7 +601,8 @@ def main(argv: list[str] | None = None) -> int:
             seats = asyncio.run(prepare(db, args.tables))
             seats_file.write_text(json.dumps(seats))
             print(f"seated {len(seats):,} tables in {time.monotonic() - t:.1f} s")
-        server, url = start_server(db, ["--resolvers", str(args.resolvers), *args.serve_arg])
+        gc_log = Path(tmp) / "collections.jsonl"
+        server, url = start_server(db, ["--resolvers", str(args.resolvers), *args.serve_arg], gc_log=gc_log)
         ctx = multiprocessing.get_context("spawn")
         ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
         settings = {
@@ -588,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"connected in {time.monotonic() - t:.1f} s; load average {loadavg()}")
             go.set()
             sampler.take()
-            begin = sampler.rows[-1]["at"]
+            begin, begun = sampler.rows[-1]["at"], time.time()
             stop = begin + args.seconds
             for _ in range(int(args.seconds) + 5):
                 if time.monotonic() >= stop:
@@ -609,7 +653,9 @@ def main(argv: list[str] | None = None) -> int:
                 if w.is_alive():
                     w.kill()
             stop_server(server)
-    ok = report(args, outs, sampler, (begin, end))
+        collections = [json.loads(line) for line in gc_log.read_text().splitlines()] if gc_log.exists() else []
+        collections = [c for c in collections if begun <= c[0] <= begun + args.seconds]
+    ok = report(args, outs, sampler, (begin, end), collections)
     print(f"  load generator, whole run: {sum(o['cpu'] for o in outs):.1f} CPU s")
     print(f"load average after: {loadavg()}")
     print("all targets met" if ok else "some target missed (see above)")
