@@ -131,30 +131,37 @@ def time_collections(path: str) -> None:
     import gc
 
     pid = os.getpid()
-    started = [0.0]
-    rows: list[tuple[float, int, float]] = []
+    started = [0.0, 0.0]
+    rows: list[tuple[float, int, float, float, int]] = []
 
     def timed(phase: str, info: dict[str, Any]) -> None:
         if os.getpid() != pid:
             return
         if phase == "start":
-            started[0] = time.perf_counter()
+            started[:] = time.perf_counter(), time.thread_time()
         else:
-            rows.append((time.time(), info["generation"], time.perf_counter() - started[0]))
+            wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
+            rows.append((time.time(), info["generation"], wall, cpu, info["collected"]))
 
     gc.callbacks.append(timed)
     atexit.register(lambda: Path(path).write_text("".join(json.dumps(r) + "\n" for r in rows)))
 
 
-def start_server(db: Path, extra: list[str], wait: float = 120, gc_log: Path | None = None) -> tuple[subprocess.Popen, str]:
-    """``vtt-bridge serve`` on a free loopback port; returns the process and its URL."""
+def start_server(
+    db: Path, extra: list[str], wait: float = 120, gc_log: Path | None = None, source: Path = ROOT
+) -> tuple[subprocess.Popen, str]:
+    """``vtt-bridge serve`` on a free loopback port, run from the checkout ``source``; returns the
+    process and its URL."""
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
     if gc_log is not None:
-        code = f"from bench.capacity_bench import time_collections; time_collections({str(gc_log)!r}); {code}"
+        code = (
+            f"import sys; sys.path.append({str(ROOT / 'bench')!r}); from capacity_bench import time_collections;"
+            f" time_collections({str(gc_log)!r}); {code}"
+        )
     argv = [sys.executable, "-c", code, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", "0"]
     argv += ["--log-level", "warning", *extra]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    proc = subprocess.Popen(argv, cwd=source, env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
@@ -532,10 +539,11 @@ def report(
     print(f"  server CPU per {WINDOW:.0f} s, % of a core: {' -> '.join(per)}")
     for generation in (0, 1, 2):
         pauses = [c[2] * 1000 for c in collections if c[1] == generation]
+        cpu = [c[3] * 1000 for c in collections if c[1] == generation]
         if pauses:
             print(
                 f"  garbage collections in the server's event loop during play, generation {generation}: {len(pauses)},"
-                f" {sum(pauses):.0f} ms in all, longest {max(pauses):.0f} ms"
+                f" {sum(pauses):.0f} ms in all (CPU {sum(cpu):.0f} ms), longest {max(pauses):.0f} ms (CPU {max(cpu):.0f} ms)"
             )
     print(
         f"  failed: {sum(failed.values())} {failed or ''}  lost: {lost} {lost_why or ''}"
@@ -579,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connecting", type=int, default=25, help="tables connecting at once, per load process")
     parser.add_argument("--serve-arg", action="append", default=[], help="one more argument for serve (repeatable)")
     parser.add_argument("--db", type=Path, help="a store seated by an earlier run with the same --tables (reused)")
+    parser.add_argument(
+        "--source", type=Path, default=ROOT, help="run the server from this checkout (its vtt_bridge/), to compare two versions"
+    )
     parser.add_argument("--quick", action="store_true", help="20 tables, 10 s")
     args = parser.parse_args(argv)
     if args.quick:
@@ -590,6 +601,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"{need} open files are needed; the hard limit is {limit} (ulimit -Hn)")
 
     print(f"load average before: {loadavg()}  (2-core machine shared with others: figures are noisy)")
+    if args.source != ROOT:
+        print(f"the server runs from {args.source}")
     with tempfile.TemporaryDirectory(prefix="capacity-") as tmp:
         db = args.db or Path(tmp) / "capacity.sqlite"
         seats_file = Path(str(db) + ".seats.json")
@@ -602,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
             seats_file.write_text(json.dumps(seats))
             print(f"seated {len(seats):,} tables in {time.monotonic() - t:.1f} s")
         gc_log = Path(tmp) / "collections.jsonl"
-        server, url = start_server(db, ["--resolvers", str(args.resolvers), *args.serve_arg], gc_log=gc_log)
+        server, url = start_server(db, ["--resolvers", str(args.resolvers), *args.serve_arg], gc_log=gc_log, source=args.source)
         ctx = multiprocessing.get_context("spawn")
         ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
         settings = {
