@@ -155,7 +155,8 @@ def start_server(
     code = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
     if gc_log is not None:
         code = (
-            f"import sys; sys.path.append({str(ROOT / 'bench')!r}); from capacity_bench import time_collections;"
+            f"import sys; path = list(sys.path); sys.path.append({str(ROOT / 'bench')!r});"
+            f" from capacity_bench import time_collections; sys.path[:] = path;"  # it puts its checkout first
             f" time_collections({str(gc_log)!r}); {code}"
         )
     argv = [sys.executable, "-c", code, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", "0"]
