@@ -541,10 +541,12 @@ def report(
     for generation in (0, 1, 2):
         pauses = [c[2] * 1000 for c in collections if c[1] == generation]
         cpu = [c[3] * 1000 for c in collections if c[1] == generation]
+        freed = sum(c[4] for c in collections if c[1] == generation)
         if pauses:
             print(
                 f"  garbage collections in the server's event loop during play, generation {generation}: {len(pauses)},"
-                f" {sum(pauses):.0f} ms in all (CPU {sum(cpu):.0f} ms), longest {max(pauses):.0f} ms (CPU {max(cpu):.0f} ms)"
+                f" {sum(pauses):.0f} ms in all (CPU {sum(cpu):.0f} ms), longest {max(pauses):.0f} ms"
+                f" (CPU {max(cpu):.0f} ms), {freed:,} objects freed"
             )
     print(
         f"  failed: {sum(failed.values())} {failed or ''}  lost: {lost} {lost_why or ''}"
