@@ -57,6 +57,7 @@ import os
 import random
 import re
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -143,6 +144,15 @@ def time_collections(path: str) -> None:
             wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
             rows.append((time.time(), info["generation"], wall, cpu, info["collected"]))
 
+    def full(signum: int, frame: Any) -> None:
+        """SIGUSR2 (sent at the end of play): how many objects the collector tracks, and what a
+        full collection of them costs now (the one a long game night will run now and then)."""
+        tracked = len(gc.get_objects())
+        wall, cpu = time.perf_counter(), time.thread_time()
+        freed = gc.collect()
+        rows.append((time.time(), -tracked, time.perf_counter() - wall, time.thread_time() - cpu, freed))
+
+    signal.signal(signal.SIGUSR2, full)
     gc.callbacks.append(timed)
     atexit.register(lambda: Path(path).write_text("".join(json.dumps(r) + "\n" for r in rows)))
 
@@ -538,6 +548,12 @@ def report(
         if len(inside) >= 2:
             per.append(f"{(inside[-1]['cpu'] - inside[0]['cpu']) / (inside[-1]['at'] - inside[0]['at']) * 100:.0f}")
     print(f"  server CPU per {WINDOW:.0f} s, % of a core: {' -> '.join(per)}")
+    for c in collections:
+        if c[1] == "full":
+            print(
+                f"  at the end of play the server's collector tracked {c[5]:,} objects; a full collection of them"
+                f" took {c[2] * 1000:.0f} ms (CPU {c[3] * 1000:.0f} ms) and freed {c[4]:,}"
+            )
     for generation in (0, 1, 2):
         pauses = [c[2] * 1000 for c in collections if c[1] == generation]
         cpu = [c[3] * 1000 for c in collections if c[1] == generation]
@@ -656,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(min(1.0, max(0.0, stop - time.monotonic())))
                 sampler.take()
             end = sampler.rows[-1]["at"]
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(server.pid, signal.SIGUSR2)  # a full collection, timed (time_collections)
             deadline = time.monotonic() + args.ack_timeout + 60
             while len(outs) < procs and time.monotonic() < deadline:
                 with contextlib.suppress(Exception):
@@ -670,7 +688,9 @@ def main(argv: list[str] | None = None) -> int:
                     w.kill()
             stop_server(server)
         collections = [json.loads(line) for line in gc_log.read_text().splitlines()] if gc_log.exists() else []
-        collections = [c for c in collections if begun <= c[0] <= begun + args.seconds]
+        fulls = [c for c in collections if c[1] < 0]
+        collections = [c for c in collections if begun <= c[0] <= begun + args.seconds and c[1] >= 0]
+        collections += [[c[0], "full", *c[2:], -c[1]] for c in fulls]
     ok = report(args, outs, sampler, (begin, end), collections)
     print(f"  load generator, whole run: {sum(o['cpu'] for o in outs):.1f} CPU s")
     print(f"load average after: {loadavg()}")
