@@ -7,6 +7,7 @@ moved import or a renamed API cannot leave a bench broken until someone needs it
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,11 @@ QUICK = {
     "slow_readers.py": ["--quick"],
 }
 # Run by a test of their own, which checks more of what they print (one quick run is enough).
-ELSEWHERE = {"server_bench.py": "tests/server/test_bench.py", "odds_latency.py": "tests/server/test_oddsrun.py"}
+ELSEWHERE = {
+    "server_bench.py": "tests/server/test_bench.py",
+    "odds_latency.py": "tests/server/test_oddsrun.py",
+    "capacity_bench.py": "tests/test_benches.py",  # below: test_capacity_bench_runs_quick
+}
 
 
 def test_every_bench_is_listed():
@@ -47,6 +52,31 @@ def test_bench_runs_quick(bench):
     out = done.stdout.lower()
     assert "target" in out, done.stdout
     assert "load average" in out, done.stdout
+
+
+@pytest.mark.slow
+def test_capacity_bench_runs_quick():
+    """20 tables of five websocket players on a real ``serve`` process: every attack acknowledged,
+    every figure printed beside its target, and no more processes under the server than it may fork."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "capacity_bench.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=BENCH.parent,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout
+    assert "load average before" in out and "load average after" in out
+    assert "20 tables x 5 connections (100 connected)" in out, out
+    committed = re.search(r"attacks committed: (\d+)", out)
+    assert committed and int(committed.group(1)) >= 10, out  # each table attacks within the first 10 s
+    assert re.search(r"p50 [\d.]+ ms, p99 [\d.]+ ms \(target <= 100\)", out), out
+    assert "p99 per 10 s, ms:" in out and "load generator CPU:" in out and "server CPU:" in out
+    assert re.search(r"RSS \d+ MB .* Pss \d+ MB", out), out
+    assert "failed: 0 " in out and "lost: 0 " in out and "refused connections: 0" in out, out
+    most = re.search(r"at most (\d+) at once, \d+ seen in all \(target <= (\d+)", out)
+    assert most and 2 <= int(most.group(1)) <= int(most.group(2)), out  # the resolvers, never more than allowed
 
 
 # The summary cachegrind (valgrind 3.19) writes to standard error, as bench/engine_instructions.py --cache reads it.
