@@ -1068,9 +1068,13 @@ def budget_of(settings: Mapping[str, Any]) -> float:
 
 def run(main: Any) -> Any:
     """Run a coroutine on uvloop when it is installed (``pip install 'vtt-bridge[fast]'``), else asyncio's loop."""
+    # The loop runs outside the ``except`` block: an exception raised anywhere in the server
+    # (a resolver's traceback included) would otherwise carry this ImportError as its context.
     try:
         import uvloop
     except ImportError:
+        uvloop = None
+    if uvloop is None:
         return asyncio.run(main)
     return uvloop.run(main)
 
