@@ -615,6 +615,7 @@ def floor_main(count: int) -> None:
     import signal
 
     from vtt_bridge.server import workers
+    from vtt_bridge.server.runner import run
 
     duel = Ruleset("duel")
     # A duel job as Resolvers sends it (one changed token as a delta), and its "done" reply.
@@ -651,7 +652,7 @@ def floor_main(count: int) -> None:
             future = loop.create_future()
             waiting.append(future)
             body = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-            writer.write(workers._HEADER.pack(len(body)) + body)
+            writer.write(workers.HEADER.pack(len(body)) + body)
             await future
             times.append((time.perf_counter() - t0) * 1000)
         cpu = time.process_time() - cpu0 + _cpu_ns(pid) - child0
@@ -744,7 +745,7 @@ def floor_main(count: int) -> None:
             commit = await commits(tmp)
         return {"hop": hop, "commit": commit, "resolved": await resolved()}
 
-    print(json.dumps(workers.run(both())))
+    print(json.dumps(run(both())))
 
 
 def _duel_spec(duel: Ruleset, i: int) -> dict[str, Any]:

@@ -165,7 +165,7 @@ async def test_the_budget_is_a_validated_table_setting(server):
 def test_the_server_runs_on_asyncio_when_uvloop_is_not_installed(monkeypatch):
     import sys
 
-    from vtt_bridge.server.workers import run
+    from vtt_bridge.server.runner import run
 
     async def which():
         return type(asyncio.get_running_loop()).__module__

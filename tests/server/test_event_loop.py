@@ -7,7 +7,7 @@ import traceback
 
 import pytest
 
-from vtt_bridge.server.workers import run
+from vtt_bridge.server.runner import run
 
 
 async def _fails() -> None:

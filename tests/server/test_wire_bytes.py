@@ -113,10 +113,8 @@ async def test_token_updated_and_the_audit_entry_carry_each_token_as_the_attack_
 
 
 async def test_a_websocket_client_that_falls_silent_is_dropped_after_the_ping_timeout(tmp_path):
-    async with BridgeServer(config(tmp_path, rate_limit=0)) as server:
+    async with BridgeServer(config(tmp_path, rate_limit=0, ping_interval=0.3, ping_timeout=0.3)) as server:
         seat = await seat_table(server)
-        eio = server._sio.eio
-        eio.ping_interval, eio.ping_timeout = 0.3, 0.3
         silent = await StalledClient().connect(server.port, seat.auth("carol"))  # never answers a ping
         try:
             assert [c.user for c in server.bridge.callers.values()] == ["carol"]

@@ -21,8 +21,8 @@ from ..plugins import make_host
 from ..server import BridgeServer, ServerConfig, serve_forever
 from ..errors import InvalidRequest
 from ..server.demo import demo_table, keys_file_for
-from ..server.workers import run as run_loop
-from ..server.workers import serve_workers
+from ..server.runner import run as run_loop
+from ..server.runner import serve_workers
 from ..server.logs import configure
 from .store import URL_ENV, add_store_options, resolved, store_flag, where
 

@@ -101,7 +101,7 @@ def rebase(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], p
     return out
 
 
-def _with_seq(entry: AuditEntry) -> dict[str, Any]:
+def with_seq(entry: AuditEntry) -> dict[str, Any]:
     return {**entry.data["attack"], "seq": entry.seq}
 
 
@@ -218,14 +218,14 @@ class Attacks:
             entry = await self.bridge.store.by_request(runtime.id, request_id)
             if entry is not None:
                 self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
-                payload, retried = _with_seq(entry), True
+                payload, retried = with_seq(entry), True
             else:
                 try:
                     payload, retried = await self._run(caller, runtime, request, mark=mark), False
                 except _Already as already:
                     entry = already.entry
                     self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
-                    payload, retried = _with_seq(entry), True
+                    payload, retried = with_seq(entry), True
             future.set_result(payload)
         except BaseException as exc:
             future.set_exception(exc)
@@ -268,7 +268,7 @@ class Attacks:
         # One attack at a time per table: in this process, and across processes (the lease,
         # which a commit keeps for the table's next attack when one waits here: see RedisStore).
         lock = runtime.attack_lock
-        async with lock, bridge.store.lease(runtime.id, queued=lambda: bool(lock._waiters)) as lease:
+        async with lock, bridge.store.lease(runtime.id, queued=lambda: lock.waiting > 0) as lease:
             started = time.perf_counter()
             await runtime.outbox.drain()
             await bridge.fresh(runtime, rev=getattr(lease, "revision", None))
@@ -501,7 +501,7 @@ class Attacks:
     async def get(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.bridge.messages.load(messages.AttackRef, data)
         attack, undo = await self._entries(caller, request["id"])
-        return {"attack": _with_seq(attack), "undone": self._undo_summary(undo)}
+        return {"attack": with_seq(attack), "undone": self._undo_summary(undo)}
 
     async def take_default(self, caller: Caller, data: Any) -> dict[str, Any]:
         """``decision.default``: the GM settles a question out now with the rules' default."""

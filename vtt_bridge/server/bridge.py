@@ -24,6 +24,7 @@ from ..state import RedisStore, messages
 from ..state.keys import GM_USER, digest, match_key, new_id, new_key
 from ..state.records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
 from ..state.store import Store
+from .attacks import Attacks
 from .broadcast import Broadcaster
 from .bus import RedisBus
 from .describe import describe_rulesets
@@ -73,8 +74,6 @@ class Bridge:
         decision_timeout: float = 30.0,
         resolvers: int = 2,
     ) -> None:
-        from .attacks import Attacks
-
         self.host = host
         self.store = store
         self.sio = sio

@@ -62,7 +62,7 @@ from ..errors import PluginError, PluginTimeout, RateLimited, ServerStopping, VT
 from .logs import fields
 from .session import Caller
 from .tables import TableRuntime
-from .workers import _HEADER, _REPORT_GRACE, Held, Resolvers, fork_resolver, read_messages
+from .workers import HEADER, REPORT_GRACE, Held, Resolvers, fork_resolver, read_messages
 
 __all__ = ["OddsRunner"]
 
@@ -211,7 +211,7 @@ class OddsRunner:
         proc.writer.close()
         if proc in self.procs:
             self.procs.remove(proc)
-        self._later(Resolvers._reap(proc.pid, grace=0))
+        self._later(Resolvers.reap(proc.pid, grace=0))
         if not self._closed and replace:
             self.replaced += 1
             self._spawn()
@@ -348,7 +348,7 @@ class OddsRunner:
             messages.append(("odds", next(self._ids), table, refs, new, dict(request), self.budget))
             for message in messages:
                 body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-                proc.writer.write(_HEADER.pack(len(body)) + body)
+                proc.writer.write(HEADER.pack(len(body)) + body)
             await asyncio.wait({reply, departure}, timeout=self.budget + self.grace, return_when=asyncio.FIRST_COMPLETED)
             if not reply.done():
                 if departure.done():
@@ -379,7 +379,7 @@ class OddsRunner:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGUSR1)
         with contextlib.suppress(TimeoutError):
-            return await asyncio.wait_for(asyncio.shield(proc.stuck), _REPORT_GRACE)
+            return await asyncio.wait_for(asyncio.shield(proc.stuck), REPORT_GRACE)
         return {}
 
     def _timeout(self, where: Mapping[str, Any]) -> VTTError:

@@ -76,15 +76,15 @@ from ..state import codec
 from ..state.records import token_wire
 from .logs import fields
 
-__all__ = ["DEFAULT_BUDGET", "Job", "RemoteDecision", "Resolvers", "budget_of", "run", "serve_workers"]
+__all__ = ["DEFAULT_BUDGET", "HEADER", "REPORT_GRACE", "Job", "RemoteDecision", "Resolvers", "budget_of"]
 
 log = logging.getLogger("vtt_bridge.server")
 
 # Seconds of hook time an attack may use when its table sets no attack_budget.
 DEFAULT_BUDGET = 5.0
 # How long a resolver past its budget has to say where it is stuck.
-_REPORT_GRACE = 0.2
-_HEADER = struct.Struct("!I")
+REPORT_GRACE = 0.2
+HEADER = struct.Struct("!I")
 # A resolver whose current job has run this long is passed over for new jobs.
 _SLOW = 0.25
 # A new job goes to the first resolver with fewer jobs than this waiting on it whose job in
@@ -108,7 +108,7 @@ TABLES_HELD = 64
 
 def _send_blocking(sock: socket.socket, message: Any) -> None:
     body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(_HEADER.pack(len(body)) + body)
+    sock.sendall(HEADER.pack(len(body)) + body)
 
 
 class _Frames:
@@ -120,10 +120,10 @@ class _Frames:
 
     def next(self) -> Any:
         """The next message, or ``None`` once the other side has closed."""
-        buffer, size = self.buffer, _HEADER.size
+        buffer, size = self.buffer, HEADER.size
         while True:
             if len(buffer) >= size:
-                end = size + _HEADER.unpack_from(buffer)[0]
+                end = size + HEADER.unpack_from(buffer)[0]
                 if len(buffer) >= end:
                     message = pickle.loads(bytes(buffer[size:end]))
                     del buffer[:end]
@@ -135,8 +135,8 @@ class _Frames:
 
     def ready(self) -> bool:
         """Whether a whole message can be read without waiting."""
-        buffer, size = self.buffer, _HEADER.size
-        if len(buffer) < size or len(buffer) < size + _HEADER.unpack_from(buffer)[0]:
+        buffer, size = self.buffer, HEADER.size
+        if len(buffer) < size or len(buffer) < size + HEADER.unpack_from(buffer)[0]:
             try:
                 chunk = self.sock.recv(1 << 16, socket.MSG_DONTWAIT)
             except (BlockingIOError, InterruptedError):
@@ -144,7 +144,7 @@ class _Frames:
             if not chunk:
                 return True  # closed: next() says so at once
             buffer += chunk
-        return len(buffer) >= size and len(buffer) >= size + _HEADER.unpack_from(buffer)[0]
+        return len(buffer) >= size and len(buffer) >= size + HEADER.unpack_from(buffer)[0]
 
 
 # -- the resolver process -------------------------------------------------------------
@@ -375,7 +375,7 @@ class _Worker:
             body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
             if not self.held:
                 self.held_since = time.monotonic()
-            self.held.append(_HEADER.pack(len(body)) + body)
+            self.held.append(HEADER.pack(len(body)) + body)
 
     def table(self, table: str, refs: list[str] | None, new: list[dict[str, Any]]) -> dict[str, Token]:
         """The table's tokens for a job: those held, with ``new`` (the snapshots not held yet)
@@ -555,7 +555,7 @@ def _fork_child(host: Any) -> tuple[int, socket.socket]:
 def _unframe(buffer: bytearray, handle: Callable[[Any], Any]) -> None:
     """Hand each whole message at the start of ``buffer`` (framed, pickled) to ``handle``, in
     order; what was handed over leaves ``buffer``, a message not whole yet stays."""
-    size, unpack, start, length = _HEADER.size, _HEADER.unpack_from, 0, len(buffer)
+    size, unpack, start, length = HEADER.size, HEADER.unpack_from, 0, len(buffer)
     try:
         while length - start >= size:
             end = start + size + unpack(buffer, start)[0]
@@ -764,7 +764,7 @@ class Resolvers:
                 await asyncio.gather(proc.task, return_exceptions=True)
             self._fail_all(proc, InternalError("the server is stopping"))
         for proc in procs:
-            await self._reap(proc.pid, grace=1.0)
+            await self.reap(proc.pid, grace=1.0)
 
     # -- running jobs ------------------------------------------------------------
 
@@ -842,7 +842,7 @@ class Resolvers:
         proc.writer.close()  # the process reads the end of its socket and exits
         if proc.task is not None:
             proc.task.cancel()
-        loop.create_task(self._reap(proc.pid, grace=1.0))
+        loop.create_task(self.reap(proc.pid, grace=1.0))
 
     def _least_busy(self) -> _Proc:
         live = [p for p in self.procs if not p.dead]
@@ -886,7 +886,7 @@ class Resolvers:
         body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         if not proc.outgoing:
             asyncio.get_running_loop().call_soon(self._flush, proc)
-        proc.outgoing.append(_HEADER.pack(len(body)))
+        proc.outgoing.append(HEADER.pack(len(body)))
         proc.outgoing.append(body)
 
     @staticmethod
@@ -939,7 +939,7 @@ class Resolvers:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGUSR1)
         with contextlib.suppress(TimeoutError):
-            where = await asyncio.wait_for(asyncio.shield(proc.stuck), _REPORT_GRACE)
+            where = await asyncio.wait_for(asyncio.shield(proc.stuck), REPORT_GRACE)
         if proc.dead or not proc.queue or proc.queue[0][0] is not job:
             return  # it answered just in time after all (its reply re-armed the watchdog)
         self._kill(proc)
@@ -953,8 +953,11 @@ class Resolvers:
         )
         self._orphan(proc)
         if not self._closed:
-            self.replaced += 1
-            self.procs.append(await self._fork())
+            # A spare is not replaced (unless the pool is short of ``size``): its replacement,
+            # forked as one of the pool, was never retired, and the pool grew for good.
+            if not proc.spare or sum(1 for p in self.procs if not p.dead) < self.size:
+                self.replaced += 1
+                self.procs.append(await self._fork())
             self._reroute(proc)
 
     def _timeout(self, job: Job, where: Mapping[str, Any]) -> PluginTimeout:
@@ -976,7 +979,7 @@ class Resolvers:
         if proc in self.procs:
             self.procs.remove(proc)
         proc.writer.close()
-        asyncio.get_running_loop().create_task(self._reap(proc.pid, grace=0))
+        asyncio.get_running_loop().create_task(self.reap(proc.pid, grace=0))
 
     def _orphan(self, proc: _Proc) -> None:
         """Jobs parked in a dead resolver will be replayed when their answer comes."""
@@ -1041,7 +1044,7 @@ class Resolvers:
         proc.queue.clear()
 
     @staticmethod
-    async def _reap(pid: int, *, grace: float) -> None:
+    async def reap(pid: int, *, grace: float) -> None:
         deadline = time.monotonic() + grace
         while True:
             try:
@@ -1061,135 +1064,3 @@ class Resolvers:
 def budget_of(settings: Mapping[str, Any]) -> float:
     value = settings.get("attack_budget")
     return float(value) if value is not None else DEFAULT_BUDGET
-
-
-# -- the event loop -------------------------------------------------------------------
-
-
-def run(main: Any) -> Any:
-    """Run a coroutine on uvloop when it is installed (``pip install 'vtt-bridge[fast]'``), else asyncio's loop."""
-    # The loop runs outside the ``except`` block: an exception raised anywhere in the server
-    # (a resolver's traceback included) would otherwise carry this ImportError as its context.
-    try:
-        import uvloop
-    except ImportError:
-        uvloop = None
-    if uvloop is None:
-        return asyncio.run(main)
-    return uvloop.run(main)
-
-
-# -- server processes (serve --workers N) ---------------------------------------------
-
-
-def _serve_child(config: Any, log_setup: tuple[bool, int], ready: Any) -> None:
-    """One server process of ``serve --workers N`` (spawned: a fresh interpreter)."""
-    from .logs import configure
-    from .runner import serve_forever
-
-    configure(as_json=log_setup[0], level=log_setup[1])
-    with contextlib.suppress(Exception):  # Linux: stop with the supervisor, even if it is killed
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-    async def announce(server: Any) -> None:
-        with contextlib.suppress(OSError):  # a restarted process has nobody waiting to hear it
-            ready.send(server.url)
-            ready.close()
-
-    run(serve_forever(config, ready=announce))
-
-
-def serve_workers(
-    config: Any,
-    count: int,
-    *,
-    log_setup: tuple[bool, int] = (False, logging.INFO),
-    ready: Any = None,
-    start_timeout: float = 120.0,
-) -> int:
-    """Run ``count`` server processes on one port over one Redis, until SIGINT/SIGTERM.
-
-    Each is a whole server (its own event loop and resolvers) listening with
-    ``SO_REUSEPORT``; the kernel spreads connections over them. A process
-    that dies is started again; its clients reconnect to the others meanwhile.
-    ``ready(url)`` is called once all are listening. Returns the exit status.
-    """
-    import dataclasses
-    import multiprocessing
-    from multiprocessing.connection import wait
-
-    if not config.redis:
-        raise ValueError("several server processes need a shared store: give --redis URL")
-    port = config.port or _free_port(config.host)
-    config = dataclasses.replace(config, port=port, reuse_port=True)
-    context = multiprocessing.get_context("spawn")
-    stop_r, stop_w = os.pipe()
-    os.set_blocking(stop_w, False)
-    stopping = False
-
-    def on_signal(signum: int, frame: Any) -> None:
-        nonlocal stopping
-        stopping = True
-        with contextlib.suppress(OSError):
-            os.write(stop_w, b"x")
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    procs: dict[int, Any] = {}  # slot → process
-    started: dict[int, float] = {}
-
-    def launch(slot: int) -> Any:
-        reader, writer = context.Pipe(duplex=False)
-        proc = context.Process(
-            target=_serve_child, args=(config, log_setup, writer), name=f"vtt-bridge worker {slot}", daemon=False
-        )
-        proc.start()
-        writer.close()
-        procs[slot], started[slot] = proc, time.monotonic()
-        return reader
-
-    try:
-        pipes = {slot: launch(slot) for slot in range(count)}
-        deadline = time.monotonic() + start_timeout
-        url = None
-        for slot, pipe in pipes.items():
-            if not pipe.poll(max(0.0, deadline - time.monotonic())):
-                raise RuntimeError(f"server process {slot} did not start")
-            url = pipe.recv()
-            pipe.close()
-        log.info("listening", extra=fields(url=url, workers=count, pids=",".join(str(p.pid) for p in procs.values())))
-        if ready is not None:
-            ready(url)
-        while not stopping:
-            sentinels = {procs[slot].sentinel: slot for slot in procs}
-            for sentinel in wait([*sentinels, stop_r]):
-                if sentinel == stop_r or stopping:
-                    break
-                slot = sentinels[sentinel]
-                proc = procs[slot]
-                proc.join()
-                log.error("server process died; starting another", extra=fields(pid=proc.pid, code=proc.exitcode))
-                if time.monotonic() - started[slot] < 5:
-                    time.sleep(1)  # crashing at start: do not spin
-                launch(slot).close()
-        return 0
-    finally:
-        for proc in procs.values():
-            if proc.is_alive():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGTERM)
-        grace = time.monotonic() + config.shutdown_grace + 10
-        for proc in procs.values():
-            proc.join(max(0.1, grace - time.monotonic()))
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        os.close(stop_r)
-        os.close(stop_w)
-
-
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
