@@ -1,6 +1,6 @@
 """Packs on a budget: a hook that never returns costs one attack, not the server.
 
-The hooks run in resolver processes (``vtt_bridge/server/workers.py``). A
+The hooks run in resolver processes (``vtt_bridge/server/pool.py``). A
 test pack loaded by module path (``tests.server.hang_plugin``) hangs in the
 ``duel`` roll step for attackers named ``spin…`` (a busy loop) or ``sleep…``.
 """

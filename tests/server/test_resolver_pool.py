@@ -16,8 +16,9 @@ import time
 import pytest
 
 from vtt_bridge.engine.tokens import Token
-from vtt_bridge.server import BridgeServer, workers
-from vtt_bridge.server.workers import Held
+from vtt_bridge.server import BridgeServer, attackwire
+from vtt_bridge.server import pool as workers
+from vtt_bridge.server.pool import Held
 from vtt_bridge.state.records import token_wire
 
 from . import duel_plugin
@@ -81,8 +82,8 @@ def test_a_resolver_reuses_the_wire_form_of_the_snapshots_it_holds():
         tid: Token(tid, tid, "duel", system, ownership=tokens[tid].ownership, version=2, flags=tokens[tid].flags)
         for tid, (system, _before, _after) in reply[3].items()
     }
-    fresh = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after)  # token_wire throughout
-    reused = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after, worker.wires["t1"])
+    fresh = attackwire.attack_payload(spec["wire"], reply[4], {}, tokens, after)  # token_wire throughout
+    reused = attackwire.attack_payload(spec["wire"], reply[4], {}, tokens, after, worker.wires["t1"])
     assert codec.encode(reused) == codec.encode(fresh)
     assert reused["tokens"]["a"]["before"] is worker.wires["t1"]["a"][1]  # the one the attack made
     assert codec.loads(reply[2])["tokens"] == codec.loads(codec.encode(fresh))["tokens"]

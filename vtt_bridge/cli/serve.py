@@ -192,7 +192,7 @@ async def _next_text(store, url: str, db: str, redis: str | None) -> str:
 
 
 def _run_workers(args, config) -> int:
-    """``--workers N``: N server processes on one port over one Redis (server/workers.py)."""
+    """``--workers N``: N server processes on one port over one Redis (server/runner.py)."""
     if not config.redis:
         raise InvalidRequest(
             "--workers needs --redis URL (or VTT_BRIDGE_REDIS): SQLite is served by one process", details={}

@@ -23,7 +23,7 @@ from .bridge import Bridge
 from .bus import RedisBus
 from .keyguard import KeyGuard
 from .namespace import TableNamespace
-from .oddsrun import ODDS_IDLE, OddsRunner
+from .pool import ODDS_IDLE, OddsRunner
 from .wire import AnswerLimit, engineio_log, BridgeSocketServer, Connections, LocalManager, RateLimiter, packet_class
 
 __all__ = ["STATIC_DIR", "ServerConfig", "build"]
@@ -68,7 +68,7 @@ class ServerConfig:
     :ivar key_check_interval: seconds between checks that every open connection's
         key is still its user's key (keys replaced or revoked through the CLI or
         another process); 0 turns the sweep off.
-    :ivar resolvers: resolver processes that run the hooks (see ``server/workers.py``).
+    :ivar resolvers: resolver processes that run the hooks (see ``server/pool.py``).
     :ivar lease_ttl: seconds a table's attack lease outlives a process that died holding it (Redis).
     :ivar ws_compression: accept permessage-deflate on websockets (off: it costs more CPU than
         the bridge's small messages save; let a reverse proxy compress if bandwidth matters).

@@ -31,7 +31,7 @@ from ..state.keys import GM_USER
 from ..state.records import TableInfo, TokenChange
 from .logs import fields
 from .session import OWNER, Caller, level
-from .workers import budget_of
+from .pool import budget_of
 
 __all__ = ["BROADCASTS", "Outbox", "TableRuntime", "pending"]
 
