@@ -115,6 +115,18 @@ REPORT_GRACE = 0.2
 HEADER = struct.Struct("!I")
 
 
+async def where_stuck(proc: Any) -> dict[str, Any]:
+    """Ask a pool process past its budget (``SIGUSR1``) which plugin, hook and step it is in;
+    ``{}`` when it does not say within :data:`REPORT_GRACE` seconds. ``proc``: a resolver's
+    or an odds process's handle (``pid``; ``stuck``, the future its :class:`Stuck` reply sets)."""
+    proc.stuck = asyncio.get_running_loop().create_future()
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGUSR1)
+    with contextlib.suppress(TimeoutError):
+        return await asyncio.wait_for(asyncio.shield(proc.stuck), REPORT_GRACE)
+    return {}
+
+
 def frame(message: Any) -> bytes:
     """The one framing of every message between the event loop and a pool process:
     its pickle's length (:data:`HEADER`), then the pickle."""
@@ -1028,13 +1040,7 @@ class Resolvers:
     async def _retire(self, proc: _Proc) -> None:
         """The head job ran past its budget: find out where, kill the resolver, replace it."""
         job, _left = proc.queue[0]
-        loop = asyncio.get_running_loop()
-        proc.stuck = loop.create_future()
-        where = {"plugin": None, "hook": None, "step": None}
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGUSR1)
-        with contextlib.suppress(TimeoutError):
-            where = await asyncio.wait_for(asyncio.shield(proc.stuck), REPORT_GRACE)
+        where = {"plugin": None, "hook": None, "step": None, **await where_stuck(proc)}
         if proc.dead or not proc.queue or proc.queue[0][0] is not job:
             return  # it answered just in time after all (its reply re-armed the watchdog)
         self._kill(proc)
@@ -1492,7 +1498,7 @@ class OddsRunner:
             if not reply.done():
                 if departure.done():
                     return None  # nobody is left to read it: the process is killed (finally)
-                where = await self._where(proc)
+                where = await where_stuck(proc)
                 if not reply.done():
                     raise self._timeout(where)
             answer = reply.result()
@@ -1511,15 +1517,6 @@ class OddsRunner:
             else:
                 # Stuck, crashed, abandoned or cancelled mid-way: a fresh process takes its place.
                 self._retire(proc)
-
-    async def _where(self, proc: _OddsProcess) -> Mapping[str, Any]:
-        """Ask a process past its budget which plugin, hook and step it is in."""
-        proc.stuck = asyncio.get_running_loop().create_future()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGUSR1)
-        with contextlib.suppress(TimeoutError):
-            return await asyncio.wait_for(asyncio.shield(proc.stuck), REPORT_GRACE)
-        return {}
 
     def _timeout(self, where: Mapping[str, Any]) -> VTTError:
         plugin, step = where.get("plugin"), where.get("step")
