@@ -3,7 +3,7 @@
 With one server process, each event of a batch is encoded once (the server's
 packet class, an orjson encoding where a record encoded already goes in as it
 is) and handed to every listener's engine.io socket with engine.io's public
-``send``, in order, without the task per recipient that a plain ``emit``
+``send_packet``, in order, without the task per recipient that a plain ``emit``
 creates; rooms nobody listens to cost nothing. Connections that asked for
 batches (``auth.batch``) sit in a room per choice of events and are sent the
 whole batch as one ``batch`` message (one server process only). With the
@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import engineio
 import socketio
 
 from .wire import LocalManager
@@ -71,6 +72,8 @@ class Broadcaster:
         listeners = [eio_sid for _sid, eio_sid in sio.manager.get_participants(self.namespace, room)]
         if listeners:
             encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
-            send = sio.eio.send
+            # One engine.io packet for every listener, as python-socketio's own manager sends a room's.
+            message = engineio.packet.Packet(engineio.packet.MESSAGE, data=encoded)
+            send = sio.eio.send_packet
             for eio_sid in listeners:
-                await send(eio_sid, encoded)
+                await send(eio_sid, message)
