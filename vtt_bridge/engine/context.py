@@ -354,6 +354,8 @@ class AttackContext:
         self._goto: str | None = None
         self._step: Any = None
         self._nested: list[dict[str, Any]] | tuple[()] = ()
+        if parent is not None:  # a nested attack blames plugins as its parent does
+            plugin_of, hook_plugins = parent._plugin_of, parent._hooks
         self._plugin_of = plugin_of
         #: The code of each hook implementation → its plugin (``Engine.hook_plugins``).
         self._hooks: Mapping[Any, str] = hook_plugins if hook_plugins is not None else {}

@@ -729,8 +729,6 @@ class Resolution:
             changes=parent.changes,
             kind=request["kind"],
             parent=parent,
-            plugin_of=parent._plugin_of,
-            hook_plugins=parent._hooks,
         )
         return plan, child
 
@@ -1067,7 +1065,7 @@ class Record:
         if dice is not None:  # a top-level record: its dice, decisions and token changes too
             out["seed"] = dice.seed
             out["dice"] = "scripted" if dice.scripted else "seeded"
-            out["dice_used"] = dice._used
+            out["dice_used"] = dice.used
             out["decisions"] = _wires(self.decisions) if self.decisions else []
             out["changes"] = self.changes
         self._dict = out

@@ -76,7 +76,7 @@ def success_pool(n: int, sides: int = 10, target: int = 7, double: int | None = 
     if n <= 0:
         return Distribution.certain(0)
     counts = _pool_counts(n, sides, target, double)
-    return Distribution._of(dict(enumerate(counts)), sides**n)
+    return Distribution.of_weights(dict(enumerate(counts)), sides**n)
 
 
 @lru_cache(maxsize=4096)

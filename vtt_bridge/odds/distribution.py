@@ -72,7 +72,7 @@ class Distribution(Generic[T]):
         object.__setattr__(self, "_d", denominator)
 
     @classmethod
-    def _of(cls, weights: dict[Any, int], denominator: int) -> Distribution[Any]:
+    def of_weights(cls, weights: dict[Any, int], denominator: int) -> Distribution[Any]:
         """Wrap integer weights over ``denominator`` (no checks: the hot path)."""
         out = object.__new__(cls)
         out._set(*_reduced(weights, denominator))
@@ -86,7 +86,7 @@ class Distribution(Generic[T]):
     @classmethod
     def certain(cls, outcome: T) -> Distribution[T]:
         """The outcome happens with probability 1."""
-        return cls._of({outcome: 1}, 1)
+        return cls.of_weights({outcome: 1}, 1)
 
     @classmethod
     def uniform(cls, outcomes: Iterable[T]) -> Distribution[T]:
@@ -97,12 +97,12 @@ class Distribution(Generic[T]):
         weights: dict[T, int] = {}
         for o in listed:
             weights[o] = weights.get(o, 0) + 1
-        return cls._of(weights, len(listed))
+        return cls.of_weights(weights, len(listed))
 
     @classmethod
     def from_die(cls, die: Any) -> Distribution[Any]:
         """An icepool ``Die`` as an exact distribution of its outcomes."""
-        return cls._of(dict(die.items()), die.denominator())
+        return cls.of_weights(dict(die.items()), die.denominator())
 
     # -- reading -------------------------------------------------------------
 
@@ -160,7 +160,7 @@ class Distribution(Generic[T]):
         for outcome, w in self._w.items():
             key = f(outcome)
             merged[key] = get(key, 0) + w
-        return Distribution._of(merged, self._d)
+        return Distribution.of_weights(merged, self._d)
 
     def bind(self, f: Callable[[T], Distribution[U]]) -> Distribution[U]:
         """Follow each outcome with the distribution ``f(outcome)`` and mix the results.
@@ -176,11 +176,11 @@ class Distribution(Generic[T]):
             scale = w * (common // n._d)
             for o, v in n._w.items():
                 merged[o] = get(o, 0) + scale * v
-        return Distribution._of(merged, self._d * common)
+        return Distribution.of_weights(merged, self._d * common)
 
     def joint(self, other: Distribution[U]) -> Distribution[tuple[T, U]]:
         """The two independent distributions together, as pairs."""
-        return Distribution._of(
+        return Distribution.of_weights(
             {(a, b): v * w for a, v in self._w.items() for b, w in other._w.items()}, self._d * other._d
         )
 
@@ -192,4 +192,4 @@ class Distribution(Generic[T]):
             for b, w in other._w.items():
                 key = a + b  # type: ignore[operator]
                 merged[key] = get(key, 0) + v * w
-        return Distribution._of(merged, self._d * other._d)
+        return Distribution.of_weights(merged, self._d * other._d)

@@ -344,7 +344,7 @@ def _where(frame: Any, host: Any) -> dict[str, Any]:
 
     The plugin is the innermost frame's that belongs to one; the hook, the
     innermost hook implementation on the stack (found by its code, whatever
-    the engine around it: plain Python or compiled, without frames of its own).
+    the engine's caller around it).
     """
     plugin = hook = None
     hooks = _hook_codes(host)
@@ -817,6 +817,7 @@ class Resolvers:
         self._ids = itertools.count(1)
         self._closed = False
         self.replaced = 0
+        self._forking_spares = 0  # spares being forked (not in ``procs`` until connected)
         self.spares = 0  # forked as spares so far; ``retired``: those ended once idle
         self.retired = 0
 
@@ -899,8 +900,13 @@ class Resolvers:
                 if not proc.queue or (len(proc.queue) < _KEEPS_UP and now - proc.head_since < _BRIEF):
                     return proc
             return min(free, key=lambda p: p.load)
-        if len(live) < 2 * self.size and not self._closed:
-            proc = await self._fork()
+        if len(live) + self._forking_spares < 2 * self.size and not self._closed:
+            # Counted while it is forked: jobs that arrive meanwhile must not fork spares of their own.
+            self._forking_spares += 1
+            try:
+                proc = await self._fork()
+            finally:
+                self._forking_spares -= 1
             self.procs.append(proc)
             self.spares += 1
             proc.spare = True
