@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { inflateRawSync } from "node:zlib";
@@ -24,8 +24,12 @@ test("every file the manifest names exists after the build, and the English file
   execFileSync(process.execPath, [join(HERE, "scripts/build.mjs")]);
   for (const file of namedFiles()) assert.ok(existsSync(join(HERE, file)), file);
   const en = JSON.parse(readFileSync(join(HERE, "lang/en.json"), "utf8"));
-  const code = readFileSync(join(HERE, "src/foundry/main.js"), "utf8");
+  const code = readdirSync(join(HERE, "src/foundry"))
+    .filter((f) => f.endsWith(".js"))
+    .map((f) => readFileSync(join(HERE, "src/foundry", f), "utf8"))
+    .join("\n");
   const used = new Set([...code.matchAll(/\bt\(`?"?([A-Z][A-Za-z.]+)/g)].map((m) => m[1]));
+  assert.ok(used.has("Attack.Weapon") && used.has("Charms.NotAutomated"), "the feature modules' keys are read too");
   for (const key of used) if (!key.endsWith(".")) assert.ok(`VTTBRIDGE.${key}` in en, `lang/en.json lacks VTTBRIDGE.${key}`);
   for (const s of ["url", "table", "key"]) assert.ok(`VTTBRIDGE.Settings.${s}.Name` in en);
 });

@@ -16,9 +16,16 @@ import { bridgeTokenId, bridgeUserName } from "../logic/ids.js";
 import { MODULE_ID, actorUpdateFromToken, bridgeFlags, isWriter, syncRequest, tokenFromActor } from "../logic/tokens.js";
 import { answerFor, decisionModel, secondsLeft } from "../logic/decisions.js";
 import { collectDeclaration, declarationModel } from "../logic/declaration.js";
-import { chatCard, esc } from "../logic/chat.js";
+import { esc } from "../logic/chat.js";
 import { oddsHtml } from "../logic/odds.js";
 import { applyControl, formHtml, rawValues } from "../logic/form.js";
+import { extensions } from "./extensions.js";
+import { registerSheetAttack } from "./sheet-attack.js";
+import { registerTemplates } from "./templates.js";
+import { registerCards } from "./cards.js";
+import { registerCombat } from "./combat.js";
+import { registerCharms } from "./charms.js";
+import { registerErrors } from "./errors.js";
 
 const adapters = defaultAdapters();
 
@@ -44,6 +51,9 @@ const state = {
 
 const t = (/** @type {string} */ key, /** @type {Record<string, string>} */ data = {}) =>
   game.i18n ? game.i18n.format(`VTTBRIDGE.${key}`, data) : key;
+
+/** The feature modules (sheet attacks, templates, cards, combat, Charms, errors), set up at init. */
+const features = /** @type {any} */ ({});
 
 /** @param {unknown} err */
 function report(err) {
@@ -192,7 +202,8 @@ function idOf(thing) {
 function wantedToken(actor, id = idOf(actor), name = actor.name) {
   const data = actor.toObject();
   data.items = actor.items.map((/** @type {any} */ i) => i.toObject());
-  return tokenFromActor(data, { id, adapter: adapters.for(game.system?.id ?? ""), users: gameUsers(), name });
+  const token = tokenFromActor(data, { id, adapter: adapters.for(game.system?.id ?? ""), users: gameUsers(), name });
+  return features.charms ? features.charms.withCharms(token, data) : token;
 }
 
 /** GM: make the bridge hold what the actor says. @param {any} actor */
@@ -242,13 +253,17 @@ function actorOf(id) {
   return null;
 }
 
-/** The active GM's client writes bridge changes to the actors. @param {any} token */
-async function writeBack(token) {
-  if (!game.user || !isWriter(game.user, gameUsers())) return;
+/**
+ * The active GM's client writes bridge changes to the actors (`force`: any GM, the
+ * card's Apply). @param {any} token @param {{force?: boolean}} [options] @returns {Promise<boolean>} written
+ */
+async function writeBack(token, options = {}) {
+  if (!game.user || !(options.force ? game.user.isGM : isWriter(game.user, gameUsers()))) return false;
   const actor = actorOf(token.id);
-  if (!actor) return;
+  if (!actor) return false;
   const update = actorUpdateFromToken(token, actor.toObject(), adapters.for(game.system?.id ?? ""));
   await actor.update(update, { vttBridge: true });
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -436,8 +451,8 @@ async function openTabDialog(actor) {
  * @param {(id: string) => string} [nameOf]  a bridge token id → the name the odds show
  * @returns {Promise<object|null>}
  */
-async function declarationDialog(ruleset, token, askOdds = null, nameOf = (id) => id) {
-  const model = declarationModel(ruleset, {}, token);
+async function declarationDialog(ruleset, token, askOdds = null, nameOf = (id) => id, values = {}, extra = "") {
+  const model = declarationModel(ruleset, values, token);
   const options = model.options.length
     ? `<p class="hint">${esc(t("Attack.Options"))}</p><ul class="hint">${model.options.map((o) => `<li title="${esc(o.description)}">${esc(o.label)}</li>`).join("")}</ul>`
     : "";
@@ -486,7 +501,7 @@ async function declarationDialog(ruleset, token, askOdds = null, nameOf = (id) =
   const DialogV2 = foundry.applications.api.DialogV2;
   const result = await DialogV2.wait({
     window: { title: t("Attack.Title", { ruleset: model.title }) },
-    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}${odds}</div>`,
+    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}${extra}${odds}</div>`,
     buttons: [
       {
         action: "attack",
@@ -515,7 +530,8 @@ async function declarationDialog(ruleset, token, askOdds = null, nameOf = (id) =
 
 /**
  * Attack with a token against the user's targets: `game.modules.get("vtt-bridge").api.attack()`.
- * @param {{attacker?: any, targets?: any[], declaration?: object, dialog?: boolean}} [options]
+ * @param {{attacker?: any, targets?: any[], declaration?: object, dialog?: boolean, values?: object}} [options]
+ *   `values`: what the dialog is prefilled with (a weapon from the sheet)
  */
 async function attack(options = {}) {
   const connection = need();
@@ -537,17 +553,16 @@ async function attack(options = {}) {
     // The odds name every model a blast may catch: any token on the scene, not only the targets.
     const names = new Map([...(canvas?.tokens?.placeables ?? []), attacker, ...targets].map((x) => [idOf(x), String(x.name ?? x.document?.name ?? idOf(x))]));
     const askOdds = (/** @type {object} */ d) => connection.request("attack.odds", { ...request, declaration: d }, { timeout: 30000 }).then((ack) => ack.odds);
-    const chosen = await declarationDialog(ruleset, token, askOdds, (tid) => names.get(tid) ?? tid);
+    const charms = features.charms?.notAutomatedHtml(actor, ruleset) ?? "";
+    const chosen = await declarationDialog(ruleset, token, askOdds, (tid) => names.get(tid) ?? tid, options.values ?? {}, charms);
     if (!chosen) return null;
     declaration = chosen;
   }
-  const record = await connection.attack({
-    ruleset: ruleset.id,
-    attacker: idOf(attacker),
-    targets: targets.map(idOf),
-    declaration,
-  });
+  const context = { ruleset, attacker, targets };
+  const request = await extensions.prepare({ ruleset: ruleset.id, attacker: idOf(attacker), targets: targets.map(idOf), declaration }, context);
+  const record = await connection.attack(request);
   await postCard(record);
+  await extensions.resolved(record, context, report);
   return record;
 }
 
@@ -557,47 +572,17 @@ async function attack(options = {}) {
 
 /** Is there a chat card of this attack already? @param {string} id */
 function cardPosted(id) {
-  return !!game.messages?.contents.some((/** @type {any} */ m) => m.flags?.[MODULE_ID]?.attack === id && !m.flags?.[MODULE_ID]?.gm);
+  return features.cards.posted(id);
 }
 
-/**
- * The attacker's client posts one card per resolution (once: a resolution caught up
- * after a reconnection and its late acknowledgement post one card). @param {any} record
- */
+/** The attacker's client posts the cards of one resolution (cards.js). @param {any} record */
 async function postCard(record) {
-  if (cardPosted(record.id)) return;
-  const card = chatCard(record, { undo: true });
-  const RollClass = foundry.dice.Roll;
-  const rolls = card.rolls.map((data) => RollClass.fromData(/** @type {any} */ (data)));
-  const speaker = ChatMessage.getSpeaker({ token: canvas?.tokens?.controlled?.[0]?.document ?? null });
-  await ChatMessage.create({
-    content: card.content,
-    rolls,
-    speaker,
-    flags: { [MODULE_ID]: { attack: record.id } },
-  });
-  const gms = (game.users?.contents ?? []).filter((u) => u.isGM).map((u) => String(u.id));
-  await ChatMessage.create({ content: card.gmContent, whisper: gms, speaker, flags: { [MODULE_ID]: { attack: record.id, gm: true } } });
+  await features.cards.post(record);
 }
 
-/** Undo from the card (GM only; players do not see the button). @param {any} message @param {HTMLElement} root */
+/** Apply and Undo on the GM's card (cards.js). @param {any} message @param {HTMLElement} root */
 function bindCard(message, root) {
-  const button = /** @type {HTMLElement|null} */ (root.querySelector(".vtt-bridge-undo"));
-  if (!button || button.dataset.bound) return;
-  button.dataset.bound = "1";
-  if (!game.user?.isGM) {
-    button.remove();
-    return;
-  }
-  button.addEventListener("click", async () => {
-    try {
-      const id = String(message.getFlag(MODULE_ID, "attack") ?? button.getAttribute("data-attack"));
-      await need().undo(id);
-      ui.notifications?.info(t("Undone"));
-    } catch (err) {
-      report(err);
-    }
-  });
+  features.cards.bind(message, root);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -709,13 +694,41 @@ function registerDoubleModifier() {
 }
 
 
+/** What the feature modules share of this file. */
+const shared = {
+  attack: (/** @type {any} */ options) => attack(options),
+  need,
+  idOf,
+  actorOf,
+  rulesetInfo,
+  writeBack,
+  report,
+  t,
+  rootOf,
+  gameUsers,
+  BridgeError,
+  connected: () => !!state.connection?.connected,
+  adapterFor: () => adapters.for(game.system?.id ?? ""),
+};
+
 Hooks.once("init", () => {
   registerSettings();
   registerDoubleModifier();
+  Object.assign(features, {
+    sheet: registerSheetAttack(shared),
+    templates: registerTemplates(shared),
+    cards: registerCards(shared),
+    combat: registerCombat(shared),
+    charms: registerCharms(shared),
+    errors: registerErrors(shared),
+  });
   const module = game.modules?.get(MODULE_ID);
   if (module) {
     /** @type {any} */ (module).api = {
       attack: (/** @type {any} */ options) => attack(options),
+      attackWith: (/** @type {any} */ item, /** @type {any} */ options) => features.sheet.attackWith(item, options),
+      registerTurnRule: (/** @type {string} */ ruleset, /** @type {any} */ rule) => features.combat.rules.register(ruleset, rule),
+      registerCharmAliases: (/** @type {any} */ map) => features.charms.registerAliases(map),
       connect,
       players: playersDialog,
       sync: syncAll,
@@ -767,9 +780,10 @@ for (const hook of ["renderChatMessageHTML", "renderChatMessage"]) {
   });
 }
 
-Hooks.on("updateActor", (/** @type {any} */ actor, /** @type {any} */ _change, /** @type {any} */ options) => {
+Hooks.on("updateActor", (/** @type {any} */ actor, /** @type {any} */ _change, /** @type {any} */ options, /** @type {string} */ userId) => {
   if (options?.vttBridge || !state.connection || !game.user || !isWriter(game.user, gameUsers())) return;
-  if (bridgeFlags(actor.toObject()).enabled) void syncActor(actor).catch(report);
+  // A refusal goes to the user who made the edit (errors.js), not only to this GM.
+  if (bridgeFlags(actor.toObject()).enabled) void syncActor(actor).catch((err) => features.errors.relay(userId, actor, err));
 });
 
 Hooks.on(/** @type {any} */ ("getSceneControlButtons"), (/** @type {any} */ controls) => {
