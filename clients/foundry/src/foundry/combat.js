@@ -11,45 +11,37 @@
  */
 
 import { TurnRules, combatStep } from "../logic/turns.js";
-import { isWriter } from "../logic/tokens.js";
+import { need, report, state } from "./context.js";
+import { idOf, writer } from "./actors.js";
+
+export const turnRules = new TurnRules();
+
+/** The bridge token of a combatant: its token, else its actor. @param {any} c */
+const combatantId = (c) => (c?.token ? idOf(c.token) : c?.actor ? idOf(c.actor) : null);
 
 /**
- * @param {any} ctx  {need, idOf, report, connected, gameUsers}
+ * Send the resets for one step of a combat.
+ * @param {any} combat @param {{newRound: boolean, newTurn: boolean}} step
+ * @returns {Promise<any[]>} the tokens the bridge changed
  */
-export function registerCombat(ctx) {
-  const rules = new TurnRules();
-
-  /**
-   * Send the resets for one step of a combat. @param {any} combat @param {{newRound: boolean, newTurn: boolean}} step
-   * @returns {Promise<any[]>} the tokens as the bridge has them after
-   */
-  async function advance(combat, step) {
-    const connection = ctx.need();
-    const current = combat.combatant;
-    const actor = current?.token ? ctx.idOf(current.token) : current?.actor ? ctx.idOf(current.actor) : null;
-    const ids = new Set();
-    for (const c of combat.combatants?.contents ?? combat.combatants ?? []) {
-      if (c.token) ids.add(ctx.idOf(c.token));
-      else if (c.actor) ids.add(ctx.idOf(c.actor));
-    }
-    const tokens = [];
-    for (const id of ids) {
-      const token = await connection.request("token.get", { id }).then((/** @type {any} */ a) => a.token, () => null);
-      if (token) tokens.push(token);
-    }
-    const out = [];
-    for (const patch of rules.resets(tokens, { actor, ...step })) {
-      out.push((await connection.request("token.update", patch)).token);
-    }
-    return out;
+export async function advanceCombat(combat, step) {
+  const connection = need();
+  const actor = combatantId(combat.combatant);
+  const ids = new Set([...(combat.combatants?.contents ?? combat.combatants ?? [])].map(combatantId).filter(Boolean));
+  const tokens = [];
+  for (const id of ids) {
+    const token = await connection.request("token.get", { id }).then((a) => a.token, () => null);
+    if (token) tokens.push(token);
   }
+  const out = [];
+  for (const patch of turnRules.resets(tokens, { actor, ...step })) out.push((await connection.request("token.update", patch)).token);
+  return out;
+}
 
+export function registerCombat() {
   Hooks.on("updateCombat", (/** @type {any} */ combat, /** @type {any} */ change, /** @type {any} */ options) => {
     const step = combatStep(change, options);
-    if (!step.newRound && !step.newTurn) return;
-    if (!combat.started || !ctx.connected() || !game.user || !isWriter(game.user, ctx.gameUsers())) return;
-    void advance(combat, step).catch(ctx.report);
+    if ((!step.newRound && !step.newTurn) || !combat.started || !state.connection?.connected || !writer()) return;
+    void advanceCombat(combat, step).catch(report);
   });
-
-  return { rules, advance };
 }

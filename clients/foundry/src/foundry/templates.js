@@ -10,7 +10,9 @@
  */
 
 import { aoeTemplates, needsTemplate, positionInches, sprayModels, underCone, weaponOf } from "../logic/templates.js";
-import { bridgeFlags, isWriter } from "../logic/tokens.js";
+import { bridgeFlags } from "../logic/tokens.js";
+import { need, report, rulesetInfo, state, t } from "./context.js";
+import { idOf, writer } from "./actors.js";
 import { extensions } from "./extensions.js";
 
 /** Does this ruleset's declaration take models under a template? @param {any} ruleset */
@@ -22,13 +24,10 @@ export function gridOf(scene) {
   return { size: Number(g.size ?? 100), distance: Number(g.distance ?? 1) };
 }
 
-/**
- * @param {any} ctx  {need, idOf, report, t, gameUsers}
- */
-export function registerTemplates(ctx) {
+export function registerTemplates() {
   /** A canvas token as geometry, with its bridge id. @param {any} t */
   const placed = (t, grid = gridOf(canvas?.scene)) => ({
-    id: ctx.idOf(t),
+    id: idOf(t),
     x: Number(t.document?.x ?? t.x),
     y: Number(t.document?.y ?? t.y),
     width: Number(t.w ?? (t.document?.width ?? 1) * grid.size),
@@ -46,12 +45,12 @@ export function registerTemplates(ctx) {
 
   extensions.onPrepare(async (request, { ruleset }) => {
     if (!takesTemplates(ruleset) || request.declaration?.models_under_template?.length) return request;
-    const token = await ctx.need().request("token.get", { id: request.attacker }).then((/** @type {any} */ a) => a.token, () => null);
+    const token = await need().request("token.get", { id: request.attacker }).then((/** @type {any} */ a) => a.token, () => null);
     const weapon = weaponOf(token, request.declaration?.weapon);
     if (!needsTemplate(weapon)) return request;
     const cone = myCone();
     if (!cone) {
-      ui.notifications?.warn(ctx.t("Template.PlaceSpray", { weapon: weapon.name }));
+      ui.notifications?.warn(t("Template.PlaceSpray", { weapon: weapon.name }));
       return request;
     }
     const grid = gridOf(canvas?.scene);
@@ -65,12 +64,12 @@ export function registerTemplates(ctx) {
 
   extensions.onResolved(async (record, { ruleset }) => {
     if (!takesTemplates(ruleset) || !canvas?.scene) return;
-    const attacker = record.tokens?.[record.attacker]?.before ?? (await ctx.need().request("token.get", { id: record.attacker }).then((/** @type {any} */ a) => a.token, () => null));
+    const attacker = record.tokens?.[record.attacker]?.before ?? (await need().request("token.get", { id: record.attacker }).then((/** @type {any} */ a) => a.token, () => null));
     const weapon = weaponOf(attacker, record.outcome?.weapon ?? record.declaration?.weapon);
     const grid = gridOf(canvas.scene);
     /** @type {Record<string, {x: number, y: number}>} */
     const positions = {};
-    for (const t of canvas.tokens?.placeables ?? []) positions[ctx.idOf(t)] = positionInches(placed(t, grid), grid);
+    for (const t of canvas.tokens?.placeables ?? []) positions[idOf(t)] = positionInches(placed(t, grid), grid);
     const drawn = aoeTemplates(record, weapon, positions, grid);
     if (!drawn) return;
     const flags = { "vtt-bridge": { attack: record.id } };
@@ -81,13 +80,13 @@ export function registerTemplates(ctx) {
 
   // The writer keeps Warmachine models' positions at their tokens' places.
   Hooks.on("updateToken", (/** @type {any} */ doc, /** @type {any} */ change) => {
-    if (!("x" in (change ?? {}) || "y" in (change ?? {})) || !ctx.connected() || !game.user || !isWriter(game.user, ctx.gameUsers())) return;
+    if (!("x" in (change ?? {}) || "y" in (change ?? {})) || !state.connection?.connected || !writer()) return;
     const actor = doc.actor;
     const flags = actor ? bridgeFlags(actor.toObject()) : null;
-    if (!flags?.enabled || !takesTemplates(ctx.rulesetInfo(flags.ruleset ?? ""))) return;
+    if (!flags?.enabled || !takesTemplates(rulesetInfo(flags.ruleset ?? ""))) return;
     const grid = gridOf(doc.parent);
     const where = positionInches({ id: "", x: doc.x, y: doc.y, width: doc.width * grid.size, height: doc.height * grid.size }, grid);
-    void ctx.need().request("token.update", { id: ctx.idOf(doc), system: { position: where } }).catch(ctx.report);
+    void need().request("token.update", { id: idOf(doc), system: { position: where } }).catch(report);
   });
 
   return { myCone, placed };
