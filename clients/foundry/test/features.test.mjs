@@ -216,7 +216,7 @@ test("the card says whom the attack struck and how the target defended; dice go 
   // Dice So Nice throws in step order: the missed roll (it stays as judged at 5b), the reroll, then the damage.
   const rr = example("warmachine_mk3", "reroll_granted");
   const rid = await seat(rr, "rr-");
-  const rerolled = (await gm.request("attack", { ruleset: rr.ruleset, attacker: rid("sentinel"), targets: [rid("caster")], declaration: rr.declaration, dice: rr.dice, answers: { reroll_attack: `reroll:${rid("captain")}`, reroll_damage: "decline" } }, { timeout: 30000 })).attack;
+  const rerolled = (await gm.request("attack", { ruleset: rr.ruleset, attacker: rid("sentinel"), targets: [rid("caster")], declaration: rr.declaration, dice: rr.dice, answers: { reroll_attack: `reroll:${rid("captain")}`, reroll_damage: "decline", redirect: "decline" } }, { timeout: 30000 })).attack;
   const order = throwOrder(rerolled);
   assert.deepEqual(order.map((o) => [o.superseded, o.label]), [[false, "attack roll"], [false, "attack roll (reroll)"], [false, "damage roll"]]);
   // A roll the rules set aside as a whole carries `options.superseded` (docs/protocol.md, "Rolls as Foundry
@@ -247,7 +247,7 @@ test("a player who reloads mid-question gets the question back on the new connec
     return new Promise((resolve) => signal.addEventListener("abort", () => resolve(undefined)));
   });
   await before.connect();
-  const attack = gm.request("attack", { ruleset: ex.ruleset, attacker: id("sentinel"), targets: [id("caster")], declaration: ex.declaration, dice: [1, 2, 5, 4, 6, 5], answers: { reroll_damage: "decline" } }, { timeout: 40000 });
+  const attack = gm.request("attack", { ruleset: ex.ruleset, attacker: id("sentinel"), targets: [id("caster")], declaration: ex.declaration, dice: [1, 2, 5, 4, 6, 5], answers: { reroll_damage: "decline", redirect: "decline" } }, { timeout: 40000 });
   await until("the question", () => asked.length === 1);
   // The page reloads: the old socket drops (no goodbye), a new Foundry page connects with the same key.
   before.socket.io.reconnection(false);

@@ -24,6 +24,14 @@ async function answerUntil(world, done, what) {
   }, what, 30000);
 }
 
+/** Press the default of every question dialog this client opens, until stopped (the rules' answers, at once). */
+function autoAnswer(world) {
+  const timer = setInterval(() => {
+    for (const q of decisionDialogs(world)) void q.press(q.options.buttons.find((b) => b.default)?.action ?? q.options.buttons[0].action);
+  }, 25);
+  return () => clearInterval(timer);
+}
+
 /** Let the module's GM connection answer the bridge's questions itself (the defender is this client's). */
 async function twoExalts(world, { attacker = {}, defender = {} } = {}) {
   const a = exaltedWorldActor(world, { name: "Anoria", dex: 5, melee: 5, weapon: "Daiklave", ...attacker });
@@ -54,6 +62,40 @@ async function warmachineScene(world, name) {
   }
   await world.api().sync();
   return { ex, scene, byId };
+}
+
+/** The spray and AOE part of the template scenario. */
+async function sprayAndAoe(world, gm, assert) {
+  const spray = await warmachineScene(world, "spray_two_models");
+  const id = (k) => `a-${spray.byId[k].actor.id}`;
+  // The writer keeps each model's position at its token's place (inches, from the 100 px grid).
+  await until(async () => (await gm.request("token.get", { id: id("bane2") })).token.system.position.x === 10.9, "the position synced");
+  // No cone yet: a warning, and the spray goes against the target alone.
+  const lone = await world.api().attack({ attacker: spray.byId.firebrand.token.object, targets: [spray.byId.bane1.token.object], declaration: { weapon: "Flame Thrower" } });
+  assert.deepEqual(lone.declaration.models_under_template, []);
+  assert.ok(world.notices.some((n) => /is a spray: place a cone template/.test(n.message)));
+  // The player's cone, from the Firebrand straight down over both Banes.
+  spray.scene.placeTemplate({ t: "cone", x: 1000, y: 1000, direction: 90, angle: 30, distance: 8 });
+  const record = await world.api().attack({ attacker: spray.byId.firebrand.token.object, targets: [spray.byId.bane1.token.object], declaration: { weapon: "Flame Thrower" } });
+  assert.deepEqual(record.declaration.models_under_template, [id("bane2")]);
+  assert.deepEqual(Object.keys(record.outcome.models).sort(), [id("bane1"), id("bane2")].sort());
+  // An AOE: a circle of the AOE's radius where it landed; after a deviation, a ray from the aim point.
+  const aoe = await warmachineScene(world, "aoe_deviation_blast");
+  const aid = (k) => `a-${aoe.byId[k].actor.id}`;
+  await until(async () => (await gm.request("token.get", { id: aid("trencher3") })).token.system.position.y === 19, "the positions synced");
+  const blast = await world.api().attack({ attacker: aoe.byId.defender.token.object, targets: [aoe.byId.trencher1.token.object], declaration: { weapon: "Heavy Barrel" } });
+  const drawn = aoe.scene.templates.contents.filter((t) => t.flags?.["vtt-bridge"]?.attack === blast.id);
+  const circle = drawn.find((t) => t.t === "circle");
+  assert.equal(circle.distance, 1.5, "a 3\" AOE: a 1.5\" radius");
+  const dev = blast.outcome.deviation;
+  if (dev) {
+    assert.deepEqual([circle.x, circle.y].map(Math.round), [dev.to.x * 100, dev.to.y * 100].map(Math.round));
+    const ray = drawn.find((t) => t.t === "ray");
+    assert.deepEqual([ray.x, ray.y, ray.distance], [dev.from.x * 100, dev.from.y * 100, Math.round(Math.hypot(dev.to.x - dev.from.x, dev.to.y - dev.from.y) * 1000) / 1000]);
+  } else {
+    assert.deepEqual([circle.x, circle.y], [1000, 1800], "a hit: centred on the target");
+    assert.equal(drawn.length, 1);
+  }
 }
 
 export const scenarios = [
@@ -150,37 +192,13 @@ export const scenarios = [
   {
     name: "a spray: the cone template the player placed gives the attack its models; an AOE is drawn where it landed",
     async run({ world, gm, assert }) {
-      const spray = await warmachineScene(world, "spray_two_models");
-      const id = (k) => `a-${spray.byId[k].actor.id}`;
-      // The writer keeps each model's position at its token's place (inches, from the 100 px grid).
-      await until(async () => (await gm.request("token.get", { id: id("bane2") })).token.system.position.x === 10.9, "the position synced");
-      // No cone yet: a warning, and the spray goes against the target alone.
-      const lone = await world.api().attack({ attacker: spray.byId.firebrand.token.object, targets: [spray.byId.bane1.token.object], declaration: { weapon: "Flame Thrower" } });
-      assert.deepEqual(lone.declaration.models_under_template, []);
-      assert.ok(world.notices.some((n) => /is a spray: place a cone template/.test(n.message)));
-      // The player's cone, from the Firebrand straight down over both Banes.
-      spray.scene.placeTemplate({ t: "cone", x: 1000, y: 1000, direction: 90, angle: 30, distance: 8 });
-      const record = await world.api().attack({ attacker: spray.byId.firebrand.token.object, targets: [spray.byId.bane1.token.object], declaration: { weapon: "Flame Thrower" } });
-      assert.deepEqual(record.declaration.models_under_template, [id("bane2")]);
-      assert.deepEqual(Object.keys(record.outcome.models).sort(), [id("bane1"), id("bane2")].sort());
-      // An AOE: a circle of the AOE's radius where it landed; after a deviation, a ray from the aim point.
-      const aoe = await warmachineScene(world, "aoe_deviation_blast");
-      const aid = (k) => `a-${aoe.byId[k].actor.id}`;
-      await until(async () => (await gm.request("token.get", { id: aid("trencher3") })).token.system.position.y === 19, "the positions synced");
-      const blast = await world.api().attack({ attacker: aoe.byId.defender.token.object, targets: [aoe.byId.trencher1.token.object], declaration: { weapon: "Heavy Barrel" } });
-      const drawn = aoe.scene.templates.contents.filter((t) => t.flags?.["vtt-bridge"]?.attack === blast.id);
-      const circle = drawn.find((t) => t.t === "circle");
-      assert.equal(circle.distance, 1.5, "a 3\" AOE: a 1.5\" radius");
-      const dev = blast.outcome.deviation;
-      if (dev) {
-        assert.deepEqual([circle.x, circle.y].map(Math.round), [dev.to.x * 100, dev.to.y * 100].map(Math.round));
-        const ray = drawn.find((t) => t.t === "ray");
-        assert.deepEqual([ray.x, ray.y, ray.distance], [dev.from.x * 100, dev.from.y * 100, Math.round(Math.hypot(dev.to.x - dev.from.x, dev.to.y - dev.from.y) * 1000) / 1000]);
-      } else {
-        assert.deepEqual([circle.x, circle.y], [1000, 1800], "a hit: centred on the target");
-        assert.equal(drawn.length, 1);
+      const stop = autoAnswer(world);
+      try {
+        await sprayAndAoe(world, gm, assert);
+      } finally {
+        stop();
+        globalThis.canvas.scene = undefined;
       }
-      globalThis.canvas.scene = undefined;
     },
   },
   {
@@ -245,6 +263,7 @@ export const scenarios = [
       const { ta, td } = await twoExalts(world, { attacker: { owner: "alice000000001" } });
       const alice = new BridgeConnection({ io, url: bridge.url, table: bridge.table, key: await gm.createKey(bridgeUserName({ id: "alice000000001" })), timeout: 40000 });
       await alice.connect();
+      alice.onDecision((decision) => decision.default ?? decision.options[0].id); // the attacker's own questions, at once
       const attack = alice.attack({ ruleset: "exalted2e", attacker: `a-${ta.actorId}`, targets: [`a-${td.actorId}`], declaration: { weapon: "Daiklave" } });
       const first = await until(() => decisionDialogs(world)[0], "the question");
       gm.socket.disconnect();
@@ -254,8 +273,8 @@ export const scenarios = [
         const again = await until(() => decisionDialogs(world).find((q) => q !== first), "the question put again");
         await until(() => first.closed, "the first dialog closes");
         assert.equal(again.options.window.title, first.options.window.title);
-        await answerUntil(world, () => decisionDialogs(world).length === 0, "answered");
-        const record = await attack;
+        const stop = autoAnswer(world); // this question and the ones after it (the stunt, a counterattack)
+        const record = await attack.finally(stop);
         const defense = record.decisions.find((x) => x.key === "defense");
         assert.equal(defense.how, "answered", JSON.stringify(record.decisions.map((x) => [x.key, x.how])));
       } finally {
