@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
 
-import { HERE, manifest, namedFiles } from "./manifest.mjs";
+import { HERE, manifest, namedFiles, releasedManifest } from "./manifest.mjs";
 
 function dosTime(date) {
   const time = (date.getHours() << 11) | (date.getMinutes() << 5) | (date.getSeconds() >> 1);
@@ -71,9 +71,13 @@ export function packageFiles() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const m = manifest();
+  // module.json gets its version and release URLs written (from package.json), then is
+  // packed, and copied beside the zip: a release uploads both (the manifest URL points there).
+  const m = releasedManifest();
+  writeFileSync(join(HERE, "module.json"), `${JSON.stringify(m, null, 2)}\n`);
   mkdirSync(join(HERE, "dist"), { recursive: true });
   const out = join(HERE, "dist", `${m.id}.zip`);
   writeFileSync(out, zip(packageFiles()));
+  writeFileSync(join(HERE, "dist", "module.json"), `${JSON.stringify(m, null, 2)}\n`);
   console.log(`${out} (${m.id} ${m.version})`);
 }

@@ -5,15 +5,15 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { inflateRawSync } from "node:zlib";
 
-import { HERE, manifest, namedFiles } from "../scripts/manifest.mjs";
+import { HERE, manifest, namedFiles, releaseUrls, releasedManifest } from "../scripts/manifest.mjs";
 import { packageFiles, zip } from "../scripts/package.mjs";
 
-test("the manifest has the fields Foundry 12-13 reads", () => {
+test("the manifest has the fields Foundry 12-14 reads", () => {
   const m = manifest();
   assert.equal(m.id, "vtt-bridge");
   assert.equal(typeof m.title, "string");
   assert.match(m.version, /^\d+\.\d+\.\d+$/);
-  assert.deepEqual(m.compatibility, { minimum: "12", verified: "13" });
+  assert.deepEqual(m.compatibility, { minimum: "12", verified: "14" });
   assert.deepEqual(m.esmodules, ["dist/vtt-bridge.js"]);
   assert.deepEqual(m.languages, [{ lang: "en", name: "English", path: "lang/en.json" }]);
   const pkg = JSON.parse(readFileSync(join(HERE, "package.json"), "utf8"));
@@ -24,10 +24,7 @@ test("every file the manifest names exists after the build, and the English file
   execFileSync(process.execPath, [join(HERE, "scripts/build.mjs")]);
   for (const file of namedFiles()) assert.ok(existsSync(join(HERE, file)), file);
   const en = JSON.parse(readFileSync(join(HERE, "lang/en.json"), "utf8"));
-  const code = readdirSync(join(HERE, "src/foundry"))
-    .filter((f) => f.endsWith(".js"))
-    .map((f) => readFileSync(join(HERE, "src/foundry", f), "utf8"))
-    .join("\n");
+  const code = readdirSync(join(HERE, "src/foundry")).filter((f) => f.endsWith(".js")).map((f) => readFileSync(join(HERE, "src/foundry", f), "utf8")).join("\n");
   const used = new Set([...code.matchAll(/\bt\(`?"?([A-Z][A-Za-z.]+)/g)].map((m) => m[1]));
   assert.ok(used.has("Attack.Weapon") && used.has("Charms.NotAutomated"), "the feature modules' keys are read too");
   for (const key of used) if (!key.endsWith(".")) assert.ok(`VTTBRIDGE.${key}` in en, `lang/en.json lacks VTTBRIDGE.${key}`);
@@ -65,4 +62,32 @@ test("the package is a zip with module.json at its root and every named file", (
   assert.deepEqual(JSON.parse(entries.get("module.json").toString()), manifest());
   for (const file of namedFiles()) assert.ok(entries.has(file), file);
   assert.ok(entries.get("dist/vtt-bridge.js").length > 10000);
+});
+
+test("defect 9: module.json is installable by URL: manifest, download and url come from package.json's one release URL", () => {
+  const m = manifest();
+  const pkg = JSON.parse(readFileSync(join(HERE, "package.json"), "utf8"));
+  const urls = releaseUrls(pkg.version, pkg.config.releaseUrl);
+  assert.equal(m.manifest, urls.manifest);
+  assert.equal(m.download, urls.download);
+  assert.equal(m.url, urls.url);
+  assert.match(m.manifest, /^https:\/\/.+\/module\.json$/);
+  assert.match(m.download, new RegExp(`/v${pkg.version}/vtt-bridge\\.zip$`));
+  // The committed module.json is what `npm run package` writes: nothing to hand-edit.
+  assert.deepEqual(releasedManifest(pkg.config.releaseUrl), m);
+  // Another release home changes all three, in one place.
+  const other = releasedManifest("https://example.test/owner/fork/releases/");
+  assert.equal(other.manifest, "https://example.test/owner/fork/releases/latest/download/module.json");
+  assert.equal(other.download, `https://example.test/owner/fork/releases/download/v${pkg.version}/vtt-bridge.zip`);
+  assert.equal(other.url, "https://example.test/owner/fork");
+});
+
+test("`npm run package` writes module.json with the release URLs into the zip and beside it", () => {
+  execFileSync("npm", ["run", "package", "--silent"], { cwd: HERE, env: { ...process.env, VTT_BRIDGE_RELEASE_URL: "" } });
+  const packed = JSON.parse(unzip(readFileSync(join(HERE, "dist", "vtt-bridge.zip"))).get("module.json").toString());
+  const beside = JSON.parse(readFileSync(join(HERE, "dist", "module.json"), "utf8"));
+  for (const m of [packed, beside]) {
+    assert.equal(m.manifest, manifest().manifest);
+    assert.equal(m.download, manifest().download);
+  }
 });

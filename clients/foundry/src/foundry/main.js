@@ -34,6 +34,7 @@ import { registerTemplates } from "./templates.js";
 import { registerCombat, turnRules } from "./combat.js";
 import { registerCharmAliases } from "./charms.js";
 import { registerErrors, relayError } from "./errors.js";
+import "../quench/suite.js"; // the in-Foundry test suite, registered only when Quench is there
 
 /** Foundry's `dbl` modifier for the bridge's Exalted formulas (`cs>=7dbl10`). */
 function registerDoubleModifier() {

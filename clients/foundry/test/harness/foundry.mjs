@@ -161,7 +161,26 @@ export class SimActor {
       },
     });
     this.token = token;
-    this.sheet = null;
+    this.openSheet = null;
+  }
+  /**
+   * `actor.sheet`: the actor's sheet application, made on first use — an AppV2 sheet from
+   * v13 (the core sheets are ApplicationV2 there), a v1 sheet on v12
+   * (types: client/documents/abstract/client-document.d.mts, sheet).
+   */
+  get sheet() {
+    return this.openSheet ?? new (this.world.version >= 13 ? this.world.ActorSheetV2 : this.world.ActorSheetV1)(this);
+  }
+  set sheet(app) {
+    this.openSheet = app;
+  }
+  /** `Document.create(data)` / `document.delete()` (api: v13/classes/foundry.abstract.Document.html). */
+  static async create(data) {
+    return SimActor.world.addActor(data);
+  }
+  async delete() {
+    this.world.actors.delete(this.id);
+    return this;
   }
   get id() {
     return this._source._id;
@@ -203,7 +222,7 @@ export class SimActor {
     this.world.hooks.callAll("updateActor", this, changes, options, this.world.user.id);
     // Open sheets of the document re-render (api: v13/classes/foundry.abstract.Document.html,
     // _onUpdate re-renders the document's apps).
-    await this.sheet?.rerender();
+    await this.openSheet?.rerender();
     return this;
   }
 }
@@ -347,6 +366,7 @@ function formFields(form) {
   return out;
 }
 
+/** A system's sheet template: the fields of the actor's own data it has (a template.json system draws its fields). */
 const SHEET_BODY = (actor) => `
   <nav class="sheet-tabs tabs" data-group="primary">
     <a class="item" data-tab="main" data-group="primary">Main</a>
@@ -354,8 +374,8 @@ const SHEET_BODY = (actor) => `
   </nav>
   <section class="sheet-body">
     <div class="tab" data-tab="main" data-group="primary"><input type="text" name="name" value="${actor.name}">
-      <input type="number" name="system.essence.value" value="${actor.system?.essence?.value ?? 1}"></div>
-    <div class="tab" data-tab="notes" data-group="primary"><textarea name="system.notes"></textarea></div>
+      ${actor.system?.essence ? `<input type="number" name="system.essence.value" value="${actor.system.essence.value}">` : ""}</div>
+    <div class="tab" data-tab="notes" data-group="primary">${actor.system?.notes !== undefined ? `<textarea name="system.notes">${actor.system.notes}</textarea>` : ""}</div>
   </section>`;
 
 function sheetClasses(world) {
@@ -403,6 +423,12 @@ function sheetClasses(world) {
           ev.preventDefault();
           void this.submit();
         });
+      }
+      if (first) {
+        // Application#_getHeaderButtons: `get<Class>HeaderButtons(app, buttons)` for each class
+        // of the sheet (api: v12/classes/client.Application.html#_getHeaderButtons).
+        this.headerButtons = [{ label: "Close", class: "close", onclick: () => this.close() }];
+        world.hooks.callAll("getActorSheetHeaderButtons", this, this.headerButtons);
       }
       this.form.innerHTML = SHEET_BODY(this.actor);
       // Tabs#bind: listen on the nav, activate the remembered tab or the first one.
@@ -488,6 +514,12 @@ function sheetClasses(world) {
           if (item) this.changeTab(item.dataset.tab, item.dataset.group);
         });
       }
+      if (first) {
+        // ApplicationV2#_headerControls: `getHeaderControls<Class>(app, controls)` for each class
+        // (types: client/applications/api/application.d.mts, HeaderControlsEntry; client/hooks.d.mts).
+        this.headerControls = [];
+        world.hooks.callAll("getHeaderControlsActorSheetV2", this, this.headerControls);
+      }
       const body = doc.createElement("div");
       body.innerHTML = SHEET_BODY(this.document);
       const parts = {
@@ -542,6 +574,12 @@ function rollClasses(world) {
    */
   class Roll {
     constructor(data) {
+      // new Roll(formula).evaluate(): NdF rolled (api: v13/classes/foundry.dice.Roll.html#evaluate).
+      if (typeof data === "string") {
+        const [n, f] = data.split("d").map(Number);
+        const results = Array.from({ length: n }, () => ({ result: 1 + Math.floor(Math.random() * f), active: true }));
+        data = { formula: data, total: results.reduce((a, r) => a + r.result, 0), terms: [{ class: "Die", number: n, faces: f, results }] };
+      }
       this.data = data;
       this.formula = data.formula;
       this.total = data.total;
@@ -552,6 +590,9 @@ function rollClasses(world) {
       world.rollsBuilt.push(data);
       return new Roll(data);
     }
+    async evaluate() {
+      return this;
+    }
     async getTooltip() {
       const dice = this.terms.filter((t) => t.results).map((t) => `<ol class="dice-rolls">${t.results.map((r) => `<li class="roll die d${t.faces}">${r.result}</li>`).join("")}</ol>`);
       return `<div class="dice-tooltip">${dice.join("")}</div>`;
@@ -560,7 +601,11 @@ function rollClasses(world) {
       return `<div class="dice-roll"><div class="dice-result"><div class="dice-formula">${this.formula}</div>${await this.getTooltip()}<h4 class="dice-total">${this.total}</h4></div></div>`;
     }
   }
-  /** `foundry.dice.terms.Die.MODIFIERS`: modifier name → method (api: v13/classes/foundry.dice.terms.Die.html#MODIFIERS). */
+  /**
+   * `foundry.dice.terms.Die.MODIFIERS`: modifier name → method, called with the term as
+   * `this` and the modifier text (api: v13/classes/foundry.dice.terms.Die.html#MODIFIERS,
+   * DiceTerm#_evaluateModifier).
+   */
   class Die {
     static MODIFIERS = { r: "reroll", x: "explode", cs: "countSuccess" };
   }
@@ -594,6 +639,11 @@ function chatClass(world) {
     }
     getFlag(scope, key) {
       return this.flags?.[scope]?.[key];
+    }
+    async delete() {
+      world.messages.delete(this.id);
+      this.element?.remove();
+      return this;
     }
     static getSpeaker({ token = null } = {}) {
       return { alias: token?.name ?? world.user.name, token: token?.id ?? null, actor: token?.actorId ?? null };
@@ -706,14 +756,15 @@ export function createWorld({ version = 13, system = "exalted2e", users, me } = 
   const { ActorSheetV1, ActorSheetV2 } = sheetClasses(world);
   const { Roll, Die } = rollClasses(world);
   const ChatMessage = chatClass(world);
-  Object.assign(world, { DialogV2, ActorSheetV1, ActorSheetV2, Roll, ChatMessage });
+  Object.assign(world, { DialogV2, ActorSheetV1, ActorSheetV2, Roll, Die, ChatMessage });
 
   const notify = (level) => (message) => void world.notices.push({ level, message });
-  const modules = new Map([["vtt-bridge", { id: "vtt-bridge", active: true }]]);
+  // game.modules: each package's manifest data plus `active` (api: v13/classes/foundry.packages.Module.html).
+  const modules = new Map([["vtt-bridge", { ...JSON.parse(readFileSync(join(MODULE_ROOT, "module.json"), "utf8")), active: true }]]);
   const game = {
     // game.release.generation: the major version (types: client/config.d.mts / api: v13/classes/foundry.config.ReleaseData.html).
     release: { generation: version, build: version === 12 ? 331 : version === 13 ? 351 : 359 },
-    system: { id: system },
+    system: { id: system, documentTypes: { Actor: { character: {}, npc: {} } } },
     modules,
     get user() {
       return world.user;
@@ -744,12 +795,26 @@ export function createWorld({ version = 13, system = "exalted2e", users, me } = 
     },
   };
   world.game = game;
+  SimActor.world = world;
   const globals = {
     game,
-    ui: { notifications: { info: notify("info"), warn: notify("warn"), error: notify("error") } },
+    // CONFIG.Actor.documentClass (api: v13/interfaces/foundry.CONFIG.html).
+    CONFIG: { Actor: { documentClass: SimActor } },
+    ui: {
+      notifications: { info: notify("info"), warn: notify("warn"), error: notify("error") },
+      // ui.chat.element: the chat log (v13 ChatLog is an ApplicationV2; api: v13/classes/foundry.applications.sidebar.tabs.ChatLog.html).
+      chat: { element: window.document.querySelector("#chat-log") },
+      // ui.controls.controls: what getSceneControlButtons made (types: client/applications/ui/scene-controls.d.mts).
+      controls: {
+        get controls() {
+          return (world.controls ??= sceneControls(world)).controls;
+        },
+      },
+    },
     Hooks: world.hooks,
     ChatMessage,
     canvas: {
+      scene: null,
       tokens: {
         get controlled() {
           return world.controlled;

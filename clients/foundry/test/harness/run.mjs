@@ -15,9 +15,10 @@ import { MODULE_ROOT, createWorld } from "./foundry.mjs";
 const SCENARIOS = join(MODULE_ROOT, "test", "harness", "scenarios");
 
 /** Every scenario: `{file, name, versions?, system?, run(ctx)}`. */
-export async function loadScenarios() {
+export async function loadScenarios({ only = null } = {}) {
   const out = [];
-  for (const file of readdirSync(SCENARIOS).filter((f) => f.endsWith(".mjs")).sort()) {
+  const files = readdirSync(SCENARIOS).filter((f) => f.endsWith(".mjs")).sort();
+  for (const file of files.filter((f) => (only ? f.startsWith(only) : !f.startsWith("player-")))) {
     const mod = await import(join(SCENARIOS, file));
     for (const s of mod.scenarios) out.push({ file, ...s });
   }
@@ -32,8 +33,8 @@ export async function loadScenarios() {
  * runs on those only; `users`/`me` of the scenario's file pick which runner runs it
  * (see README.md).
  */
-export async function runVersion(version, { system = "exalted2e", users = USERS, me } = {}) {
-  const scenarios = (await loadScenarios()).filter((s) => !s.versions || s.versions.includes(version));
+export async function runVersion(version, { system = "exalted2e", users = USERS, me, only = null } = {}) {
+  const scenarios = (await loadScenarios({ only })).filter((s) => !s.versions || s.versions.includes(version));
   const ctx = { version, assert };
   describe(`Foundry ${version}`, () => {
     before(async () => {
@@ -54,7 +55,7 @@ export async function runVersion(version, { system = "exalted2e", users = USERS,
       await ctx.bridge?.stop();
     });
     for (const s of scenarios) {
-      test(`${s.file}: ${s.name}`, async () => {
+      test(`${s.file}: ${s.name}`, { timeout: s.timeout ?? 60000 }, async () => {
         ctx.world.install();
         ctx.world.notices.length = 0;
         await s.run(ctx);

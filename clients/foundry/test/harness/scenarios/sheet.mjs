@@ -92,7 +92,8 @@ export const scenarios = [
   {
     name: "defect 7: the GM's Save updates the bridge token once, without a conflict",
     async run({ world, gm, assert }) {
-      const actor = exaltedWorldActor(world, { name: "Saver", flags: { system: { attributes: ATTRIBUTES, essence: 2 } } });
+      const health = { penalties: [0, -1, -1, -2, -2, -4, "I"], damage: Array(7).fill(null) };
+      const actor = exaltedWorldActor(world, { name: "Saver", flags: { system: { attributes: ATTRIBUTES, essence: 2, health } } });
       const system = world.game.system.id;
       world.game.system.id = "worldbuilding"; // no adapter: the tab holds all the rules data
       try {
