@@ -35,6 +35,7 @@ import { registerCombat, turnRules } from "./combat.js";
 import { registerCharmAliases } from "./charms.js";
 import { registerErrors, relayError } from "./errors.js";
 import "../quench/suite.js"; // the in-Foundry test suite, registered only when Quench is there
+import "../quench/features.js"; // its batch of the features (sheet weapons, Charms, combat turns)
 
 /** Foundry's `dbl` modifier for the bridge's Exalted formulas (`cs>=7dbl10`). */
 function registerDoubleModifier() {
