@@ -129,7 +129,8 @@ function conditionsOf(outcome, name) {
  * Which models the attack struck and how each target defended, for the summary line:
  * `struck` from the outcome's per-model results (a Warmachine blast, spray or Shield
  * Guard names every model, with how it was hit), else the targets when it hit;
- * `defended` from the top-level decision named `defense` (its answer's label), else
+ * `defended` from this attack's decisions named `defense` asked of a target (the
+ * answer's label; a counterattack's own defense is its card's), else
  * the outcome's `defense`. `detail` is the two as one short text ("" when neither).
  */
 export function struckAndDefended(attack, name) {
@@ -143,8 +144,10 @@ export function struckAndDefended(attack, name) {
     for (const token of attack.targets || []) struck.push({ token, name: name(token), how: null });
   }
   const defended = [];
+  const targets = new Set(attack.targets || []);
   for (const d of attack.decisions || []) {
-    if (d.name !== "defense" || !d.answer) continue;
+    // This attack's own defense questions: a nested attack's (a counterattack's) are keyed under it.
+    if (d.name !== "defense" || !d.answer || String(d.key).includes("/") || (d.token != null && !targets.has(d.token))) continue;
     const line = decisionLine(d);
     defended.push({ token: d.token ?? null, name: name(d.token), answer: line.answer, how: line.how });
   }
