@@ -819,8 +819,12 @@ export function createWorld({ version = 13, system = "exalted2e", users, me } = 
         get controlled() {
           return world.controlled;
         },
+        // The viewed scene's tokens (api: v13/classes/foundry.canvas.layers.TokenLayer.html,
+        // placeables of the canvas's scene); without a viewed scene (canvas.scene unset),
+        // every scene's.
         get placeables() {
-          return world.scenes.contents.flatMap((s) => s.tokens.contents.map((t) => t.object));
+          const viewed = globalThis.canvas?.scene;
+          return (viewed ? [viewed] : world.scenes.contents).flatMap((s) => s.tokens.contents.map((t) => t.object));
         },
       },
     },

@@ -74,11 +74,15 @@ async function sprayAndAoe(world, gm, assert) {
   const lone = await world.api().attack({ attacker: spray.byId.firebrand.token.object, targets: [spray.byId.bane1.token.object], declaration: { weapon: "Flame Thrower" } });
   assert.deepEqual(lone.declaration.models_under_template, []);
   assert.ok(world.notices.some((n) => /is a spray: place a cone template/.test(n.message)));
-  // The player's cone, from the Firebrand straight down over both Banes.
-  spray.scene.placeTemplate({ t: "cone", x: 1000, y: 1000, direction: 90, angle: 30, distance: 8 });
-  const record = await world.api().attack({ attacker: spray.byId.firebrand.token.object, targets: [spray.byId.bane1.token.object], declaration: { weapon: "Flame Thrower" } });
-  assert.deepEqual(record.declaration.models_under_template, [id("bane2")]);
-  assert.deepEqual(Object.keys(record.outcome.models).sort(), [id("bane1"), id("bane2")].sort());
+  // The player's cone, from the Firebrand straight down over both Banes (a fresh seating:
+  // the first spray's dice may have wrecked Bane 1).
+  const again = await warmachineScene(world, "spray_two_models");
+  const id2 = (k) => `a-${again.byId[k].actor.id}`;
+  await until(async () => (await gm.request("token.get", { id: id2("bane2") })).token.system.position.x === 10.9, "the positions synced");
+  again.scene.placeTemplate({ t: "cone", x: 1000, y: 1000, direction: 90, angle: 30, distance: 8 });
+  const record = await world.api().attack({ attacker: again.byId.firebrand.token.object, targets: [again.byId.bane1.token.object], declaration: { weapon: "Flame Thrower" } });
+  assert.deepEqual(record.declaration.models_under_template, [id2("bane2")]);
+  assert.deepEqual(Object.keys(record.outcome.models).sort(), [id2("bane1"), id2("bane2")].sort());
   // An AOE: a circle of the AOE's radius where it landed; after a deviation, a ray from the aim point.
   const aoe = await warmachineScene(world, "aoe_deviation_blast");
   const aid = (k) => `a-${aoe.byId[k].actor.id}`;
