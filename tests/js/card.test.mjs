@@ -196,3 +196,19 @@ test("Warmachine: the missed attack roll stays as judged at 5b; the reroll is a 
   const reroll = between.find((s) => s.step === "attack_roll_reroll");
   assert.deepEqual(reroll.decisions.map((d) => [d.key, d.how]), [["reroll_attack[caster]", "given"]]);
 });
+
+test("the summary names whom the attack struck and how each target defended", () => {
+  // Exalted: Anoria dodged the Monk's staff; her Solar Counterattack's own parry is not this attack's.
+  const counter = cardModel(fixture("exalted2e_counterattack.json"), { names: { anoria: "Anoria", monk: "Monk" } }).summary;
+  assert.deepEqual(counter.defended.map((d) => [d.name, d.answer]), [["Anoria", "Dodge"]]);
+  assert.equal(counter.detail, "struck Anoria; Anoria defended: Dodge");
+  // Warmachine: the models of the outcome, with how each was hit when it was not a plain roll.
+  const shot = cardModel(fixture("warmachine_reroll.json"), { names: { caster: "Kreoss" } }).summary;
+  assert.deepEqual(shot.struck.map((s) => [s.name, s.how]), [["Kreoss", "roll"]]);
+  assert.equal(shot.detail, "struck Kreoss");
+  const guarded = cardModel({ targets: ["c"], outcome: { hit: true, models: { c: { hit: false, how: "redirected to r" }, r: { hit: true, how: "redirected" } } }, decisions: [] }).summary;
+  assert.equal(guarded.detail, "struck r (redirected)");
+  // A miss strikes nobody; an attack still going has no detail yet.
+  assert.deepEqual(cardModel({ targets: ["b"], outcome: { hit: false }, decisions: [] }).summary.struck, []);
+  assert.equal(cardModel({ targets: ["b"], steps: [] }).summary.detail, "");
+});

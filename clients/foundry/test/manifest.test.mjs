@@ -26,6 +26,7 @@ test("every file the manifest names exists after the build, and the English file
   const en = JSON.parse(readFileSync(join(HERE, "lang/en.json"), "utf8"));
   const code = readdirSync(join(HERE, "src/foundry")).filter((f) => f.endsWith(".js")).map((f) => readFileSync(join(HERE, "src/foundry", f), "utf8")).join("\n");
   const used = new Set([...code.matchAll(/\bt\(`?"?([A-Z][A-Za-z.]+)/g)].map((m) => m[1]));
+  assert.ok(used.has("Attack.Weapon") && used.has("Charms.NotAutomated"), "the feature modules' keys are read too");
   for (const key of used) if (!key.endsWith(".")) assert.ok(`VTTBRIDGE.${key}` in en, `lang/en.json lacks VTTBRIDGE.${key}`);
   for (const s of ["url", "table", "key"]) assert.ok(`VTTBRIDGE.Settings.${s}.Name` in en);
 });

@@ -8,6 +8,7 @@ import { BridgeError } from "../logic/connection.js";
 import { bridgeTokenId } from "../logic/ids.js";
 import { actorUpdateFromToken, bridgeFlags, isWriter, syncRequest, tokenFromActor } from "../logic/tokens.js";
 import { MODULE_ID, adapters, gameUsers, generation, need, report } from "./context.js";
+import { withCharms } from "./charms.js";
 
 /**
  * The bridge token id of a canvas token, a TokenDocument or an actor. A synthetic actor
@@ -26,7 +27,8 @@ export function idOf(thing) {
 export function wantedToken(actor, id = idOf(actor), name = actor.name) {
   const data = actor.toObject();
   data.items = actor.items.map((/** @type {any} */ i) => i.toObject());
-  return tokenFromActor(data, { id, adapter: adapters.for(game.system?.id ?? ""), users: gameUsers(), name });
+  // With an adapter that knows Charm items, the character's Charms fill the packs' lists (charms.js).
+  return withCharms(tokenFromActor(data, { id, adapter: adapters.for(game.system?.id ?? ""), users: gameUsers(), name }), data);
 }
 
 /** @type {Map<string, Promise<any>>} */
@@ -118,11 +120,16 @@ export async function replaceFlags(actor, update, options) {
   return actor.update({ ...rest, ...replaced }, options);
 }
 
-/** The active GM's client writes bridge changes to the actors. @param {any} token */
-export async function writeBack(token) {
-  if (!writer()) return;
+/**
+ * The active GM's client writes bridge changes to the actors (`force`: any GM's, the
+ * card's Apply). @param {any} token @param {{force?: boolean}} [options]
+ * @returns {Promise<boolean>} whether an actor was written
+ */
+export async function writeBack(token, options = {}) {
+  if (!(options.force ? !!game.user?.isGM : writer())) return false;
   const actor = actorOf(token.id);
-  if (!actor) return;
+  if (!actor) return false;
   const update = actorUpdateFromToken(token, actor.toObject(), adapters.for(game.system?.id ?? ""));
   await replaceFlags(actor, update, { vttBridge: true });
+  return true;
 }

@@ -8,10 +8,12 @@ import { collectDeclaration, declarationModel } from "../logic/declaration.js";
 import { esc } from "../logic/chat.js";
 import { oddsHtml } from "../logic/odds.js";
 import { formHtml, rawValues } from "../logic/form.js";
-import { need, rulesetInfo, t } from "./context.js";
+import { need, report, rulesetInfo, t } from "./context.js";
 import { idOf, wantedToken } from "./actors.js";
 import { postCard } from "./cards.js";
 import { openDialog } from "./dialogs.js";
+import { extensions } from "./extensions.js";
+import { charmsHtml } from "./charms.js";
 
 /**
  * The declaration dialog: only what the attacking token knows, with the odds of the
@@ -21,9 +23,10 @@ import { openDialog } from "./dialogs.js";
  * @param {((declaration: object) => Promise<any>)|null} [askOdds]  `attack.odds` for a declaration
  * @param {(id: string) => string} [nameOf]  a bridge token id → the name the odds show
  * @param {Record<string, any>} [prefill]  a declaration to start the form with (e.g. the weapon clicked on the sheet)
+ * @param {string} [extra]  HTML shown above the odds (the character's Charms not automated)
  * @returns {Promise<object|null>}
  */
-export async function declarationDialog(ruleset, token, askOdds = null, nameOf = (id) => id, prefill = {}) {
+export async function declarationDialog(ruleset, token, askOdds = null, nameOf = (id) => id, prefill = {}, extra = "") {
   const model = declarationModel(ruleset, prefill, token);
   const options = model.options.length
     ? `<p class="hint">${esc(t("Attack.Options"))}</p><ul class="hint">${model.options.map((o) => `<li title="${esc(o.description)}">${esc(o.label)}</li>`).join("")}</ul>`
@@ -72,7 +75,7 @@ export async function declarationDialog(ruleset, token, askOdds = null, nameOf =
   };
   const { result } = openDialog({
     window: { title: t("Attack.Title", { ruleset: model.title }) },
-    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}${odds}</div>`,
+    content: `<div class="vtt-bridge-declare">${formHtml(model.fields)}${declarables}${options}${extra}${odds}</div>`,
     buttons: [
       {
         action: "attack",
@@ -122,16 +125,15 @@ export async function attack(options = {}) {
     // The odds name every model a blast may catch: any token on the scene, not only the targets.
     const names = new Map([...(canvas?.tokens?.placeables ?? []), attacker, ...targets].map((x) => [idOf(x), String(x.name ?? x.document?.name ?? idOf(x))]));
     const askOdds = (/** @type {object} */ d) => connection.request("attack.odds", { ...request, declaration: d }, { timeout: 30000 }).then((ack) => ack.odds);
-    const chosen = await declarationDialog(ruleset, token, askOdds, (tid) => names.get(tid) ?? tid, options.prefill);
+    const chosen = await declarationDialog(ruleset, token, askOdds, (tid) => names.get(tid) ?? tid, options.prefill, charmsHtml(actor, ruleset));
     if (!chosen) return null;
     declaration = chosen;
   }
-  const record = await connection.attack({
-    ruleset: ruleset.id,
-    attacker: idOf(attacker),
-    targets: targets.map(idOf),
-    declaration,
-  });
+  // The feature modules may change the request (a spray's models from its template) and see the record (an AOE drawn).
+  const context = { ruleset, attacker, targets };
+  const request = await extensions.prepare({ ruleset: ruleset.id, attacker: idOf(attacker), targets: targets.map(idOf), declaration }, context);
+  const record = await connection.attack(request);
   await postCard(record);
+  await extensions.resolved(record, context, report);
   return record;
 }

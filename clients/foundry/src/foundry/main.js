@@ -11,7 +11,13 @@
  * - dialogs.js   DialogV2 the same on every version
  * - questions.js the bridge's questions, the GM's Players dialog
  * - attack.js    the declaration dialog and api.attack()
- * - cards.js     chat cards: posting, Undo, the dice
+ * - cards.js     chat cards: posting, Apply and Undo, the dice (Dice So Nice in step order)
+ * - extensions.js where the features below join an attack (and the vttBridge.* hooks)
+ * - sheet-attack.js attacking from a weapon on the sheet
+ * - templates.js Warmachine sprays and AOEs as measured templates
+ * - combat.js    the combat tracker's turns → the rules' per-action resets
+ * - charms.js    the system's Charm items → the packs' declarables
+ * - errors.js    a refused edit's errors to the player who made it
  */
 
 import { doubleFaces, parseDouble } from "../../../../vtt_bridge/server/static/common/rolls.js";
@@ -23,7 +29,13 @@ import { injectTab, openTabDialog } from "./sheet.js";
 import { playersDialog } from "./questions.js";
 import { attack } from "./attack.js";
 import { bindCard } from "./cards.js";
+import { attackWith, registerSheetAttack } from "./sheet-attack.js";
+import { registerTemplates } from "./templates.js";
+import { registerCombat, turnRules } from "./combat.js";
+import { registerCharmAliases } from "./charms.js";
+import { registerErrors, relayError } from "./errors.js";
 import "../quench/suite.js"; // the in-Foundry test suite, registered only when Quench is there
+import "../quench/features.js"; // its batch of the features (sheet weapons, Charms, combat turns)
 
 /** Foundry's `dbl` modifier for the bridge's Exalted formulas (`cs>=7dbl10`). */
 function registerDoubleModifier() {
@@ -37,10 +49,17 @@ function registerDoubleModifier() {
 Hooks.once("init", () => {
   registerSettings();
   registerDoubleModifier();
+  registerSheetAttack();
+  registerTemplates();
+  registerCombat();
+  registerErrors();
   const module = game.modules?.get(MODULE_ID);
   if (module) {
     /** @type {any} */ (module).api = {
       attack: (/** @type {any} */ options) => attack(options),
+      attackWith: (/** @type {any} */ item, /** @type {any} */ options) => attackWith(item, options),
+      registerTurnRule: (/** @type {string} */ ruleset, /** @type {any} */ rule) => turnRules.register(ruleset, rule),
+      registerCharmAliases: (/** @type {any} */ map) => registerCharmAliases(map),
       connect,
       players: playersDialog,
       sync: syncAll,
@@ -93,11 +112,12 @@ Hooks.on(/** @type {any} */ ("getActorSheetHeaderButtons"), (/** @type {any} */ 
 });
 
 // The GM's client brings the bridge up to what an actor says after any update — but not
-// after its own write-back (`vttBridge`), nor after a save of the Bridge tab
-// (`vttBridgeSave`), which syncs by itself and shows the bridge's errors to who saved.
-Hooks.on("updateActor", (/** @type {any} */ actor, /** @type {any} */ _change, /** @type {any} */ options) => {
-  if (options?.vttBridge || options?.vttBridgeSave || !state.connection || !writer()) return;
-  if (bridgeFlags(actor.toObject()).enabled) void syncActor(actor).catch(report);
+// after its own write-back (`vttBridge`), nor after its own save of the Bridge tab
+// (`vttBridgeSave` by this user), which syncs by itself. A player's save or edit is synced
+// here, and a refusal goes to that player (errors.js), not only to this GM.
+Hooks.on("updateActor", (/** @type {any} */ actor, /** @type {any} */ _change, /** @type {any} */ options, /** @type {string} */ userId) => {
+  if (options?.vttBridge || (options?.vttBridgeSave && userId === game.user?.id) || !state.connection || !writer()) return;
+  if (bridgeFlags(actor.toObject()).enabled) void syncActor(actor).catch((err) => relayError(userId, actor, err));
 });
 
 // The Players tool: v12 gives an array of controls whose button tools run `onClick`;

@@ -59,19 +59,23 @@ function stepHtml(step) {
 function cardBody(model) {
   const s = model.summary;
   const cls = s.hit ? "hit" : "miss";
-  return `<div class="vtt-bridge-summary ${cls}">${esc(plain(s.text))}</div><div class="vtt-bridge-steps">${model.steps.map(stepHtml).join("")}</div>`;
+  const detail = s.detail ? ` <span class="detail">— ${esc(plain(s.detail))}</span>` : "";
+  return `<div class="vtt-bridge-summary ${cls}">${esc(plain(s.text))}${detail}</div><div class="vtt-bridge-steps">${model.steps.map(stepHtml).join("")}</div>`;
 }
 
 /**
  * The card data of one resolution.
  * @param {object} attack  the attack record (`attack`'s acknowledgement)
- * @param {{names?: Function|Object, undo?: boolean}} [options]  `undo`: show the GM's Undo button
+ * @param {{names?: Function|Object, undo?: boolean}} [options]  `undo`: the GM's Apply and Undo buttons
  * @returns {{content: string, gmContent: string, rolls: object[], summary: object}}
  */
 export function chatCard(attack, options = {}) {
   const model = cardModel(attack, { names: options.names });
+  // The GM's buttons (the module removes them on a player's client): write the bridge's
+  // numbers to the actors now, and undo the attack.
   const undo = options.undo
-    ? `<button type="button" class="vtt-bridge-undo" data-attack="${esc(attack.id)}">Undo</button>`
+    ? `<div class="vtt-bridge-buttons"><button type="button" class="vtt-bridge-apply" data-attack="${esc(attack.id)}">Apply</button>` +
+      `<button type="button" class="vtt-bridge-undo" data-attack="${esc(attack.id)}">Undo</button></div>`
     : "";
   const content = `<section class="vtt-bridge-card" data-attack="${esc(attack.id)}">${cardBody(model)}${undo}</section>`;
   const gm = [];
@@ -86,6 +90,16 @@ export function chatCard(attack, options = {}) {
   }
   const gmContent = `<section class="vtt-bridge-card gm" data-attack="${esc(attack.id)}"><div class="vtt-bridge-summary">GM: ${esc(plain(model.summary.text))}</div>${gm.join("")}</section>`;
   return { content, gmContent, rolls: allRolls(attack).map(toRollData), summary: model.summary };
+}
+
+/**
+ * The order Dice So Nice throws a record's rolls in: step order (the attack roll
+ * before the damage roll, a nested counterattack's rolls where it came), each with
+ * whether a later roll superseded it (a reroll's first throw), to be shown as such.
+ * @param {object} attack  @returns {Array<{index: number, superseded: boolean, label: string}>}
+ */
+export function throwOrder(attack) {
+  return allRolls(attack).map((roll, index) => ({ index, superseded: roll?.options?.superseded === true, label: plain(roll?.options?.flavor ?? "") }));
 }
 
 /** The fields that changed, `{field: [before, after]}`, nested paths dotted. */

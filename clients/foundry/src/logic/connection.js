@@ -235,13 +235,17 @@ export class BridgeConnection {
   async _asked(decision, reply) {
     const id = questionId(decision);
     const controller = new AbortController();
-    this.open.set(id, { decision, close: () => controller.abort() });
+    // The same question put again (after a dropped connection: its first reply goes
+    // nowhere now) replaces the one open: that one closes, this one is answered.
+    this.open.get(id)?.close();
+    const entry = { decision, close: () => controller.abort() };
+    this.open.set(id, entry);
     try {
       if (!this._decide) return;
       const answer = await this._decide(decision, { signal: controller.signal });
       if (answer !== undefined && !controller.signal.aborted && typeof reply === "function") reply(answer);
     } finally {
-      this.open.delete(id);
+      if (this.open.get(id) === entry) this.open.delete(id);
     }
   }
 

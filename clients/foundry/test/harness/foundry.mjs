@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { JSDOM } from "jsdom";
 
 import { exaltedActor } from "../helpers.mjs";
+import { socketSim } from "./features.mjs";
 
 export const MODULE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const EN = JSON.parse(readFileSync(join(MODULE_ROOT, "lang", "en.json"), "utf8"));
@@ -151,7 +152,14 @@ export class SimActor {
     this.world = world;
     this.documentName = "Actor";
     this._source = { _id: data._id ?? newId("actor"), name: "Actor", type: "character", system: {}, flags: {}, ownership: { default: 0 }, ...clone(data) };
-    this.items = (data.items ?? []).map((i) => new SimItem(i));
+    // actor.items: an EmbeddedCollection — `get(id)` and the array methods the module uses
+    // (types: common/utils/collection.d.mts, Collection#get, #map); each item's `parent`
+    // is its actor (types: common/abstract/document.d.mts, parent).
+    this.items = Object.assign((data.items ?? []).map((i) => Object.assign(new SimItem(i), { parent: this, actor: this })), {
+      get(id) {
+        return this.find((i) => i.id === id);
+      },
+    });
     this.token = token;
     this.openSheet = null;
   }
@@ -762,6 +770,8 @@ export function createWorld({ version = 13, system = "exalted2e", users, me } = 
       return world.user;
     },
     users: world.users,
+    // game.socket, there from init (features.mjs, socketSim).
+    socket: socketSim(world),
     actors: world.actors,
     scenes: world.scenes,
     messages: world.messages,
@@ -809,8 +819,12 @@ export function createWorld({ version = 13, system = "exalted2e", users, me } = 
         get controlled() {
           return world.controlled;
         },
+        // The viewed scene's tokens (api: v13/classes/foundry.canvas.layers.TokenLayer.html,
+        // placeables of the canvas's scene); without a viewed scene (canvas.scene unset),
+        // every scene's.
         get placeables() {
-          return world.scenes.contents.flatMap((s) => s.tokens.contents.map((t) => t.object));
+          const viewed = globalThis.canvas?.scene;
+          return (viewed ? [viewed] : world.scenes.contents).flatMap((s) => s.tokens.contents.map((t) => t.object));
         },
       },
     },

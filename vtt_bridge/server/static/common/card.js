@@ -125,6 +125,41 @@ function conditionsOf(outcome, name) {
     .map(([token, list]) => ({ token, name: name(token), conditions: list.map(String) }));
 }
 
+/**
+ * Which models the attack struck and how each target defended, for the summary line:
+ * `struck` from the outcome's per-model results (a Warmachine blast, spray or Shield
+ * Guard names every model, with how it was hit), else the targets when it hit;
+ * `defended` from this attack's decisions named `defense` asked of a target (the
+ * answer's label; a counterattack's own defense is its card's), else
+ * the outcome's `defense`. `detail` is the two as one short text ("" when neither).
+ */
+export function struckAndDefended(attack, name) {
+  const outcome = attack.outcome || {};
+  const struck = [];
+  if (outcome.models && typeof outcome.models === "object") {
+    for (const [token, m] of Object.entries(outcome.models)) {
+      if (m && m.hit === true) struck.push({ token, name: name(token), how: m.how ? String(m.how) : null });
+    }
+  } else if (outcome.hit === true) {
+    for (const token of attack.targets || []) struck.push({ token, name: name(token), how: null });
+  }
+  const defended = [];
+  const targets = new Set(attack.targets || []);
+  for (const d of attack.decisions || []) {
+    // This attack's own defense questions: a nested attack's (a counterattack's) are keyed under it.
+    if (d.name !== "defense" || !d.answer || String(d.key).includes("/") || (d.token != null && !targets.has(d.token))) continue;
+    const line = decisionLine(d);
+    defended.push({ token: d.token ?? null, name: name(d.token), answer: line.answer, how: line.how });
+  }
+  if (!defended.length && typeof outcome.defense === "string" && attack.targets?.length) {
+    defended.push({ token: attack.targets[0], name: name(attack.targets[0]), answer: humanize(outcome.defense), how: null });
+  }
+  const parts = [];
+  if (struck.length) parts.push(`struck ${struck.map((s) => (s.how && s.how !== "roll" ? `${s.name} (${s.how})` : s.name)).join(", ")}`);
+  for (const d of defended) parts.push(`${d.name} defended: ${d.answer}`);
+  return { struck, defended, detail: parts.join("; ") };
+}
+
 /** How an answer to a decision reads: the option's label, its parameters, how it came. */
 function decisionLine(decision) {
   const answer = decision.answer || {};
@@ -219,6 +254,7 @@ export function cardModel(attack, options = {}) {
     ended,
     resolved,
     text: result ? `${head}: ${result}` : head,
+    ...(resolved ? struckAndDefended(attack, name) : { struck: [], defended: [], detail: "" }),
   };
   const steps = (attack.steps || [])
     .filter(Boolean)

@@ -66,6 +66,17 @@ export const exalted2e = Object.freeze({
   label: "Exalted 2nd Edition",
 
   /**
+   * Charm items whose names the packs' declarables do not carry: the system names an
+   * Excellency per Ability or Attribute ("First Melee Excellency"); the excellencies
+   * pack has one of each kind (charms.js matches labels and ids by itself).
+   */
+  charmAliases: {
+    "first-excellency": [/^first [a-z ]+ excellency$/i],
+    "second-excellency": [/^second [a-z ]+ excellency$/i],
+    "third-excellency": [/^third [a-z ]+ excellency$/i],
+  },
+
+  /**
    * @param {{type?: string, system: object, items?: Array<{type: string, name: string, system: object}>}} actor
    * @returns {object} the bridge token's `system`
    */
