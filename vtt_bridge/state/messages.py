@@ -123,15 +123,21 @@ class KeyCreate(StrictSchema):
     user = fields.String(required=True, validate=USER_NAME)
 
 
+MAX_PACKS = 200  # packs a table may enable
+
+
 class TableUpdate(StrictSchema):
     decision_timeout = fields.Float(allow_nan=False, validate=validate.Range(0.05, 3600))
     # Seconds of hook time one attack may use (decisions not counted); see server/workers.py.
     attack_budget = fields.Float(allow_nan=False, validate=validate.Range(0.05, 60))
+    # The installed packs enabled at the table (rulesets are always on); the names are
+    # checked against the installed packs by whoever holds the plugin host.
+    packs = fields.List(fields.String(validate=validate.Length(min=1, max=100)), validate=validate.Length(max=MAX_PACKS))
 
     @validates_schema
     def _something(self, data: dict[str, Any], **kwargs: Any) -> None:
         if not data:
-            raise ValidationError("Give decision_timeout, attack_budget or both.", "_schema")
+            raise ValidationError("Give decision_timeout, attack_budget, packs or some of them.", "_schema")
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:
