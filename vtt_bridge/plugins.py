@@ -181,7 +181,8 @@ class Host:
                     message = f"{name!r} provides a ruleset: rulesets are always on"
                 else:
                     message = f"no installed pack {name!r}{hint}; installed: {', '.join(installed) or 'none'}"
-                raise InvalidRequest(message, details={field: [message], "pack": name})
+                short = "A ruleset, always on." if "ruleset" in message else "Not an installed pack."
+                raise InvalidRequest(message, details={field: [short], "pack": name})
         return tuple(name for name in installed if name in set(wanted))
 
     def for_packs(self, packs: Iterable[str] | None) -> Host:
