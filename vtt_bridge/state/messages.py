@@ -128,7 +128,7 @@ MAX_PACKS = 200  # packs a table may enable
 
 class TableUpdate(StrictSchema):
     decision_timeout = fields.Float(allow_nan=False, validate=validate.Range(0.05, 3600))
-    # Seconds of hook time one attack may use (decisions not counted); see server/workers.py.
+    # Seconds of hook time one attack may use (decisions not counted); see server/pool.py.
     attack_budget = fields.Float(allow_nan=False, validate=validate.Range(0.05, 60))
     # The installed packs enabled at the table (rulesets are always on); the names are
     # checked against the installed packs by whoever holds the plugin host.
