@@ -22,7 +22,7 @@ from .errors import InvalidRequest, NotFound
 from .state.records import AuditEntry, token_from_dict
 from .state.replay import replay
 
-__all__ = ["WhatIf", "find_attack", "tokens_before", "what_if"]
+__all__ = ["WhatIf", "find_attack", "pair_steps", "plan_what_if", "run_what_if", "tokens_before", "what_if"]
 
 MAX_CHANGES = 50  # packs, Charms or answers one what-if may change
 
@@ -161,10 +161,9 @@ def _outcome_diff(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, tuple
     return {k: (a.get(k), b.get(k)) for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)}
 
 
-def what_if(
+def plan_what_if(
     host: Any,
-    entries: Sequence[AuditEntry],
-    attack: str,
+    entry: AuditEntry,
     *,
     enable: Iterable[str] = (),
     disable: Iterable[str] = (),
@@ -172,14 +171,14 @@ def what_if(
     add_charms: Iterable[Mapping[str, Any]] = (),
     remove_charms: Iterable[str] = (),
     table_packs: Sequence[str] | None = None,
-) -> WhatIf:
-    """Run logged ``attack`` again with the changes; nothing is applied.
+) -> dict[str, Any]:
+    """What re-running attack ``entry`` with the changes takes: a plain dict (it travels to the
+    process that runs the hooks, :func:`run_what_if`) holding the packs, the attack request
+    (declaration, answers, seed or dice) and what changed. No hook runs here.
 
     :param host: the host of every installed plugin (``make_host()``).
-    :param entries: the table's audit log, oldest first.
-    :param attack: the attack's id or audit number.
     :param enable: packs to enable on top of those it ran with (``--with``).
-    :param disable: packs to disable (``--without``); its Charms leave the declaration.
+    :param disable: packs to disable (``--without``); their Charms leave the declaration.
     :param answers: decision key → answer, replacing what was answered there.
     :param add_charms: Charm uses to add to the declaration (``{"id": ..., params}``).
     :param remove_charms: Charm ids to take out of the declaration.
@@ -195,23 +194,22 @@ def what_if(
     both = sorted(set(enable) & set(disable))
     if both:
         raise InvalidRequest(f"{both[0]!r} is both enabled and disabled", details={"with": both, "without": both})
-    entry = find_attack(entries, attack)
     record = entry.data.get("attack")
-    if not isinstance(record, Mapping):
-        raise NotFound(f"attack {attack!r} has no record to replay", details={"attack": attack})
+    if not isinstance(record, Mapping) or not isinstance(record.get("steps"), list):
+        raise NotFound(f"attack {entry.ref!r} has no record to replay", details={"attack": entry.ref})
     request = entry.data.get("request") if isinstance(entry.data.get("request"), Mapping) else {}
     installed = base.packs()
     ran = record.get("packs")
     packs = [p for p in installed if p in ran] if isinstance(ran, Mapping) else list(table_packs or installed)
     packs = [p for p in installed if (p in packs or p in enable) and p not in disable]
-    runner = base.for_packs(packs)
 
     declaration = dict(record.get("declaration") or {})
-    known = {d.id for d in runner.declarables(record["ruleset"])}
+    # Declarables as the host loaded them (no hook runs): those of the rulesets and of the packs.
+    on = set(packs) | set(base.ruleset_plugins())
+    known = {d.id for d in base.declarables(record["ruleset"]) if d.plugin in on}
     charms = list(declaration.get("charms") or ())
-    dropped = [c["id"] for c in charms if c.get("id") not in known or c.get("id") in remove_charms]
+    dropped = [c.get("id") for c in charms if c.get("id") not in known and c.get("id") not in remove_charms]
     charms = [c for c in charms if c.get("id") in known and c.get("id") not in remove_charms] + add_charms
-    dropped = [c for c in dropped if c not in remove_charms]
     if charms:
         declaration["charms"] = charms
     else:
@@ -221,41 +219,65 @@ def what_if(
     for key, value in (answers or {}).items():
         parse_answer(value)  # a malformed answer is refused here
         given[key] = [value] if not isinstance(value, list) else list(value)
-    tokens = tokens_before(entries, entry.seq)
     if record.get("dice") == "seeded":
-        seed, dice = record.get("seed"), None
+        dice: dict[str, Any] = {"seed": record.get("seed")}
     elif isinstance(request.get("dice"), list):
-        seed, dice = None, list(request["dice"])
+        dice = {"dice": list(request["dice"])}
     else:  # rolled for real (physical dice): the faces as the record shows them
-        seed, dice = None, _faces(record)
-    res = runner.start(
-        record["ruleset"],
+        dice = {"dice": _faces(record)}
+    return {
+        "attack": entry.ref,
+        "packs": packs,
+        "dropped": dropped,
+        "changed": {
+            "with": enable,
+            "without": disable,
+            "answers": dict(answers or {}),
+            "add_charms": add_charms,
+            "remove_charms": remove_charms,
+        },
+        "request": {
+            "ruleset": record["ruleset"],
+            "attacker": record["attacker"],
+            "targets": list(record["targets"]),
+            "declaration": declaration,
+            "answers": given,
+            **dice,
+        },
+    }
+
+
+def run_what_if(host: Any, plan: Mapping[str, Any], record: Mapping[str, Any], tokens: Mapping[str, Token]) -> WhatIf:
+    """Run a planned what-if (:func:`plan_what_if`) of ``record`` on ``tokens`` (the table's just
+    before it): every hook runs here, every question not answered takes the rules' default."""
+    request = plan["request"]
+    res = host.installed.for_packs(plan["packs"]).start(
+        request["ruleset"],
         tokens,
-        attacker=record["attacker"],
-        targets=list(record["targets"]),
-        declaration=declaration,
-        seed=seed,
-        dice=dice,
-        answers=given,
+        attacker=request["attacker"],
+        targets=list(request["targets"]),
+        declaration=request["declaration"],
+        seed=request.get("seed"),
+        dice=request.get("dice"),
+        answers=request["answers"],
     )
     new = res.run().to_dict()
-    changed = {"with": enable, "without": disable, "answers": dict(answers or {}), "add_charms": add_charms, "remove_charms": remove_charms}
-    apply = {
-        "ruleset": record["ruleset"],
-        "attacker": record["attacker"],
-        "targets": list(record["targets"]),
-        "declaration": declaration,
-        "answers": given,
-        **({"dice": dice} if dice is not None else {"seed": seed}),
-    }
     return WhatIf(
-        attack=entry.ref,
+        attack=plan["attack"],
         original=dict(record),
         record=new,
-        packs=tuple(packs),
-        request=apply,
+        packs=tuple(plan["packs"]),
+        request=dict(request),
         steps=pair_steps(record, new),
         outcome=_outcome_diff(record.get("outcome") or {}, new.get("outcome") or {}),
-        dropped=tuple(dropped),
-        changed=changed,
+        dropped=tuple(plan["dropped"]),
+        changed=plan["changed"],
     )
+
+
+def what_if(host: Any, entries: Sequence[AuditEntry], attack: str, **changes: Any) -> WhatIf:
+    """Run logged ``attack`` (its id or audit number) of a table's audit log ``entries``
+    (oldest first) again with ``changes`` (see :func:`plan_what_if`); nothing is applied."""
+    entry = find_attack(entries, attack)
+    plan = plan_what_if(host, entry, **changes)
+    return run_what_if(host, plan, entry.data["attack"], tokens_before(entries, entry.seq))

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import InvalidRequest, NotFound
 from ..state import Store, open_store
 
-__all__ = ["DEFAULT_PACKS_ENV", "DB_ENV", "DEFAULT_DB", "REDIS_ENV", "URL_ENV", "add_store_options", "resolved", "store_flag", "store_from", "where"]
+__all__ = ["DEFAULT_PACKS_ENV", "DB_ENV", "pack_list", "DEFAULT_DB", "REDIS_ENV", "URL_ENV", "add_store_options", "resolved", "store_flag", "store_from", "where"]
 
 DB_ENV = "VTT_BRIDGE_DB"
 REDIS_ENV = "VTT_BRIDGE_REDIS"
@@ -38,6 +38,12 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redis", metavar="URL", help=f"use the Redis store at URL instead (default: ${REDIS_ENV}, if set)"
     )
+
+
+def pack_list(text: str) -> list[str]:
+    """``P,Q`` (``--packs``, ``--default-packs``) as pack names; ``none`` (or nothing) for none."""
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    return [] if names == ["none"] else names
 
 
 def resolved(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:

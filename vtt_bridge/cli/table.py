@@ -22,7 +22,7 @@ from ..plugins import make_host
 from ..server.bridge import create_table, issue_key
 from ..state import Store, replay
 from ..state.messages import USER_NAME
-from .store import DEFAULT_PACKS_ENV, URL_ENV, add_store_options, resolved, store_from, where
+from .store import DEFAULT_PACKS_ENV, URL_ENV, add_store_options, pack_list, resolved, store_from, where
 
 
 def register(sub) -> None:
@@ -153,12 +153,6 @@ async def _list(store: Store, args) -> int:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(table.created))
         print(f"{table.id}  {table.name!r:24s} created {created}  {tokens} tokens  keys: {', '.join(users)}")
     return 0
-
-
-def pack_list(text: str) -> list[str]:
-    """``P,Q`` as pack names; ``none`` (or nothing) for none."""
-    names = [p.strip() for p in text.split(",") if p.strip()]
-    return [] if names == ["none"] else names
 
 
 async def _packs(store: Store, args) -> int:

@@ -30,6 +30,7 @@ __all__ = [
     "TokenCreate",
     "TokenRef",
     "TokenUpdate",
+    "WhatIfRequest",
     "USER_NAME",
     "Messages",
     "RequestFile",
@@ -101,6 +102,19 @@ class OddsRequest(StrictSchema):
     answers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)), values=fields.Raw())
     method = fields.String(load_default="auto", validate=validate.OneOf(["auto", "exact", "monte_carlo"]))
     samples = fields.Integer(strict=True, load_default=2000, validate=validate.Range(100, 20_000))
+
+
+class WhatIfRequest(StrictSchema):
+    """``attack.whatif`` (and ``attack.whatif.apply``): a logged attack again, something changed."""
+
+    attack = fields.String(required=True, validate=ID)
+    with_ = fields.List(fields.String(validate=ID), data_key="with", load_default=list, validate=validate.Length(max=50))
+    without = fields.List(fields.String(validate=ID), load_default=list, validate=validate.Length(max=50))
+    answers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)), values=fields.Raw(), load_default=dict)
+    add_charms = fields.List(fields.Dict(), load_default=list, validate=validate.Length(max=50))
+    remove_charms = fields.List(fields.String(validate=ID), load_default=list, validate=validate.Length(max=50))
+    # attack.whatif.apply only: the new attack's idempotency key.
+    request_id = fields.String(validate=validate.Length(min=1, max=200))
 
 
 class History(StrictSchema):
