@@ -145,7 +145,7 @@ function addStep(card, index, model) {
 /** A change or note made by a pack (named), not by a ruleset's own plugin (left unnamed). */
 const packPlugin = (plugin) => !!plugin && !state.rulesets.has(plugin);
 
-function renderStep(step) {
+export function renderStep(step) {
   return h(
     "li",
     { class: `step${step.ended ? " ended" : ""}`, dataset: { step: step.step } },
@@ -297,6 +297,10 @@ export function renderCardFoot(card) {
       { class: "card-tools" },
       // (The seed is a 63-bit integer: JavaScript cannot show it exactly, so it is not shown.)
       h("span", { class: "hint" }, `${attack.dice === "scripted" ? "scripted dice" : "seeded dice"}${attack.seq ? ` · #${attack.seq}` : ""}`),
+      // What if… (whatif.js): the GM of any attack, a player of their own.
+      (card.status === "resolved" || card.status === "undone") && (isGM() || attack.user === state.user)
+        ? h("button", { type: "button", class: "small whatif-open", onclick: () => announce("whatif", card) }, "What if…")
+        : null,
       isGM() && card.status === "resolved" ? h("button", { type: "button", class: "small undo", onclick: () => undo(attack.id) }, "Undo") : null,
     ),
   );
