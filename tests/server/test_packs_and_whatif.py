@@ -135,3 +135,22 @@ async def test_what_if_to_the_requester_only_then_applied_and_undone(table):
     assert refused["error"]["code"] == "forbidden"
     refused = await gm.call("attack.whatif", {"attack": logged["id"], "with": ["nope"]})
     assert refused["error"]["code"] == "invalid_request" and refused["error"]["details"]["pack"] == "nope"
+
+
+async def test_a_table_whose_gm_never_chose_runs_with_the_servers_default_packs(tmp_path):
+    host = make_host(block=OTHERS, environ={})
+    samples = host.rulesets["exalted2e"].sample_tokens()
+    async with BridgeServer(config(tmp_path, plugins=(), entry_points=True, default_packs=()), host=host) as running:
+        seat = await seat_table(running, users=("alice", "bob"), tokens=samples)
+        try:
+            alice = await seat.join("alice", default)
+            await seat.join("bob", parry)
+            assert (await alice.ok("table.get"))["table"]["settings"]["packs"] == []
+            assert "first-excellency" not in charms(await alice.ok("rulesets.list"))
+            attack = (await alice.ok("attack", FIST))["attack"]
+            assert list(attack["packs"]) == ["exalted2e"]
+        finally:
+            await seat.close()
+    with pytest.raises(Exception, match="no installed pack 'excelencies'"):
+        async with BridgeServer(config(tmp_path, plugins=(), entry_points=True, default_packs=("excelencies",)), host=host):
+            pass
