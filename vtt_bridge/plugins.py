@@ -88,6 +88,7 @@ class Host:
         self.installed: Host = installed if installed is not None else self
         self._views: dict[frozenset[str], Host] = {}
         self._ruleset_packs: dict[str, dict[str, str | None]] = {}
+        self._owners: dict[str, str] | None = None
         self._modules: dict[str, str] = {}
         for name, plugin in pm.list_name_plugin():
             if plugin is not None and name is not None:
@@ -217,9 +218,28 @@ class Host:
             if name in owners or name in enabled:
                 pm.register(plugin, name=name)
         host = Host(pm, self.rulesets, traced=self.traced, dists=self._dists, installed=self)
+        # What the plugins declare was loaded (and checked) with every installed plugin: the
+        # pack set's is that, of its own plugins, without calling their hooks again.
+        on = owners | enabled
+        for ruleset_id in self.rulesets:
+            host._declarables[ruleset_id] = {
+                k: d for k, d in self._declarable_map(ruleset_id).items() if d.plugin in on
+            }
+            host._flags[ruleset_id] = {p: s for p, s in self.flag_schemas(ruleset_id).items() if p in on}
         if self.traced:
             _trace_calls(host)
         return host
+
+    def _owner(self, ruleset_id: str) -> str:
+        """The plugin that provides ``ruleset_id`` (asked of every installed plugin once)."""
+        owners = self._owners
+        if owners is None:
+            owners = self._owners = {
+                ruleset.id: impl.plugin_name
+                for impl in self.pm.hook.vtt_bridge_rulesets.get_hookimpls()
+                for ruleset in impl.function() or ()
+            }
+        return str(owners.get(ruleset_id))
 
     def ruleset_packs(self, ruleset_id: str) -> dict[str, str | None]:
         """``{plugin: version}`` of the plugins an attack of ``ruleset_id`` runs with here: the
@@ -229,10 +249,7 @@ class Host:
         if found is not None:
             return found
         ruleset = self.ruleset(ruleset_id)
-        names: set[str] = set()
-        for impl in self.pm.hook.vtt_bridge_rulesets.get_hookimpls():
-            if any(r.id == ruleset_id for r in impl.function() or ()):
-                names.add(impl.plugin_name)
+        names: set[str] = {self.installed._owner(ruleset_id)}
         for hook in ruleset.hook_names():
             names.update(self.call_order(hook))
         names.update(d.plugin for d in self._declarable_map(ruleset_id).values() if d.plugin)
