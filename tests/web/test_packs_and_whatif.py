@@ -138,6 +138,7 @@ def test_what_if_a_logged_attack_had_run_without_a_pack_then_applied_and_undone(
     applied = gm.locator("#chat .card").first
     expect(applied).not_to_have_attribute("data-attack", logged["id"])
     settle([gm], applied)  # what the rules ask that nobody had answered: the default
+    expect(applied.locator(".whatif-of")).to_have_text(f" · what if of #{logged['seq']}")
     record = server_request(live_server, seat.auth("gm"), "attack.get", {"id": applied.get_attribute("data-attack")})["attack"]
     assert record["whatif"]["of"] == logged["id"] and record["whatif"]["without"] == ["excellencies"]
     assert list(record["packs"]) == ["exalted2e"]
