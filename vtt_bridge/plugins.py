@@ -79,10 +79,16 @@ class Host:
         *,
         traced: bool = False,
         dists: Mapping[int, Any] | None = None,
+        installed: Host | None = None,
     ) -> None:
         self.pm = pm
         self._dists = dict(dists or {})
         self.rulesets = dict(rulesets)
+        #: The host of every installed plugin this one is a pack set of (itself when it is that host).
+        self.installed: Host = installed if installed is not None else self
+        self._views: dict[frozenset[str], Host] = {}
+        self._ruleset_packs: dict[str, dict[str, str | None]] = {}
+        self._owners: dict[str, str] | None = None
         self._modules: dict[str, str] = {}
         for name, plugin in pm.list_name_plugin():
             if plugin is not None and name is not None:
@@ -95,7 +101,7 @@ class Host:
         self._declarables: dict[str, dict[str, Declarable]] = {}
         self._flags: dict[str, dict[str, Schema]] = {}
         self.traced = traced
-        self.engine = Engine(pm.hook, self.rulesets, self.plugin_of)
+        self.engine = Engine(pm.hook, self.rulesets, self.plugin_of, packs_of=self.ruleset_packs)
 
     # -- introspection -------------------------------------------------------
 
@@ -145,6 +151,111 @@ class Host:
         wrappers = [i.plugin_name for i in reversed(impls) if i.wrapper or i.hookwrapper]
         plain = [i.plugin_name for i in reversed(impls) if not (i.wrapper or i.hookwrapper)]
         return wrappers + plain
+
+    # -- packs: the plugins a table may enable or disable -------------------
+
+    def ruleset_plugins(self) -> tuple[str, ...]:
+        """The plugins that provide rulesets: always on, at every table."""
+        return tuple(dict.fromkeys(impl.plugin_name for impl in self.pm.hook.vtt_bridge_rulesets.get_hookimpls()))
+
+    def packs(self) -> tuple[str, ...]:
+        """The packs this host runs (every loaded plugin that provides no ruleset), in registration order."""
+        owners = set(self.ruleset_plugins())
+        return tuple(
+            name
+            for name, plugin in self.pm.list_name_plugin()
+            if plugin is not None and plugin is not hookspecs and name not in owners
+        )
+
+    def check_packs(self, packs: Iterable[Any], *, field: str = "packs") -> tuple[str, ...]:
+        """``packs`` as installed pack names in registration order; an unknown one is an
+        ``invalid_request`` naming it (and the installed ones) at ``field``."""
+        if isinstance(packs, (str, bytes)) or not isinstance(packs, Iterable):
+            raise InvalidRequest(f"{field} is a list of pack names", details={field: ["Not a valid list."]})
+        installed = self.installed.packs()
+        wanted = list(packs)
+        for name in wanted:
+            if not isinstance(name, str) or name not in installed:
+                near = difflib.get_close_matches(name, installed, n=1) if isinstance(name, str) else []
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                if isinstance(name, str) and name in self.installed.ruleset_plugins():
+                    message = f"{name!r} provides a ruleset: rulesets are always on"
+                else:
+                    message = f"no installed pack {name!r}{hint}; installed: {', '.join(installed) or 'none'}"
+                short = "A ruleset, always on." if "ruleset" in message else "Not an installed pack."
+                raise InvalidRequest(message, details={field: [short], "pack": name})
+        return tuple(name for name in installed if name in set(wanted))
+
+    def for_packs(self, packs: Iterable[str] | None) -> Host:
+        """The host running the rulesets with only ``packs`` of the installed packs enabled.
+
+        ``None`` (or every installed pack) is the host of every installed plugin.
+        Each pack set's host is made once and kept (its own plugin manager of the
+        same plugin objects, in the same order, so its own step plans, declarables
+        and flag schemas): a table's attacks and odds run through it, and a forked
+        resolver inherits the ones already made. An unknown pack is an ``invalid_request``.
+        """
+        base = self.installed
+        if packs is None:
+            return base
+        enabled = frozenset(base.check_packs(packs))
+        if enabled == frozenset(base.packs()):
+            return base
+        view = base._views.get(enabled)
+        if view is None:
+            view = base._views[enabled] = base._subset(enabled)
+        return view
+
+    def _subset(self, enabled: frozenset[str]) -> Host:
+        owners = set(self.ruleset_plugins())
+        pm = pluggy.PluginManager("vtt_bridge")
+        pm.add_hookspecs(hookspecs)
+        for ruleset in self.rulesets.values():
+            pm.add_hookspecs(ruleset.hookspecs)
+        for name, plugin in self.pm.list_name_plugin():
+            if plugin is None or plugin is hookspecs:
+                continue
+            if name in owners or name in enabled:
+                pm.register(plugin, name=name)
+        host = Host(pm, self.rulesets, traced=self.traced, dists=self._dists, installed=self)
+        # What the plugins declare was loaded (and checked) with every installed plugin: the
+        # pack set's is that, of its own plugins, without calling their hooks again.
+        on = owners | enabled
+        for ruleset_id in self.rulesets:
+            host._declarables[ruleset_id] = {
+                k: d for k, d in self._declarable_map(ruleset_id).items() if d.plugin in on
+            }
+            host._flags[ruleset_id] = {p: s for p, s in self.flag_schemas(ruleset_id).items() if p in on}
+        if self.traced:
+            _trace_calls(host)
+        return host
+
+    def _owner(self, ruleset_id: str) -> str:
+        """The plugin that provides ``ruleset_id`` (asked of every installed plugin once)."""
+        owners = self._owners
+        if owners is None:
+            owners = self._owners = {
+                ruleset.id: impl.plugin_name
+                for impl in self.pm.hook.vtt_bridge_rulesets.get_hookimpls()
+                for ruleset in impl.function() or ()
+            }
+        return str(owners.get(ruleset_id))
+
+    def ruleset_packs(self, ruleset_id: str) -> dict[str, str | None]:
+        """``{plugin: version}`` of the plugins an attack of ``ruleset_id`` runs with here: the
+        ruleset's own and every enabled pack with a step hook or a declarable for it (what
+        each attack record names under ``packs``)."""
+        found = self._ruleset_packs.get(ruleset_id)
+        if found is not None:
+            return found
+        ruleset = self.ruleset(ruleset_id)
+        names: set[str] = {self.installed._owner(ruleset_id)}
+        for hook in ruleset.hook_names():
+            names.update(self.call_order(hook))
+        names.update(d.plugin for d in self._declarable_map(ruleset_id).values() if d.plugin)
+        versions = {info.name: info.version for info in self.plugins()}
+        found = self._ruleset_packs[ruleset_id] = {n: versions.get(n) for n in versions if n in names}
+        return found
 
     def ruleset(self, ruleset_id: str) -> Ruleset:
         return self.engine.ruleset(ruleset_id)

@@ -37,6 +37,10 @@ CASES = [
     ("attack", {**ATTACK, "answers": {"defense": "none"}}, (True, False, False)),
     ("attack.odds", {**ATTACK, "samples": 200}, (True, True, False)),
     ("attack.odds", {**ATTACK, "samples": 200, "answers": {"defense": "none"}}, (True, True, False)),
+    # What if: the GM of any attack, a player of their own (the first attack is the GM's).
+    ("attack.whatif", "WHATIF", (True, False, False)),
+    ("attack.whatif.apply", "WHATIF", (True, False, False)),
+    ("table.update", {"packs": []}, (True, False, False)),
     ("attack.history", None, (True, True, True)),
     ("attack.get", "FIRST", (True, True, True)),
     ("attack.undo", "FIRST", (True, False, False)),
@@ -65,6 +69,8 @@ async def table(server):
 
 
 def payload(data, seat):
+    if data == "WHATIF":
+        return {"attack": seat.first}
     return {"id": seat.first} if data == "FIRST" else data
 
 

@@ -176,3 +176,15 @@ async def test_since_gives_what_a_client_missed_oldest_first(store):
     assert [e.ref for e in await store.since(tid, 3, limit=2)] == ["atk-2", "atk-3"]
     assert await store.since(tid, 6, limit=10) == []
     assert [e.seq for e in await store.since(tid, 0, limit=10, kinds=("token.create", "token.update"))] == [1, 7]
+
+
+async def test_a_tables_packs_are_kept_with_it(store):
+    """Packs per table (issue 28): the GM's choice is stored with the table's settings."""
+    tid = await table(store)
+    assert (await store.get_table(tid)).packs is None  # never chosen: the server's default applies
+    await store.update_settings(tid, {"packs": ["excellencies"]})
+    await store.update_settings(tid, {"decision_timeout": 4})
+    again = await store.get_table(tid)
+    assert again.packs == ("excellencies",) and again.settings["decision_timeout"] == 4
+    await store.update_settings(tid, {"packs": []})
+    assert (await store.get_table(tid)).packs == ()  # none enabled is a choice too

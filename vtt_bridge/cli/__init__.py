@@ -14,7 +14,7 @@ from ..errors import VTTError
 from ..plugins import PLUGINS_ENV
 
 # Each module defines ``register(subparsers)`` adding its parser with ``func`` set.
-COMMANDS = ("resolve", "plugins", "serve", "table", "tokens", "odds", "docs", "new_pack")
+COMMANDS = ("resolve", "plugins", "serve", "table", "tokens", "odds", "replay", "docs", "new_pack")
 
 
 class Parser(argparse.ArgumentParser):

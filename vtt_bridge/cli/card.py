@@ -43,28 +43,35 @@ def render(record: dict[str, Any], *, indent: str = "", decisions: dict[str, Any
     if decisions is None:
         decisions = {d["key"]: d for d in record.get("decisions", [])}
     for step in record["steps"]:
-        title = step["title"] + (f" [{step['item']}]" if step.get("item") else "")
-        lines.append(f"{indent}  {title}")
-        for key in step.get("decisions", []):
-            d = decisions.get(key)
-            if d is not None:
-                answer = d["answer"]
-                params = f" {json.dumps(answer['params'], sort_keys=True)}" if answer.get("params") else ""
-                lines.append(f"{indent}    ? {d['prompt']} → {answer['option']}{params} ({d['how']})")
-        for roll in step["rolls"]:
-            lines.append(f"{indent}    🎲 {roll_line(roll)}")
-        for change in step["changes"]:
-            by = f" ({change['plugin']})" if change.get("plugin") else ""
-            lines.append(f"{indent}    {change['number']}: {change['from']} → {change['to']}{by}")
-        for note in step["notes"]:
-            by = f" ({note['plugin']})" if note.get("plugin") else ""
-            lines.append(f"{indent}    · {note['text']}{by}")
-        for child in step.get("children", []):
-            lines.append(render(child, indent=indent + "    ", decisions=decisions))
-        if step.get("ended"):
-            lines.append(f"{indent}    ✗ ended: {step['ended']}")
+        lines.extend(step_lines(step, decisions, indent))
     if record.get("outcome"):
         lines.append(f"{indent}  outcome: " + ", ".join(f"{k}={v}" for k, v in record["outcome"].items()))
     for token_id, change in record.get("changes", {}).items():
         lines.append(f"{indent}  {token_id}: " + "; ".join(_diffs(change["before"], change["after"], "")))
     return "\n".join(lines)
+
+
+def step_lines(step: dict[str, Any], decisions: dict[str, Any], indent: str = "") -> list[str]:
+    """One step of a card: its title, then its answers, rolls, changes, notes and nested attacks."""
+    lines = []
+    title = step["title"] + (f" [{step['item']}]" if step.get("item") else "")
+    lines.append(f"{indent}  {title}")
+    for key in step.get("decisions", []):
+        d = decisions.get(key)
+        if d is not None:
+            answer = d["answer"]
+            params = f" {json.dumps(answer['params'], sort_keys=True)}" if answer.get("params") else ""
+            lines.append(f"{indent}    ? {d['prompt']} → {answer['option']}{params} ({d['how']})")
+    for roll in step["rolls"]:
+        lines.append(f"{indent}    🎲 {roll_line(roll)}")
+    for change in step["changes"]:
+        by = f" ({change['plugin']})" if change.get("plugin") else ""
+        lines.append(f"{indent}    {change['number']}: {change['from']} → {change['to']}{by}")
+    for note in step["notes"]:
+        by = f" ({note['plugin']})" if note.get("plugin") else ""
+        lines.append(f"{indent}    · {note['text']}{by}")
+    for child in step.get("children", []):
+        lines.append(render(child, indent=indent + "    ", decisions=decisions))
+    if step.get("ended"):
+        lines.append(f"{indent}    ✗ ended: {step['ended']}")
+    return lines

@@ -113,7 +113,7 @@ def parse_answers(items: list[str]) -> dict[str, Any]:
 
 def _answer_value(key: str, value: str, item: str) -> Any:
     if value.startswith("{"):
-        data = _json_object(value, item)
+        data = json_object(value, item)
         if not isinstance(data.get("option"), str) or not isinstance(data.get("params", {}), dict):
             raise InvalidRequest(
                 f'--answer {key}={{...}} takes {{"option": ID, "params": {{...}}}}, got {value!r}',
@@ -123,19 +123,20 @@ def _answer_value(key: str, value: str, item: str) -> Any:
     at = value.find(":{")  # option ids may hold a colon ("my-pack:iron-skin"); params start at ":{"
     if at < 0:
         return value
-    option, params = value[:at], _json_object(value[at + 1 :], item)
+    option, params = value[:at], json_object(value[at + 1 :], item)
     if not option:
         raise InvalidRequest(f"--answer {key}=: name the option before its params, got {item!r}", details={"answer": [item]})
     return {"option": option, "params": params}
 
 
-def _json_object(text: str, item: str) -> dict[str, Any]:
+def json_object(text: str, item: str, option: str = "answer") -> dict[str, Any]:
+    """``text`` as a JSON object, else a one-line error naming ``--option item``."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"--answer {item!r}: the params are not valid JSON ({exc.msg})", details={"answer": [item]}) from None
+        raise InvalidRequest(f"--{option} {item!r}: the params are not valid JSON ({exc.msg})", details={option: [item]}) from None
     if not isinstance(data, dict):
-        raise InvalidRequest(f"--answer {item!r}: the params are a JSON object", details={"answer": [item]})
+        raise InvalidRequest(f"--{option} {item!r}: the params are a JSON object", details={option: [item]})
     return data
 
 

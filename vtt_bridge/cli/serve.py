@@ -25,7 +25,7 @@ from ..server.demo import demo_table, keys_file_for
 from ..server.runner import run as run_loop
 from ..server.runner import serve_workers
 from ..server.logs import configure
-from .store import URL_ENV, add_store_options, resolved, store_flag, where
+from .store import DEFAULT_PACKS_ENV, URL_ENV, add_store_options, pack_list, resolved, store_flag, where
 
 
 def register(sub) -> None:
@@ -72,6 +72,13 @@ def register(sub) -> None:
         help="seconds a player has to answer a decision, unless the table sets its own (default: 30)",
     )
     parser.add_argument(
+        "--default-packs",
+        metavar="P,Q",
+        default=os.environ.get(DEFAULT_PACKS_ENV),
+        help=f"the installed packs a table runs with until its GM chooses, comma separated, 'none' for none "
+        f"(default: ${DEFAULT_PACKS_ENV}, else every installed pack)",
+    )
+    parser.add_argument(
         "--reconnect-grace",
         type=float,
         default=10.0,
@@ -108,6 +115,7 @@ def run(args) -> int:
         db=db,
         redis=redis,
         decision_timeout=args.decision_timeout,
+        default_packs=tuple(pack_list(args.default_packs)) if args.default_packs is not None else None,
         reconnect_grace=max(0.0, args.reconnect_grace),
         plugins=tuple(args.plugin),
         cors_origins=tuple(args.cors_origin) if args.cors_origin else "*",

@@ -18,13 +18,15 @@ from pathlib import Path
 from ..errors import InvalidRequest, NotFound
 from ..state import Store, open_store
 
-__all__ = ["DB_ENV", "DEFAULT_DB", "REDIS_ENV", "URL_ENV", "add_store_options", "resolved", "store_flag", "store_from", "where"]
+__all__ = ["DEFAULT_PACKS_ENV", "DB_ENV", "pack_list", "DEFAULT_DB", "REDIS_ENV", "URL_ENV", "add_store_options", "resolved", "store_flag", "store_from", "where"]
 
 DB_ENV = "VTT_BRIDGE_DB"
 REDIS_ENV = "VTT_BRIDGE_REDIS"
 # The URL players open (serve --public-url; table create/key print links on it).
 URL_ENV = "VTT_BRIDGE_PUBLIC_URL"
 DEFAULT_DB = "vtt_bridge.sqlite"
+# The packs a new table starts with (serve --default-packs, table create): comma separated, "none" for none.
+DEFAULT_PACKS_ENV = "VTT_BRIDGE_DEFAULT_PACKS"
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +38,12 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--redis", metavar="URL", help=f"use the Redis store at URL instead (default: ${REDIS_ENV}, if set)"
     )
+
+
+def pack_list(text: str) -> list[str]:
+    """``P,Q`` (``--packs``, ``--default-packs``) as pack names; ``none`` (or nothing) for none."""
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    return [] if names == ["none"] else names
 
 
 def resolved(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> tuple[str, str | None]:

@@ -1,4 +1,4 @@
-"""``vtt-bridge table``: create tables, issue and revoke keys, list tables, check a log.
+"""``vtt-bridge table``: create tables, issue and revoke keys, list tables, choose packs, check a log.
 
 Works on the same store the server uses (``--db`` or ``--redis``, or the
 ``VTT_BRIDGE_DB`` / ``VTT_BRIDGE_REDIS`` environment variables), also while
@@ -18,10 +18,11 @@ from typing import Any
 from marshmallow import ValidationError
 
 from ..errors import InvalidRequest, NotFound
+from ..plugins import make_host
 from ..server.bridge import create_table, issue_key
 from ..state import Store, replay
 from ..state.messages import USER_NAME
-from .store import URL_ENV, add_store_options, resolved, store_from, where
+from .store import DEFAULT_PACKS_ENV, URL_ENV, add_store_options, pack_list, resolved, store_from, where
 
 
 def register(sub) -> None:
@@ -32,6 +33,12 @@ def register(sub) -> None:
     create.add_argument("name")
     create.add_argument("--decision-timeout", type=float, metavar="S", help="seconds players have to answer")
     create.add_argument("--public-url", metavar="URL", help=f"the URL players open, to print links on (default: ${URL_ENV})")
+    create.add_argument(
+        "--packs",
+        metavar="P,Q",
+        help=f"the installed packs enabled at the table, comma separated, 'none' for none "
+        f"(default: ${DEFAULT_PACKS_ENV}, else the server's --default-packs when it first opens the table)",
+    )
     add_store_options(create)
     create.set_defaults(func=lambda args: _run(args, _create))
 
@@ -54,6 +61,16 @@ def register(sub) -> None:
     listing.add_argument("--json", action="store_true")
     add_store_options(listing)
     listing.set_defaults(func=lambda args: _run(args, _list))
+
+    packs = actions.add_parser(
+        "packs", help="list the installed packs and which are enabled at a table; --enable/--disable change it"
+    )
+    packs.add_argument("table")
+    packs.add_argument("--enable", action="append", default=[], metavar="PACK", help="enable an installed pack; repeatable")
+    packs.add_argument("--disable", action="append", default=[], metavar="PACK", help="disable a pack; repeatable")
+    packs.add_argument("--json", action="store_true")
+    add_store_options(packs)
+    packs.set_defaults(func=lambda args: _run(args, _packs))
 
     check = actions.add_parser("check", help="replay a table's audit log and compare it with its tokens")
     check.add_argument("table")
@@ -79,10 +96,15 @@ async def _create(store: Store, args) -> int:
         if not 0.05 <= args.decision_timeout <= 3600:
             raise InvalidRequest("--decision-timeout is 0.05 to 3600 seconds", details={})
         settings["decision_timeout"] = args.decision_timeout
+    chosen = args.packs if args.packs is not None else os.environ.get(DEFAULT_PACKS_ENV)
+    if chosen is not None:
+        settings["packs"] = list(make_host(plugins=args.plugin).check_packs(pack_list(chosen), field="--packs"))
     table, key = await create_table(store, args.name, settings=settings)
     print(f"table:   {table.id}")
     print(f"name:    {table.name}")
     print(f"GM key:  {key}")
+    if "packs" in settings:
+        print(f"packs:   {', '.join(settings['packs']) or 'none'}")
     print(f"store:   {where(*resolved(args))}")
     print(f"GM link: {player_link(args, table.id, key)}")
     print("(the key is shown once; `vtt-bridge table key TABLE gm` issues a new one)")
@@ -131,6 +153,44 @@ async def _list(store: Store, args) -> int:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(table.created))
         print(f"{table.id}  {table.name!r:24s} created {created}  {tokens} tokens  keys: {', '.join(users)}")
     return 0
+
+
+async def _packs(store: Store, args) -> int:
+    table = await store.get_table(args.table)
+    if table is None:
+        raise NotFound(f"no table {args.table!r}", details={})
+    host = make_host(plugins=args.plugin)
+    installed = host.packs()
+    host.check_packs(args.enable, field="--enable")
+    host.check_packs(args.disable, field="--disable")
+    both = sorted(set(args.enable) & set(args.disable))
+    if both:
+        raise InvalidRequest(f"{both[0]!r} is both enabled and disabled", details={})
+    chosen = table.packs
+    if args.enable or args.disable:
+        start = chosen if chosen is not None else default_packs(host)
+        wanted = [p for p in installed if (p in start or p in args.enable) and p not in args.disable]
+        table = await store.update_settings(args.table, {"packs": wanted})
+        chosen = table.packs
+    versions = {p.name: p.version for p in host.plugins()}
+    if args.json:
+        print(json.dumps({"table": table.id, "packs": chosen, "installed": list(installed), "rulesets": list(host.ruleset_plugins())}))
+        return 0
+    if chosen is None:
+        print(f"{table.id}: no packs chosen yet: the server's default applies (serve --default-packs, else every installed pack)")
+    enabled = chosen if chosen is not None else ()
+    for name in installed:
+        mark = "on " if name in enabled else ("?  " if chosen is None else "off")
+        print(f"  {mark} {name} {versions.get(name) or ''}".rstrip())
+    for name in host.ruleset_plugins():
+        print(f"  on  {name} {versions.get(name) or ''} (ruleset: always on)".rstrip())
+    return 0
+
+
+def default_packs(host) -> tuple[str, ...]:
+    """The operator's default packs: ``$VTT_BRIDGE_DEFAULT_PACKS``, else every installed pack."""
+    text = os.environ.get(DEFAULT_PACKS_ENV)
+    return host.check_packs(pack_list(text), field=DEFAULT_PACKS_ENV) if text is not None else host.packs()
 
 
 async def _check(store: Store, args) -> int:

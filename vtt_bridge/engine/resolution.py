@@ -331,11 +331,13 @@ def _decision(compiled: _Compiled, offer: _Offer, key: str, token: str | None, o
 
 
 class _Plan:
-    __slots__ = ("ruleset", "steps", "context_class", "_untraced")
+    __slots__ = ("ruleset", "steps", "context_class", "_untraced", "packs")
 
-    def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...]):
+    def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...], packs: Mapping[str, str | None] | None = None):
         self.ruleset = ruleset
         self.steps = steps
+        #: ``{plugin: version}`` the plan's attacks run with (their records' ``packs``).
+        self.packs = dict(packs or {})
         self.context_class = context_class(ruleset)
         self._untraced: type[AttackContext] | None = None
 
@@ -354,6 +356,8 @@ class Engine:
     :param hook: the plugin manager's hook relay (``pm.hook``).
     :param rulesets: ruleset id → :class:`Ruleset`.
     :param plugin_of: module name → plugin name, for tracing who changed what.
+    :param packs_of: ruleset id → ``{plugin: version}`` its attacks run with, named in each
+        record (``packs``); the host says (``Host.ruleset_packs``).
 
     Each hook has one caller per plan (see :meth:`_caller`). Which plugin a change
     or a note comes from is the innermost hook implementation on the stack
@@ -361,9 +365,15 @@ class Engine:
     """
 
     def __init__(
-        self, hook: Any, rulesets: Mapping[str, Ruleset], plugin_of: Callable[[str], str | None] = lambda m: None
+        self,
+        hook: Any,
+        rulesets: Mapping[str, Ruleset],
+        plugin_of: Callable[[str], str | None] = lambda m: None,
+        *,
+        packs_of: Callable[[str], Mapping[str, str | None]] | None = None,
     ) -> None:
         self.hook = hook
+        self.packs_of = packs_of
         self.rulesets = dict(rulesets)
         self.plugin_of = plugin_of
         #: The code of every planned hook implementation → its plugin's name (see ``AttackContext``);
@@ -385,7 +395,8 @@ class Engine:
         plan = self._plans.get(ruleset_id)
         if plan is None:
             ruleset = self.ruleset(ruleset_id)
-            plan = self._plans[ruleset_id] = _Plan(ruleset, self._compile(ruleset, ruleset.steps))
+            packs = self.packs_of(ruleset_id) if self.packs_of is not None else None
+            plan = self._plans[ruleset_id] = _Plan(ruleset, self._compile(ruleset, ruleset.steps), packs)
         return plan
 
     def _compile(self, ruleset: Ruleset, steps: Iterable[Step]) -> tuple[_Compiled, ...]:
@@ -1008,7 +1019,7 @@ class Record:
     :ivar ended: why the cycle ended early, or ``None``.
     """
 
-    __slots__ = ("ctx", "dice", "decisions", "_dict", "_changes")
+    __slots__ = ("ctx", "dice", "decisions", "packs", "_dict", "_changes")
 
     def __init__(self, ctx: AttackContext, resolution: Resolution | None) -> None:
         self.ctx = ctx
@@ -1018,9 +1029,11 @@ class Record:
         if resolution is not None:
             self.dice: Dice | None = resolution.dice
             self.decisions: list[tuple[Decision, Answer, str]] = resolution.decisions
+            self.packs: dict[str, str | None] = resolution.plan.packs
         else:
             self.dice = None
             self.decisions = []
+            self.packs = {}
         self._dict: dict[str, Any] | None = None
         self._changes: dict[str, dict[str, Any]] | None = None
 
@@ -1068,5 +1081,6 @@ class Record:
             out["dice_used"] = dice.used
             out["decisions"] = _wires(self.decisions) if self.decisions else []
             out["changes"] = self.changes
+            out["packs"] = self.packs  # the plugins (and versions) it ran with: a replay knows
         self._dict = out
         return out

@@ -45,6 +45,8 @@ class ServerConfig:
     :ivar redis: ``redis://`` URL: Redis is then the store and the bus between
         processes (:mod:`.bus`, over the store's connections).
     :ivar decision_timeout: seconds a decider has, unless the table says otherwise.
+    :ivar default_packs: the installed packs a table whose GM never chose runs with
+        (``None``: every installed pack).
     :ivar plugins: extra plugins (module paths or objects) besides the entry points.
     :ivar cors_origins: origins allowed to connect from a browser (``"*"``: any;
         the key, not the origin, is what guards a table).
@@ -84,6 +86,7 @@ class ServerConfig:
     redis: str | None = None
     redis_prefix: str = "vtt:"
     decision_timeout: float = 30.0
+    default_packs: tuple[str, ...] | None = None
     plugins: tuple[Any, ...] = ()
     entry_points: bool = True
     cors_origins: str | tuple[str, ...] = "*"
@@ -133,7 +136,14 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         logger=False,
         engineio_logger=engineio_log,
     )
-    bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
+    bridge = Bridge(
+        host,
+        store,
+        sio,
+        decision_timeout=config.decision_timeout,
+        resolvers=config.resolvers,
+        default_packs=config.default_packs,
+    )
     if isinstance(manager, RedisBus):
         manager.deliver = bridge.broadcast.local
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace

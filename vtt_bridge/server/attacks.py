@@ -38,6 +38,7 @@ from ..errors import (
 from ..state import codec, messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps, token_wire
+from ..whatif import find_attack, plan_what_if, tokens_before
 from .logs import fields
 from .pool import Asked, Done, Failed, OddsRunner, budget_of
 from .prompts import Prompter
@@ -199,7 +200,61 @@ class Attacks:
         """
         request = self.bridge.messages.load(messages.OddsRequest, data)
         runtime = self._table_for(caller, request, "ask the odds of its attack")
+        request["packs"] = list(self.bridge.packs(runtime.info))  # the table's packs only
         return await self.odds_runner.run(self.bridge.resolvers, caller, runtime, request, dict(runtime.tokens))
+
+    # -- what if ------------------------------------------------------------------
+
+    async def _what_if(self, caller: Caller, data: Any) -> tuple[TableRuntime, dict[str, Any], AuditEntry, dict[str, Any]]:
+        """The caller's table, the request, the logged attack and the plan of its what-if."""
+        request = self.bridge.messages.load(messages.WhatIfRequest, data)
+        runtime = self.bridge.runtime(caller)
+        entries = await self.bridge.store.audit(runtime.id)
+        entry = find_attack(entries, request["attack"])
+        if not caller.is_gm and entry.user != caller.user:
+            raise Forbidden(
+                "a player asks what if only of their own attacks", details={"attack": request["attack"]}
+            )
+        plan = plan_what_if(
+            self.bridge.host,
+            entry,
+            enable=request["with_"],
+            disable=request["without"],
+            answers=request["answers"],
+            add_charms=request["add_charms"],
+            remove_charms=request["remove_charms"],
+            table_packs=self.bridge.packs(runtime.info),
+        )
+        plan["tokens"] = tokens_before(entries, entry.seq)
+        return runtime, request, entry, plan
+
+    async def what_if(self, caller: Caller, data: Any) -> dict[str, Any]:
+        """``attack.whatif``: a logged attack again under its recorded dice with packs, Charms or
+        answers changed, side by side with the logged one; to the requester only, nothing applied.
+        The hooks run in an odds process (bounded per user and in time, like ``attack.odds``)."""
+        runtime, _request, entry, plan = await self._what_if(caller, data)
+        tokens = plan.pop("tokens")
+        job = {"whatif": plan, "record": dict(entry.data["attack"])}
+        done = await self.odds_runner.run(self.bridge.resolvers, caller, runtime, job, tokens)
+        return {"whatif": done["odds"]}
+
+    async def what_if_apply(self, caller: Caller, data: Any) -> dict[str, Any]:
+        """``attack.whatif.apply`` (GM only): the what-if committed as a new attack on the tokens
+        as they are now, with its own record (``whatif``: what it replays) and undo."""
+        require_gm(caller, "apply a what-if")
+        if self.stopping:
+            raise _server_stopping()
+        runtime, request, entry, plan = await self._what_if(caller, data)
+        attack = {
+            **plan["request"],
+            "packs": plan["packs"],
+            "whatif": {"of": entry.ref, "seq": entry.seq, **plan["changed"]},
+        }
+        request_id = request.get("request_id")
+        if request_id is None:
+            return {"attack": await self._run(caller, runtime, attack)}
+        attack["request_id"] = request_id
+        return await self._once(caller, runtime, attack, request_id)
 
     async def _once(
         self, caller: Caller, runtime: TableRuntime, request: dict[str, Any], request_id: str
@@ -295,6 +350,8 @@ class Attacks:
                 "targets": list(request["targets"]),
                 "user": caller.user,
             }
+            if "whatif" in request:  # an applied what-if: the attack it replays and what changed
+                about["whatif"] = request["whatif"]
             # The hooks run in a resolver process (see pool.py), never on this loop.
             spec = {
                 "ruleset": request["ruleset"],
@@ -306,6 +363,8 @@ class Attacks:
                     "dice": dice,
                     "answers": request.get("answers"),
                 },
+                # The installed packs it runs with: the table's (or an applied what-if's).
+                "packs": request["packs"] if "packs" in request else list(bridge.packs(runtime.info)),
                 # The resolver builds the attack's wire form (attackwire.attack_payload); it starts so.
                 "wire": {"about": about, "table": caller.table, "request_id": request.get("request_id")},
             }

@@ -63,6 +63,8 @@ class Bridge:
         has no setting of its own.
     :param resolvers: how many resolver processes run the hooks (started by
         :meth:`start`; see :mod:`.pool`).
+    :param default_packs: the installed packs a table runs with until its GM
+        chooses (``None``: every installed pack); an unknown one is refused here.
     """
 
     def __init__(
@@ -73,15 +75,17 @@ class Bridge:
         *,
         decision_timeout: float = 30.0,
         resolvers: int = 2,
+        default_packs: tuple[str, ...] | None = None,
     ) -> None:
         self.host = host
+        self.default_packs = host.check_packs(default_packs, field="default_packs") if default_packs is not None else None
         self.store = store
         self.sio = sio
         self.decision_timeout = decision_timeout
         self.tables: dict[str, TableRuntime] = {}
         self.callers: dict[str, Caller] = {}
         self._loading: dict[str, asyncio.Lock] = {}
-        self._rulesets: dict[str, Any] | None = None
+        self._rulesets: dict[tuple[str, ...], dict[str, Any]] = {}
         self.broadcast = Broadcaster(sio)
         self.messages = messages.Messages()
         self.resolvers = Resolvers(host, size=resolvers)
@@ -270,22 +274,57 @@ class Bridge:
 
     # -- table events ------------------------------------------------------------
 
-    def rulesets(self) -> dict[str, Any]:
-        if self._rulesets is None:
-            self._rulesets = describe_rulesets(self.host)
-        return self._rulesets
+    def packs(self, info: TableInfo) -> tuple[str, ...]:
+        """The installed packs active at a table: its GM's choice (a pack since uninstalled left
+        out), else the server's default (``serve --default-packs``), else every installed pack."""
+        installed = self.host.packs()
+        chosen = info.packs
+        if chosen is None:
+            return self.default_packs if self.default_packs is not None else installed
+        return tuple(name for name in installed if name in chosen)
+
+    def table_host(self, info: TableInfo) -> Host:
+        """The host a table's attacks and odds run through: its rulesets and active packs."""
+        return self.host.for_packs(self.packs(info))
+
+    def describe(self, runtime: TableRuntime) -> dict[str, Any]:
+        """A table as ``table.get`` and ``table.updated`` show it: its settings (``packs``: the
+        active packs), and each installed pack with its version and whether it is active."""
+        described = runtime.describe()
+        active = self.packs(runtime.info)
+        described["settings"]["packs"] = list(active)
+        versions = {p.name: p.version for p in self.host.plugins()}
+        described["packs"] = [
+            {"name": name, "version": versions.get(name), "active": name in active} for name in self.host.packs()
+        ]
+        described["ruleset_plugins"] = list(self.host.ruleset_plugins())
+        return described
+
+    def rulesets(self, caller: Caller | None = None) -> dict[str, Any]:
+        """``rulesets.list``: the rulesets as the caller's table runs them (declarables, plugins and
+        steps of its active packs only; ``packs``: which are active)."""
+        active = self.packs(self.runtime(caller).info) if caller is not None else self.host.packs()
+        found = self._rulesets.get(active)
+        if found is None:
+            found = self._rulesets[active] = {
+                **describe_rulesets(self.host.for_packs(active)),
+                "packs": {"active": list(active), "installed": list(self.host.packs())},
+            }
+        return found
 
     async def table_get(self, caller: Caller, data: Any) -> dict[str, Any]:
         self.messages.load(messages.Empty, data)
         runtime = self.runtime(caller)
-        return {"table": runtime.describe(), "user": caller.user, "role": caller.role, "users": runtime.users()}
+        return {"table": self.describe(runtime), "user": caller.user, "role": caller.role, "users": runtime.users()}
 
     async def table_update(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.messages.load(messages.TableUpdate, data)
         require_gm(caller, "change the table's settings")
+        if "packs" in request:
+            request["packs"] = list(self.host.check_packs(request["packs"]))
         runtime = self.runtime(caller)
         runtime.info = await self.store.update_settings(caller.table, request)
-        described = runtime.describe()
+        described = self.describe(runtime)
         runtime.outbox.put("table.updated", {"table": described})
         return {"table": described}
 

@@ -54,6 +54,8 @@ EVENTS: Mapping[str, str] = {
     "token.delete": "on_token_delete",
     "attack": "on_attack",
     "attack.odds": "on_attack_odds",
+    "attack.whatif": "on_attack_whatif",
+    "attack.whatif.apply": "on_attack_whatif_apply",
     "attack.history": "on_attack_history",
     "attack.get": "on_attack_get",
     "attack.undo": "on_attack_undo",
@@ -144,9 +146,9 @@ class TableNamespace(socketio.AsyncNamespace):
         return {"data": data}
 
     async def on_rulesets_list(self, sid: str, data: Any) -> dict[str, Any]:
-        self.bridge.caller(sid)
+        caller = self.bridge.caller(sid)
         self.bridge.messages.load(messages.Empty, data)
-        return self.bridge.rulesets()
+        return self.bridge.rulesets(caller)
 
     async def on_table_get(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.table_get(self.bridge.caller(sid), data)
@@ -180,6 +182,12 @@ class TableNamespace(socketio.AsyncNamespace):
 
     async def on_attack_odds(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.attacks.odds(self.bridge.caller(sid), data)
+
+    async def on_attack_whatif(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.bridge.attacks.what_if(self.bridge.caller(sid), data)
+
+    async def on_attack_whatif_apply(self, sid: str, data: Any) -> dict[str, Any]:
+        return await self.bridge.attacks.what_if_apply(self.bridge.caller(sid), data)
 
     async def on_attack_history(self, sid: str, data: Any) -> dict[str, Any]:
         return await self.bridge.attacks.history(self.bridge.caller(sid), data)

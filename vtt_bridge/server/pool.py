@@ -84,6 +84,7 @@ from ..errors import (
     error_from_dict,
 )
 from ..odds import compute_odds
+from ..whatif import run_what_if
 from ..state import codec
 from ..state.records import token_wire
 from .attackwire import attack_payload
@@ -508,7 +509,8 @@ class _Worker:
         tokens = self.table(table, refs, new)
         res = None
         try:
-            res = self.host.start(spec["ruleset"], tokens, **spec["args"])
+            # The table's packs (issue 28): a host per pack set, made once in this process.
+            res = self.host.for_packs(spec.get("packs")).start(spec["ruleset"], tokens, **spec["args"])
             for answer, how in settled:
                 # Replaying on a fresh resolver: the same inputs reach the same decisions.
                 if res.advance() is None:
@@ -593,8 +595,11 @@ class _Worker:
         deadline = time.monotonic() + budget
         try:
             snapshot = self.table(table, refs, new)
+            plan = request.get("whatif")
+            if plan is not None:  # attack.whatif: a logged attack again, on the tokens just before it
+                return OddsDone("odds", job_id, run_what_if(self.host, plan, request["record"], snapshot).to_dict())
             result = compute_odds(
-                self.host,
+                self.host.for_packs(request.get("packs")),
                 request,
                 snapshot,
                 mc_samples=request["samples"],

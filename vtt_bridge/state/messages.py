@@ -30,6 +30,7 @@ __all__ = [
     "TokenCreate",
     "TokenRef",
     "TokenUpdate",
+    "WhatIfRequest",
     "USER_NAME",
     "Messages",
     "RequestFile",
@@ -103,6 +104,19 @@ class OddsRequest(StrictSchema):
     samples = fields.Integer(strict=True, load_default=2000, validate=validate.Range(100, 20_000))
 
 
+class WhatIfRequest(StrictSchema):
+    """``attack.whatif`` (and ``attack.whatif.apply``): a logged attack again, something changed."""
+
+    attack = fields.String(required=True, validate=ID)
+    with_ = fields.List(fields.String(validate=ID), data_key="with", load_default=list, validate=validate.Length(max=50))
+    without = fields.List(fields.String(validate=ID), load_default=list, validate=validate.Length(max=50))
+    answers = fields.Dict(keys=fields.String(validate=validate.Length(min=1, max=200)), values=fields.Raw(), load_default=dict)
+    add_charms = fields.List(fields.Dict(), load_default=list, validate=validate.Length(max=50))
+    remove_charms = fields.List(fields.String(validate=ID), load_default=list, validate=validate.Length(max=50))
+    # attack.whatif.apply only: the new attack's idempotency key.
+    request_id = fields.String(validate=validate.Length(min=1, max=200))
+
+
 class History(StrictSchema):
     limit = fields.Integer(strict=True, load_default=50, validate=validate.Range(1, 500))
     before = fields.Integer(strict=True, validate=validate.Range(min=1, max=2**53 - 1))
@@ -123,15 +137,21 @@ class KeyCreate(StrictSchema):
     user = fields.String(required=True, validate=USER_NAME)
 
 
+MAX_PACKS = 200  # packs a table may enable
+
+
 class TableUpdate(StrictSchema):
     decision_timeout = fields.Float(allow_nan=False, validate=validate.Range(0.05, 3600))
     # Seconds of hook time one attack may use (decisions not counted); see server/pool.py.
     attack_budget = fields.Float(allow_nan=False, validate=validate.Range(0.05, 60))
+    # The installed packs enabled at the table (rulesets are always on); the names are
+    # checked against the installed packs by whoever holds the plugin host.
+    packs = fields.List(fields.String(validate=validate.Length(min=1, max=100)), validate=validate.Length(max=MAX_PACKS))
 
     @validates_schema
     def _something(self, data: dict[str, Any], **kwargs: Any) -> None:
         if not data:
-            raise ValidationError("Give decision_timeout, attack_budget or both.", "_schema")
+            raise ValidationError("Give decision_timeout, attack_budget, packs or some of them.", "_schema")
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:

@@ -67,12 +67,19 @@ def token_from_dict(data: Mapping[str, Any]) -> Token:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TableInfo:
-    """One game table. ``settings`` holds per-table options (``decision_timeout``)."""
+    """One game table. ``settings`` holds per-table options (``decision_timeout``, ``packs``...)."""
 
     id: str
     name: str
     created: float
     settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def packs(self) -> tuple[str, ...] | None:
+        """The installed packs enabled at the table (its ``packs`` setting); ``None`` when its GM
+        never chose (the server's default applies, see ``serve --default-packs``)."""
+        value = self.settings.get("packs")
+        return tuple(value) if isinstance(value, (list, tuple)) else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "created": self.created, "settings": dict(self.settings)}

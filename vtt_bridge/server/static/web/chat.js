@@ -145,7 +145,7 @@ function addStep(card, index, model) {
 /** A change or note made by a pack (named), not by a ruleset's own plugin (left unnamed). */
 const packPlugin = (plugin) => !!plugin && !state.rulesets.has(plugin);
 
-function renderStep(step) {
+export function renderStep(step) {
   return h(
     "li",
     { class: `step${step.ended ? " ended" : ""}`, dataset: { step: step.step } },
@@ -296,7 +296,17 @@ export function renderCardFoot(card) {
       "div",
       { class: "card-tools" },
       // (The seed is a 63-bit integer: JavaScript cannot show it exactly, so it is not shown.)
-      h("span", { class: "hint" }, `${attack.dice === "scripted" ? "scripted dice" : "seeded dice"}${attack.seq ? ` · #${attack.seq}` : ""}`),
+      h(
+        "span",
+        { class: "hint" },
+        `${attack.dice === "scripted" ? "scripted dice" : "seeded dice"}${attack.seq ? ` · #${attack.seq}` : ""}`,
+        // An applied what-if (whatif.js) names the attack it replays.
+        attack.whatif ? h("span", { class: "whatif-of" }, ` · what if of #${attack.whatif.seq}`) : null,
+      ),
+      // What if… (whatif.js): the GM of any attack, a player of their own.
+      (card.status === "resolved" || card.status === "undone") && (isGM() || attack.user === state.user)
+        ? h("button", { type: "button", class: "small whatif-open", onclick: () => announce("whatif", card) }, "What if…")
+        : null,
       isGM() && card.status === "resolved" ? h("button", { type: "button", class: "small undo", onclick: () => undo(attack.id) }, "Undo") : null,
     ),
   );

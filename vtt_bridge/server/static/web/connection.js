@@ -247,6 +247,15 @@ async function loadTableAndRulesets() {
   state.plugins = rulesets.plugins || [];
 }
 
+/** The rulesets as the table now runs them (its packs changed): the forms follow. */
+export async function reloadRulesets() {
+  const rulesets = await call("rulesets.list");
+  if (!rulesets.ok) return;
+  state.rulesets = new Map(rulesets.rulesets.map((r) => [r.id, r]));
+  state.plugins = rulesets.plugins || [];
+  announce("rulesets");
+}
+
 const RECENT_CARDS = 10;
 
 /** First load after joining: the table, its tokens, the recent cards, questions out. */

@@ -1,8 +1,8 @@
-/* GM tools: the decision timeout, player keys (with a join link), new tokens, and the
+/* GM tools: the decision timeout, the packs active at the table, player keys (with a join link), new tokens, and the
  * campaign in and out of the table as a file (`table.export` / `tokens.import`, where
  * the server has them). */
 
-import { call } from "./connection.js";
+import { call, reloadRulesets } from "./connection.js";
 import { $, describeError, flattenDetails, h, toast, fill } from "./dom.js";
 import { announce, isGM, state } from "./state.js";
 import { openEditor } from "./tokens.js";
@@ -14,6 +14,38 @@ export function renderGMTools() {
   if (state.table?.settings?.decision_timeout !== undefined && document.activeElement !== $("decision-timeout")) {
     $("decision-timeout").value = state.table.settings.decision_timeout;
   }
+  renderPacks();
+}
+
+/** The installed packs, each with a switch: on means its hooks and Charms act at this table. */
+function renderPacks() {
+  const packs = state.table?.packs || [];
+  $("packs-form").hidden = !packs.length;
+  fill(
+    $("packs-list"),
+    packs.map((p) =>
+      h(
+        "label",
+        { class: "check pack" },
+        h("input", { type: "checkbox", dataset: { pack: p.name }, checked: p.active, onchange: setPacks }),
+        ` ${p.name}`,
+        p.version ? h("span", { class: "hint" }, ` ${p.version}`) : null,
+      ),
+    ),
+  );
+}
+
+async function setPacks() {
+  const boxes = [...$("packs-list").querySelectorAll("input[data-pack]")];
+  const packs = boxes.filter((b) => b.checked).map((b) => b.dataset.pack);
+  for (const b of boxes) b.disabled = true;
+  const ack = await call("table.update", { packs });
+  if (ack.ok) {
+    state.table = ack.table;
+    toast(packs.length ? `Packs at this table: ${packs.join(", ")}` : "No packs at this table");
+    await reloadRulesets();
+  } else toast(describeError(ack.error), "error");
+  renderPacks();
 }
 
 async function setTimeoutSeconds(ev) {

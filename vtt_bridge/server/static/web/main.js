@@ -16,10 +16,11 @@
 
 import * as attack from "./attack.js";
 import * as chat from "./chat.js";
-import { banner, handle, join, leave } from "./connection.js";
+import { banner, handle, join, leave, reloadRulesets } from "./connection.js";
 import { $ } from "./dom.js";
 import * as decisions from "./decisions.js";
 import { renderGMTools, wireGMTools } from "./gm.js";
+import { openWhatIf } from "./whatif.js";
 import { renderScene } from "./scene.js";
 import { announce, dropToken, on, putToken, state } from "./state.js";
 import { closeEditor, renderInspector } from "./tokens.js";
@@ -63,6 +64,11 @@ on("resolved", (record) => decisions.attackSettled(record.id));
 on("failed", (data) => decisions.attackSettled(data.id));
 on("disconnected", () => decisions.dropAll());
 on("resynced", () => chat.markInterrupted());
+on("whatif", (card) => openWhatIf(card));
+on("rulesets", () => {
+  attack.fillRulesetSelects();
+  announce("tokens");
+});
 
 // -- server events ----------------------------------------------------------------------
 
@@ -74,9 +80,12 @@ handle("token.updated", (data) => putToken(data.token));
 handle("token.created", (data) => putToken(data.token));
 handle("token.deleted", (data) => dropToken(data.id));
 handle("table.updated", (data) => {
+  const packs = JSON.stringify(state.table?.settings?.packs);
   state.table = data.table;
   renderHeader();
   renderGMTools();
+  // Other packs at the table: other Charms to declare, other options (rulesets.list).
+  if (JSON.stringify(data.table?.settings?.packs) !== packs) reloadRulesets();
 });
 handle("decision", (data, ack) => decisions.enqueueDecision(data, ack));
 handle("decision.closed", decisions.onDecisionClosed);
