@@ -63,7 +63,7 @@ async def test_the_lease_is_held_by_one_process_at_a_time_and_a_release_wakes_th
 async def test_a_lease_left_by_a_dead_process_expires(two, redis_url):
     one, other = two
     # A holder that never releases (its process died): the key simply stays until its TTL.
-    await one.link.call("SET", f"{one.prefix}t:t1:lease", "dead", "PX", 300)
+    await one.link.call("SET", f"{one.prefix}t:{{t1}}:lease", "dead", "PX", 300)
     started = time.monotonic()
     async with other.lease("t1"):
         waited = time.monotonic() - started
@@ -184,8 +184,8 @@ async def test_a_waiter_that_gives_up_does_not_keep_the_lease_from_the_next(two)
 
 async def test_a_lease_handed_over_while_the_waiter_s_next_try_is_on_its_way_is_held_once(two):
     one, other = two
-    key, want = f"{one.prefix}t:t1:lease", f"{one.prefix}t:t1:lease:want"
-    keys = [key, f"{one.prefix}t:t1:rev", want]
+    key, want = f"{one.prefix}t:{{t1}}:lease", f"{one.prefix}t:{{t1}}:lease:want"
+    keys = [key, f"{one.prefix}t:{{t1}}:rev", want]
     held = await one.lease("t1").__aenter__()
     assert await other.link.evalsha(other._acquire, keys, ["w", 5000, 500]) == -1  # "w" waits, first
     await held.__aexit__(None, None, None)  # handed over to "w"

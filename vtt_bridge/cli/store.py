@@ -43,7 +43,7 @@ def resolved(args: argparse.Namespace, environ: Mapping[str, str] | None = None)
     env = os.environ if environ is None else environ
     db = args.db or env.get(DB_ENV) or DEFAULT_DB
     redis = args.redis or env.get(REDIS_ENV) or None
-    if redis and importlib.util.find_spec("hiredis") is None:
+    if redis and importlib.util.find_spec("redis") is None:
         raise InvalidRequest(
             "--redis needs the Redis extra: pip install 'vtt-bridge[redis]' (or leave out --redis for SQLite)",
             details={},
