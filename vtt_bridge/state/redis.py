@@ -55,8 +55,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from ..engine.tokens import Token
-from ..errors import Conflict, NotFound, StoreUnavailable
-from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber
+from ..errors import Conflict, InvalidRequest, NotFound, StoreUnavailable
+from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber, parse_url
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
 from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
@@ -286,7 +286,11 @@ class RedisStore(Store):
         self.prefix = prefix
         self.lease_ttl = lease_ttl
         self.audit_keep = audit_keep
-        self.wait = _wait_of(url)
+        try:
+            parse_url(url)
+            self.wait = _wait_of(url)
+        except ValueError as exc:
+            raise InvalidRequest(f"--redis: {exc}", details={"redis": str(exc)}) from None
         self.epoch: str | None = None
         self._link: Link | None = None
         self._keeps: dict[str, int] = {}

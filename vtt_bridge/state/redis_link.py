@@ -29,9 +29,11 @@ URLs (see :func:`parse_url`)::
     redis+sentinel://[[user]:password@]h1:p1,h2:p2/service[/db]   Sentinel
     redis+cluster://[[user]:password@]h1:p1,h2:p2    Cluster (any of its nodes)
 
-``rediss+sentinel://`` and ``rediss+cluster://`` use TLS. TLS takes a CA file
-and a client certificate and key (:class:`RedisOptions`; the CLI's
-``--redis-ca``, ``--redis-cert``, ``--redis-key``).
+``rediss+sentinel://`` and ``rediss+cluster://`` use TLS. The query may add
+what :class:`RedisOptions` holds: ``ca=FILE``, ``cert=FILE``, ``key=FILE``
+(TLS), ``connect_timeout=S``, ``timeout=S`` (the CLI's ``--redis-ca``,
+``--redis-cert``, ``--redis-key``, ``--redis-timeout`` write them there), and
+for Sentinel ``sentinel_password=...`` (the sentinels' own password).
 """
 
 from __future__ import annotations
@@ -89,6 +91,21 @@ class RedisOptions:
     connect_timeout: float = 2.0
     command_timeout: float = 2.0
 
+    @classmethod
+    def from_query(cls, query: dict[str, list[str]]) -> RedisOptions:
+        """The options a URL's query gives (``ca``, ``cert``, ``key``, ``connect_timeout``, ``timeout``)."""
+        def one(name: str) -> str | None:
+            return query.get(name, [None])[0] or None
+
+        try:
+            connect = float(one("connect_timeout") or cls.connect_timeout)
+            command = float(one("timeout") or cls.command_timeout)
+        except ValueError:
+            raise ValueError("connect_timeout and timeout in a Redis URL are seconds") from None
+        if not (0 < connect <= 60 and 0 < command <= 60):
+            raise ValueError("connect_timeout and timeout in a Redis URL are 0 to 60 seconds")
+        return cls(ca=one("ca"), cert=one("cert"), key=one("key"), connect_timeout=connect, command_timeout=command)
+
 
 @dataclass
 class Where:
@@ -103,6 +120,7 @@ class Where:
     username: str | None = None
     password: str | None = None
     sentinel_password: str | None = None
+    query: dict[str, list[str]] = field(default_factory=dict)
 
     def describe(self) -> str:
         """The URL without its password, for messages."""
@@ -125,7 +143,10 @@ def parse_url(url: str) -> Where:
     username = unquote(parsed.username) if parsed.username else None
     password = unquote(parsed.password) if parsed.password else None
     if scheme == "unix":
-        return Where("single", path=parsed.path, db=int(query.get("db", ["0"])[0] or 0), username=username, password=password)
+        return Where(
+            "single", path=parsed.path, db=int(query.get("db", ["0"])[0] or 0),
+            username=username, password=password, query=query,
+        )
     kinds = {
         "redis": ("single", False), "rediss": ("single", True),
         "redis+sentinel": ("sentinel", False), "rediss+sentinel": ("sentinel", True),
@@ -150,7 +171,7 @@ def parse_url(url: str) -> Where:
             raise ValueError(f"bad port in Redis URL: {part!r}") from None
     if not hosts:
         hosts = [("127.0.0.1", 26379 if kind == "sentinel" else 6379)]
-    where = Where(kind, tls=tls, hosts=hosts, username=username, password=password)
+    where = Where(kind, tls=tls, hosts=hosts, username=username, password=password, query=query)
     parts = [p for p in parsed.path.split("/") if p]
     if kind == "sentinel":
         if not parts:
@@ -196,10 +217,10 @@ def _why(exc: BaseException, where: Where) -> str:
     """A failure to reach Redis in words, for one line."""
     text = str(exc) or type(exc).__name__
     lowered = text.lower()
+    if "noauth" in lowered or "authentication required" in lowered or isinstance(exc, rexc.AuthenticationRequiredError):
+        return "Redis asks for a password and the URL gives none: redis://:PASSWORD@host:port"
     if isinstance(exc, rexc.AuthenticationError) or "wrongpass" in lowered or "invalid username-password" in lowered:
         return "wrong user name or password (Redis refused the AUTH): check the user and password in the URL"
-    if "noauth" in lowered or "authentication required" in lowered:
-        return "Redis asks for a password and the URL gives none: redis://:PASSWORD@host:port"
     if "noperm" in lowered:
         return f"the Redis user may not run a command the store needs ({text}): check its ACL"
     if isinstance(exc, ssl.SSLError) or "ssl" in lowered or "certificate" in lowered or "wrong version number" in lowered:
@@ -247,8 +268,8 @@ class Link:
 
     def __init__(self, url: str, options: RedisOptions | None = None) -> None:
         self.url = url
-        self.options = options or RedisOptions()
         self.where = parse_url(url)
+        self.options = options or RedisOptions.from_query(self.where.query)
         self.client: Any = None
         self.sentinel: Sentinel | None = None
         self._scripts: dict[str, str] = {}  # sha → source
