@@ -217,7 +217,7 @@ def _why(exc: BaseException, where: Where) -> str:
     """A failure to reach Redis in words, for one line."""
     text = str(exc) or type(exc).__name__
     lowered = text.lower()
-    if "noauth" in lowered or "authentication required" in lowered or isinstance(exc, rexc.AuthenticationRequiredError):
+    if "noauth" in lowered or "authentication required" in lowered:
         return "Redis asks for a password and the URL gives none: redis://:PASSWORD@host:port"
     if isinstance(exc, rexc.AuthenticationError) or "wrongpass" in lowered or "invalid username-password" in lowered:
         return "wrong user name or password (Redis refused the AUTH): check the user and password in the URL"
