@@ -644,7 +644,10 @@ class RedisStore(Store):
         return {sid: user for sid, (node, user) in entries.items() if alive[node]}
 
     async def heartbeat(self, node: str, ttl: float) -> None:
-        await self.link.call("SET", f"{self.prefix}node:{node}", "1", "PX", max(1, int(ttl * 1000)))
+        try:
+            await self.link.call("SET", f"{self.prefix}node:{node}", "1", "PX", max(1, int(ttl * 1000)))
+        except StoreUnavailable:
+            pass  # the link logged the outage once; the next beat tries again
 
     @property
     def _channel(self) -> str:
@@ -681,7 +684,7 @@ class RedisStore(Store):
             held = list(self._held.items())
             renewals = (self.link.evalsha(self._renew, [key], [holder, ttl_ms]) for key, holder in held)
             for (key, _holder), outcome in zip(held, await asyncio.gather(*renewals, return_exceptions=True)):
-                if isinstance(outcome, Exception):
+                if isinstance(outcome, Exception) and not isinstance(outcome, StoreUnavailable):
                     log.warning("could not renew an attack lease", extra={"lease": key, "error": str(outcome)})
 
     def _forget(self, key: str, event: asyncio.Event) -> None:
