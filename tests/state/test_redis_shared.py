@@ -9,6 +9,7 @@ import time
 import pytest
 
 from vtt_bridge.engine.tokens import Token
+from vtt_bridge.errors import Conflict
 from vtt_bridge.state import AuditDraft, RedisStore, TableInfo, TokenChange
 
 _prefixes = itertools.count()
@@ -195,3 +196,18 @@ async def test_a_lease_handed_over_while_the_waiter_s_next_try_is_on_its_way_is_
     assert await other.link.call("GET", want) is None  # no stale claim of its own left behind
     await other.link.evalsha(other._release, [key, want, keys[1]], ["w", other._channel, 5000])
     assert await other.link.call("GET", key) is None
+
+
+async def test_a_process_with_other_packs_is_refused_while_one_with_the_same_joins(two):
+    one, other = two
+    await one.announce("n1", {"exalted2e": "0.1.0", "excellencies": "0.1.0"})
+    await other.announce("n2", {"excellencies": "0.1.0", "exalted2e": "0.1.0"})  # same set, any order
+    with pytest.raises(Conflict) as refused:
+        await other.announce("n3", {"exalted2e": "0.2.0", "mass_charms": "0.1.0"})
+    message = refused.value.message
+    assert "exalted2e 0.2.0 here, 0.1.0 there" in message and "mass_charms only here" in message
+    assert "excellencies only there" in message
+    # Once the others stop, another pack set may start.
+    await one.close()
+    await other.link.call("HDEL", f"{other.prefix}packs", "n2")
+    await other.announce("n3", {"exalted2e": "0.2.0"})

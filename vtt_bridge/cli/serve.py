@@ -59,9 +59,10 @@ def register(sub) -> None:
     parser.add_argument(
         "--lease-ttl",
         type=float,
-        default=10.0,
+        default=2.0,
         metavar="S",
-        help="with --redis: seconds before a table held by a process that died is taken over (default: 10)",
+        help="with --redis: seconds before a table held by a process that died is taken over "
+        "(default: 2; renewed every third of that while held)",
     )
     parser.add_argument(
         "--decision-timeout",

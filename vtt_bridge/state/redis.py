@@ -6,7 +6,7 @@ keys share one slot and its Lua scripts run on one node::
 
     tables                  hash  table id → table JSON
     epoch                   str   written once, when the store is first used (see :meth:`RedisStore.ping`)
-    packs:<process>         str   the pack set a live process runs (expires unless renewed)
+    packs                   hash  process → {packs, until}: the pack set each live process runs
     t:{<table>}:keys        hash  user → {digest, created}
     t:{<table>}:tokens      hash  token id → token JSON (with its version)
     t:{<table>}:audit       list  the newest audit entries (at most the table's ``audit_keep``)
@@ -245,6 +245,24 @@ end
 return out
 """
 
+# KEYS: packs; ARGV: this process, its pack set (canonical JSON), how long its entry lives (ms).
+# Joins when every live process runs the same pack set: answers {} (and notes this one), else
+# {a process that differs, its pack set}. Entries past their time are dropped.
+_ANNOUNCE = """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for _, node in ipairs(redis.call('HKEYS', KEYS[1])) do
+    local entry = cjson.decode(redis.call('HGET', KEYS[1], node))
+    if entry['until'] < ms then
+        redis.call('HDEL', KEYS[1], node)
+    elseif node ~= ARGV[1] and entry['packs'] ~= ARGV[2] then
+        return {node, entry['packs']}
+    end
+end
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode({packs = ARGV[2], ['until'] = ms + tonumber(ARGV[3])}))
+return {}
+"""
+
 # KEYS: sessions, departed; ARGV: socket id, why it ended, how long to keep that (ms).
 _DEPART = """
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -294,6 +312,7 @@ class RedisStore(Store):
         self.epoch: str | None = None
         self._link: Link | None = None
         self._keeps: dict[str, int] = {}
+        self._announced: tuple[str, str] | None = None  # (process, its pack set), once announced
         self.subscriber: Subscriber | None = None
         self._waiting: dict[str, set[asyncio.Event]] = {}
         # The attack leases this process holds (key → holder), renewed by one task.
@@ -320,9 +339,9 @@ class RedisStore(Store):
         if self._link is not None:
             return
         link = Link(self.url, self.options)
-        scripts = (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK)
+        scripts = (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE)
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
-         self._slice, self._pick) = (link.script(source) for source in scripts)
+         self._slice, self._pick, self._announce) = (link.script(source) for source in scripts)
         await link.open()
         self._link = link
         try:
@@ -348,6 +367,10 @@ class RedisStore(Store):
             raise
 
     async def close(self) -> None:
+        if self._announced is not None and self._link is not None:
+            with contextlib.suppress(Exception):
+                await self._link.call("HDEL", self.prefix + "packs", self._announced[0])
+            self._announced = None
         if self._renewer is not None:
             self._renewer.cancel()
             await asyncio.gather(self._renewer, return_exceptions=True)
@@ -646,8 +669,34 @@ class RedisStore(Store):
     async def heartbeat(self, node: str, ttl: float) -> None:
         try:
             await self.link.call("SET", f"{self.prefix}node:{node}", "1", "PX", max(1, int(ttl * 1000)))
+            if self._announced is not None and self._announced[0] == node:
+                await self._announce_as(node, self._announced[1], ttl)
         except StoreUnavailable:
             pass  # the link logged the outage once; the next beat tries again
+        except Conflict as exc:
+            log.error(str(exc))  # joined meanwhile by a process of another pack set (after an outage)
+
+    async def announce(self, node: str, packs: Mapping[str, str | None], ttl: float = 6.0) -> None:
+        """Join the deployment as ``node`` running ``packs`` (name → version).
+
+        :raises Conflict: a live process runs another pack set; says what differs.
+        """
+        canonical = json.dumps(dict(sorted(packs.items())), separators=(",", ":"))
+        await self._announce_as(node, canonical, ttl)
+        self._announced = (node, canonical)
+
+    async def _announce_as(self, node: str, canonical: str, ttl: float) -> None:
+        found = await self.link.evalsha(
+            self._announce, [self.prefix + "packs"], [node, canonical, max(1000, int(ttl * 1000) * 2)]
+        )
+        if found:
+            other, theirs = found[0], json.loads(found[1])
+            raise Conflict(
+                f"this process's packs differ from those of the running server process {other}: "
+                f"{_pack_difference(json.loads(canonical), theirs)}. Every process of a deployment runs the same "
+                "packs: install the same ones (vtt-bridge plugins), or stop the others first",
+                details={"process": other, "theirs": theirs},
+            )
 
     @property
     def _channel(self) -> str:
@@ -728,6 +777,18 @@ class RedisStore(Store):
         """The questions out at the table on any process, by ref, as :meth:`question_out` noted them."""
         raw = await self._hgetall(self._key(table_id, "questions"))
         return {ref: json.loads(value) for ref, value in raw.items()}
+
+
+def _pack_difference(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> str:
+    said = []
+    for name in sorted(set(ours) | set(theirs)):
+        if name not in theirs:
+            said.append(f"{name} only here")
+        elif name not in ours:
+            said.append(f"{name} only there")
+        elif ours[name] != theirs[name]:
+            said.append(f"{name} {ours[name]} here, {theirs[name]} there")
+    return "; ".join(said) or "they differ"
 
 
 # How long the reason a connection ended is kept (milliseconds), for questions put to it.
