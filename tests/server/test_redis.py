@@ -258,3 +258,40 @@ async def test_the_gm_takes_the_default_of_a_question_another_server_asks(patien
         assert again["ok"] is False and again["error"]["code"] == "not_found", again
     finally:
         await seat.close()
+
+
+async def _health(server):
+    import aiohttp
+
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{server.url}/healthz") as response:
+            return response.status, await response.json()
+
+
+async def test_healthz_says_so_when_the_redis_store_was_wiped_under_the_server(tmp_path, redis_url):
+    async with _servers(tmp_path, redis_url) as (one, _two):
+        status, body = await _health(one)
+        assert status == 200 and body["ok"] is True
+        # What a Redis restarted without persistence looks like: every key gone.
+        for key in await one.store.link.call("KEYS", f"{one.store.prefix}*"):
+            await one.store.link.call("DEL", key)
+        status, body = await _health(one)
+        assert status == 503 and body["ok"] is False
+        assert "wiped" in body["error"] and "epoch key is missing" in body["error"]
+
+
+async def test_a_server_with_other_packs_is_refused_by_a_deployment_running(tmp_path, redis_url):
+    from vtt_bridge.errors import Conflict
+
+    prefix = f"srv{next(_prefixes)}:"
+    one = BridgeServer(config(tmp_path / "one", redis=redis_url, redis_prefix=prefix))
+    other = BridgeServer(config(tmp_path / "two", redis=redis_url, redis_prefix=prefix, entry_points=True))
+    await one.start()
+    try:
+        with pytest.raises(Conflict, match="packs differ") as refused:
+            await other.start()
+        assert "only here" in refused.value.message  # the built-in packs the first one lacks
+    finally:
+        if other.store is not None:
+            await other.store.close()
+        await one.stop()
