@@ -139,8 +139,8 @@ def redis_server() -> Iterator[str]:
 
 
 class SentinelGroup:
-    def __init__(self, primary: RedisProcess, replica: RedisProcess, sentinels: list[RedisProcess]) -> None:
-        self.primary, self.replica, self.sentinels = primary, replica, sentinels
+    def __init__(self, primary: RedisProcess, replicas: list[RedisProcess], sentinels: list[RedisProcess]) -> None:
+        self.primary, self.replicas, self.sentinels = primary, replicas, sentinels
 
     @property
     def url(self) -> str:
@@ -154,25 +154,26 @@ class SentinelGroup:
 
 @contextlib.contextmanager
 def sentinel_group(down_after_ms: int = 600) -> Iterator[SentinelGroup]:
-    """A primary, its replica and three sentinels (quorum 2) watching it as ``vttmain``."""
+    """A primary, two replicas and three sentinels (quorum 2) watching it as ``vttmain``.
+
+    Two replicas, so that once one is promoted the new primary still has one to confirm writes."""
     _binary("redis-server")
     _binary("redis-sentinel")
     with tempfile.TemporaryDirectory(prefix="vtt-sentinel-") as workdir:
         root = Path(workdir)
         started: list[RedisProcess] = []
         try:
-            primary_port, replica_port = free_port(), free_port()
-            for name, port, extra in (
-                ("primary", primary_port, ()),
-                ("replica", replica_port, ("--replicaof", "127.0.0.1", str(primary_port))),
-            ):
+            primary_port = free_port()
+            for name in ("primary", "replica1", "replica2"):
+                port = primary_port if name == "primary" else free_port()
+                extra = () if name == "primary" else ("--replicaof", "127.0.0.1", str(primary_port))
                 (root / name).mkdir()
                 started.append(RedisProcess(_server_args(port, *extra), port, root / name))
-            primary, replica = started
+            primary, *replicas = started
             deadline = time.monotonic() + 10
-            while b"master_link_status:up" not in ask(replica_port, "INFO", "replication"):
+            while not all(b"master_link_status:up" in ask(r.port, "INFO", "replication") for r in replicas):
                 if time.monotonic() > deadline:
-                    raise RuntimeError("the replica did not catch up")
+                    raise RuntimeError("the replicas did not catch up")
                 time.sleep(0.05)
             sentinels = []
             for i in range(3):
@@ -188,12 +189,12 @@ def sentinel_group(down_after_ms: int = 600) -> Iterator[SentinelGroup]:
                 sentinel = RedisProcess([str(conf)], port, root / f"s{i}", sentinel=True)
                 sentinels.append(sentinel)
                 started.append(sentinel)
-            group = SentinelGroup(primary, replica, sentinels)
+            group = SentinelGroup(primary, replicas, sentinels)
             # Every sentinel knows the replica and the other sentinels before the test starts.
             deadline = time.monotonic() + 15
             while True:
                 replies = [ask(s.port, "SENTINEL", "master", "vttmain") for s in sentinels]
-                if all(b"num-other-sentinels\r\n$1\r\n2" in r and b"num-slaves\r\n$1\r\n1" in r for r in replies):
+                if all(b"num-other-sentinels\r\n$1\r\n2" in r and b"num-slaves\r\n$1\r\n2" in r for r in replies):
                     break
                 if time.monotonic() > deadline:
                     raise RuntimeError("the sentinels did not find each other")
@@ -212,22 +213,41 @@ class Cluster:
     def url(self) -> str:
         return "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes[:3])
 
-    def primary_of(self, slot_key: str) -> RedisProcess:
-        """The node serving ``slot_key``'s slot now."""
-        slot = int(ask(self.nodes[0].port, "CLUSTER", "KEYSLOT", slot_key).split(b":")[1].split(b"\r")[0])
-        for node in self.nodes:
-            if node.proc is None or node.proc.poll() is not None:
+    def live(self) -> list[RedisProcess]:
+        return [n for n in self.nodes if n.proc is not None and n.proc.poll() is None]
+
+    def primary_of(self, slot_key: str) -> RedisProcess | None:
+        """The node serving ``slot_key``'s slot now, as the first live node that knows sees it."""
+        for node in self.live():
+            try:
+                slot = int(ask(node.port, "CLUSTER", "KEYSLOT", slot_key).split(b":")[1].split(b"\r")[0])
+                lines = ask(node.port, "CLUSTER", "NODES").decode(errors="replace").splitlines()
+            except (OSError, ValueError, IndexError):
                 continue
-            for line in ask(node.port, "CLUSTER", "NODES").decode(errors="replace").splitlines():
+            for line in lines:
                 fields = line.split()
                 if len(fields) > 8 and "master" in fields[2] and "fail" not in fields[2]:
                     for part in fields[8:]:
                         low, _, high = part.partition("-")
                         if low.isdigit() and int(low) <= slot <= int(high or low):
                             port = int(fields[1].split("@")[0].rsplit(":", 1)[1])
-                            return next(n for n in self.nodes if n.port == port)
-            break
-        raise RuntimeError(f"no primary serves slot {slot}")
+                            return next((n for n in self.nodes if n.port == port), None)
+        return None
+
+
+def _cluster_port() -> int:
+    """A free port whose cluster bus port (+10000) is free too."""
+    for _ in range(200):
+        port = free_port()
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as bus:
+            try:
+                bus.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port pair for a cluster node")
 
 
 @contextlib.contextmanager
@@ -240,7 +260,7 @@ def redis_cluster(node_timeout_ms: int = 1000) -> Iterator[Cluster]:
         nodes: list[RedisProcess] = []
         try:
             for i in range(6):
-                port = free_port()
+                port = _cluster_port()
                 (root / f"n{i}").mkdir()
                 args = _server_args(
                     port, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -253,7 +273,10 @@ def redis_cluster(node_timeout_ms: int = 1000) -> Iterator[Cluster]:
                 check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60,
             )
             deadline = time.monotonic() + 20
-            while not all(b"cluster_state:ok" in ask(n.port, "CLUSTER", "INFO") for n in nodes):
+            while not all(b"cluster_state:ok" in ask(n.port, "CLUSTER", "INFO") for n in nodes) or not all(
+                b"role:master" in info or b"master_link_status:up" in info
+                for info in (ask(n.port, "INFO", "replication") for n in nodes)
+            ):
                 if time.monotonic() > deadline:
                     raise RuntimeError("the cluster did not come up")
                 time.sleep(0.1)

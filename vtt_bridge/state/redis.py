@@ -94,8 +94,13 @@ for i = 0, n - 1 do
     if found ~= expected then return {'conflict', id, found} end
 end
 local request_id, ref = ARGV[2 + n * 3], ARGV[3 + n * 3]
-if request_id ~= '' and redis.call('HEXISTS', KEYS[3], request_id) == 1 then
-    return {'duplicate', request_id, ''}
+if request_id ~= '' then
+    local landed = redis.call('HGET', KEYS[3], request_id)
+    if landed then
+        -- written again (unchanged), so a WAIT after this script covers the first landing too
+        redis.call('HSET', KEYS[3], request_id, landed)
+        return {'duplicate', request_id, ''}
+    end
 end
 for i = 0, n - 1 do
     local id, after = ARGV[2 + i * 3], ARGV[4 + i * 3]
@@ -263,6 +268,14 @@ redis.call('HSET', KEYS[1], ARGV[1], cjson.encode({packs = ARGV[2], ['until'] = 
 return {}
 """
 
+# KEYS: requests; ARGV: request_id. Its seq, written again unchanged (so that a WAIT after it
+# covers the entry's own landing); false when the request_id is unknown.
+_REQUEST = """
+local seq = redis.call('HGET', KEYS[1], ARGV[1])
+if seq then redis.call('HSET', KEYS[1], ARGV[1], seq) end
+return seq
+"""
+
 # KEYS: sessions, departed; ARGV: socket id, why it ended, how long to keep that (ms).
 _DEPART = """
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -339,9 +352,9 @@ class RedisStore(Store):
         if self._link is not None:
             return
         link = Link(self.url, self.options)
-        scripts = (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE)
+        scripts = (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST)
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
-         self._slice, self._pick, self._announce) = (link.script(source) for source in scripts)
+         self._slice, self._pick, self._announce, self._request) = (link.script(source) for source in scripts)
         await link.open()
         self._link = link
         try:
@@ -553,7 +566,12 @@ class RedisStore(Store):
         return [AuditEntry(seq=seq, table=table_id, **json.loads(raw)) for seq, raw in pairs if raw]
 
     async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
-        seq = await self.link.call("HGET", self._key(table_id, "requests"), request_id)
+        key = self._key(table_id, "requests")
+        if self.wait is None:
+            seq = await self.link.call("HGET", key, request_id)
+        else:
+            # A request sent again after a failover: answered only once replicas have its entry.
+            seq = await self.link.evalsha(self._request, [key], [request_id], wait=self.wait)
         found = await self._entries(table_id, [int(seq)]) if seq else []
         return found[0] if found else None
 

@@ -276,6 +276,7 @@ class Link:
         self._queue: collections.deque[tuple[tuple[Any, ...], asyncio.Future[Any] | None]] = collections.deque()
         self._sender: asyncio.Task[None] | None = None
         self.outage = _Outage("commands")
+        self.replication = _Outage("replicas")
 
     @property
     def cluster(self) -> bool:
@@ -421,24 +422,20 @@ class Link:
         connection; fewer replicas confirming raises :class:`StoreUnavailable`
         (the script's writes happened on the primary but may not survive its loss).
         """
-        for attempt in (0, 1):
-            try:
-                if wait is None:
-                    return await self.call("EVALSHA", sha, len(keys), *keys, *args)
-                return await self._evalsha_wait(sha, keys, args, wait)
-            except RedisReplyError as exc:
-                if attempt or not str(exc).startswith("NOSCRIPT"):
-                    raise
-            try:
-                await self._client().script_load(self._scripts[sha])
-            except _UNAVAILABLE as exc:
-                raise self._unavailable(exc) from None
-        raise AssertionError("unreachable")
+        try:
+            return await self._eval(("EVALSHA", sha), keys, args, wait)
+        except RedisReplyError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+        # Not in this node's script cache (a new Redis, a promoted replica): EVAL caches it there.
+        return await self._eval(("EVAL", self._scripts[sha]), keys, args, wait)
 
-    async def _evalsha_wait(self, sha: str, keys: list[str], args: list[Any], wait: tuple[int, int]) -> Any:
+    async def _eval(self, how: tuple[str, str], keys: list[str], args: list[Any], wait: tuple[int, int] | None) -> Any:
+        if wait is None:
+            return await self.call(*how, len(keys), *keys, *args)
         client = self._client()
         pipe = client.pipeline(transaction=False)
-        pipe.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+        pipe.execute_command(*how, len(keys), *keys, *args)
         if self.cluster:
             pipe.execute_command("WAIT", *wait, target_nodes=client.get_node_from_key(keys[0]))
         else:
@@ -453,12 +450,13 @@ class Link:
             raise _reply_error(reply)
         self.outage.ok()
         if isinstance(confirmed, Exception) or int(confirmed) < wait[0]:
-            log.warning("a commit was not confirmed by Redis replicas in time", extra={"replicas": str(confirmed)})
+            self.replication.failed(f"{confirmed} of {wait[0]} replica(s) confirmed a write within {wait[1]} ms")
             raise StoreUnavailable(
                 f"the store could not confirm the change on {wait[0]} replica(s) within {wait[1]} ms; "
                 "send the same request (same request_id) again",
                 details={"retry_after": RETRY_AFTER},
             )
+        self.replication.ok()
         return reply
 
     async def close(self) -> None:
