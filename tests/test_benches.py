@@ -24,7 +24,11 @@ QUICK = {
     "slow_readers.py": ["--quick"],
 }
 # Run by a test of their own, which checks more of what they print (one quick run is enough).
-ELSEWHERE = {"server_bench.py": "tests/server/test_bench.py", "odds_latency.py": "tests/server/test_oddsrun.py"}
+ELSEWHERE = {
+    "server_bench.py": "tests/server/test_bench.py",
+    "odds_latency.py": "tests/server/test_oddsrun.py",
+    "redis_clients.py": "tests/state/test_redis_bench.py",
+}
 
 
 def test_every_bench_is_listed():
