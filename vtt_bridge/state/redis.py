@@ -13,6 +13,7 @@ keys share one slot and its Lua scripts run on one node::
     t:{<table>}:trimmed     int   how many of the oldest entries were dropped: entry n has
                                   seq trimmed + (its place in the list, from 1)
     t:{<table>}:meta        list  "request_id<TAB>ref" of each entry in the list, to forget them with it
+    t:{<table>}:keep        int   the table's audit_keep setting, when it has one
     t:{<table>}:requests    hash  request_id → seq (of the entries still kept)
     t:{<table>}:refs        hash  attack id → JSON list of seqs (of the entries still kept)
     t:{<table>}:rev         int   bumped by every commit and settings change
@@ -76,11 +77,11 @@ def _wait_of(url: str) -> tuple[int, int] | None:
         return None
     return replicas, int(query.get("wait_ms", ["500"])[0] or 500)
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
 # process has the table's next attack waiting (else ""), the lease's time to live in ms,
-# how many audit entries the table keeps (0: all).
+# how many audit entries a table keeps unless its keep key says (0: all).
 # Past that many, the oldest entries go, with their request_ids and refs.
 # The lease then goes, in this order: to the first waiter if there is one (handed over: see
 # _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
@@ -118,7 +119,7 @@ if ref ~= '' then
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
 end
-local keep = tonumber(ARGV[9 + n * 3])
+local keep = tonumber(redis.call('GET', KEYS[10]) or ARGV[9 + n * 3])
 if keep > 0 and len > keep then
     local drop = len - keep
     -- entries written before the meta list existed have no meta: nothing to forget for them
@@ -215,12 +216,12 @@ end
 return 1
 """
 
-# KEYS: tables, rev; ARGV: table id, its JSON as read, its new JSON. A settings change
+# KEYS: tables; ARGV: table id, its JSON as read, its new JSON. A settings change
 # that lands only if nobody changed the table meanwhile (0: read again and retry).
+# (The table's revision is bumped after it: under Cluster it lives in the table's slot.)
 _SETTINGS = """
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-redis.call('INCR', KEYS[2])
 return 1
 """
 
@@ -324,7 +325,6 @@ class RedisStore(Store):
             raise InvalidRequest(f"--redis: {exc}", details={"redis": str(exc)}) from None
         self.epoch: str | None = None
         self._link: Link | None = None
-        self._keeps: dict[str, int] = {}
         self._announced: tuple[str, str] | None = None  # (process, its pack set), once announced
         self.subscriber: Subscriber | None = None
         self._waiting: dict[str, set[asyncio.Event]] = {}
@@ -435,10 +435,6 @@ class RedisStore(Store):
     def _key(self, table_id: str, what: str) -> str:
         return f"{self.prefix}t:{{{table_id}}}:{what}"
 
-    def _keep_of(self, table_id: str, table: TableInfo | None) -> None:
-        if table is not None:
-            keep = table.settings.get("audit_keep")
-            self._keeps[table_id] = int(keep) if keep is not None else self.audit_keep
 
     # -- tables and keys ----------------------------------------------------
 
@@ -446,12 +442,18 @@ class RedisStore(Store):
         created = await self.link.call("HSETNX", self.prefix + "tables", table.id, dumps(table.to_dict()))
         if not created:
             raise Conflict(f"table {table.id!r} exists", details={"table": table.id})
+        await self._settings_changed(table.id, table.settings, bump=False)
+
+    async def _settings_changed(self, table_id: str, settings: Mapping[str, Any], *, bump: bool = True) -> None:
+        """What a table's settings decide in its own slot: its revision, its audit_keep."""
+        if bump:
+            await self.link.call("INCR", self._key(table_id, "rev"))
+        if settings.get("audit_keep") is not None:
+            await self.link.call("SET", self._key(table_id, "keep"), int(settings["audit_keep"]))
 
     async def get_table(self, table_id: str) -> TableInfo | None:
         raw = await self.link.call("HGET", self.prefix + "tables", table_id)
-        table = TableInfo.from_dict(json.loads(raw)) if raw else None
-        self._keep_of(table_id, table)
-        return table
+        return TableInfo.from_dict(json.loads(raw)) if raw else None
 
     async def list_tables(self) -> list[TableInfo]:
         raw = await self._hgetall(self.prefix + "tables")
@@ -470,9 +472,8 @@ class RedisStore(Store):
             updated = TableInfo(
                 id=table.id, name=table.name, created=table.created, settings={**table.settings, **settings}
             )
-            keys = [key, self._key(table_id, "rev")]
-            if await self.link.evalsha(self._settings, keys, [table_id, raw, dumps(updated.to_dict())]):
-                self._keep_of(table_id, updated)
+            if await self.link.evalsha(self._settings, [key], [table_id, raw, dumps(updated.to_dict())]):
+                await self._settings_changed(table_id, settings)
                 return updated
 
     async def set_key(self, table_id: str, key: KeyInfo) -> None:
@@ -528,12 +529,10 @@ class RedisStore(Store):
         args += [lease.holder if lease is not None else "", self._channel]
         keys = [
             self._key(table_id, w)
-            for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta")
+            for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep")
         ]
         keep = lease is not None and lease.queued is not None and lease.queued()
-        if table_id not in self._keeps:
-            self._keep_of(table_id, await self.get_table(table_id))
-        args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self._keeps.get(table_id, self.audit_keep)]
+        args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
         status, first, second, *kept = await self.link.evalsha(self._commit, keys, args, wait=self.wait)
         if status == "conflict":
             expected = draft.changes[first].before
