@@ -11,7 +11,10 @@ over ``--rounds`` rounds:
 - **reads**: three reads pipelined in one round trip (the table's tokens,
   its revision, an audit entry), as the store reads before an attack;
 - **pubsub**: a ``PUBLISH`` of a broadcast-sized message, timed until the
-  client's own subscriber hands it over.
+  client's own subscriber hands it over;
+- **commit+WAIT** (redis-py, the client chosen): the commit followed by
+  ``WAIT 1`` in the same pipeline, against a replica started here — what a
+  commit costs with ``?wait=1`` (docs/deploy.md).
 
 Per operation it prints the median and 99th-percentile latency and the CPU
 time of this process (the client's cost) and of redis-server (``INFO cpu``),
@@ -112,6 +115,15 @@ class RedisPy(Adapter):
 
     async def received(self) -> str:
         return await self.inbox.get()
+
+    async def evalsha_wait(self, args: list[str]) -> Any:
+        pipe = self.client.pipeline(transaction=False)
+        pipe.evalsha(SHA, len(KEYS), *KEYS, *args)
+        pipe.execute_command("WAIT", 1, 500)
+        reply, confirmed = await pipe.execute()
+        if confirmed < 1:
+            raise RuntimeError("the replica did not confirm a commit within 500 ms")
+        return reply
 
 
 class Coredis(Adapter):
@@ -226,7 +238,9 @@ async def _timed(op: Callable[[int], Awaitable[Any]], n: int, host: str, port: i
     }
 
 
-async def measure(name: str, host: str, port: int, ops: int, entry: int) -> dict[str, dict[str, float]]:
+async def measure(
+    name: str, host: str, port: int, ops: int, entry: int, *, replica: bool = False
+) -> dict[str, dict[str, float]]:
     adapter = ADAPTERS[name]()
     await adapter.open(host, port)
     try:
@@ -243,6 +257,11 @@ async def measure(name: str, host: str, port: int, ops: int, entry: int) -> dict
                 raise RuntimeError(f"{name}: commit answered {reply!r}")
             version["v"] += 1
 
+        async def commit_wait(_i: int) -> None:
+            expected = str(version["v"]) if version["v"] else ""
+            await adapter.evalsha_wait(["x", expected, _token(version["v"] + 1), payload])  # type: ignore[attr-defined]
+            version["v"] += 1
+
         async def reads(_i: int) -> None:
             await adapter.reads()
 
@@ -254,11 +273,16 @@ async def measure(name: str, host: str, port: int, ops: int, entry: int) -> dict
         for op in (commit, reads, pubsub):  # warm up
             for i in range(min(50, ops)):
                 await op(i)
-        return {
+        out = {
             "commit": await _timed(commit, ops, host, port),
             "reads": await _timed(reads, ops, host, port),
             "pubsub": await _timed(pubsub, ops, host, port),
         }
+        if replica and hasattr(adapter, "evalsha_wait"):
+            for i in range(min(50, ops)):
+                await commit_wait(i)
+            out["commit+WAIT"] = await _timed(commit_wait, ops, host, port)
+        return out
     finally:
         await adapter.close()
 
@@ -292,13 +316,47 @@ async def _redis(url: str | None) -> AsyncIterator[tuple[str, int]]:
             cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         try:
-            for _ in range(200):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                    break
-                except OSError:
-                    await asyncio.sleep(0.05)
+            await _up(port)
             yield "127.0.0.1", port
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+async def _up(port: int) -> None:
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"redis-server did not start on port {port}")
+
+
+@contextlib.asynccontextmanager
+async def _replica(port: int) -> AsyncIterator[None]:
+    """A replica of the Redis on ``port``, started here, once it has caught up."""
+    binary = shutil.which("redis-server") or "redis-server"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        own = sock.getsockname()[1]
+    with tempfile.TemporaryDirectory() as workdir:
+        proc = subprocess.Popen(
+            [binary, "--port", str(own), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--replicaof", "127.0.0.1", str(port)],
+            cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            await _up(own)
+            for _ in range(200):
+                reader, writer = await asyncio.open_connection("127.0.0.1", own)
+                writer.write(b"INFO replication\r\n")
+                data = await reader.read(65536)
+                writer.close()
+                if b"master_link_status:up" in data:
+                    break
+                await asyncio.sleep(0.05)
+            yield
         finally:
             proc.terminate()
             proc.wait(timeout=10)
@@ -313,10 +371,13 @@ def available(names: list[str]) -> list[str]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     names = available(args.clients)
     results: dict[str, list[dict[str, dict[str, float]]]] = {n: [] for n in names}
-    async with _redis(args.redis) as (host, port):
+    async with _redis(args.redis) as (host, port), contextlib.AsyncExitStack() as stack:
+        if not args.redis:
+            await stack.enter_async_context(_replica(port))
         for _round in range(args.rounds):
             for name in names:  # alternated, so a busy moment of the machine hits each
-                results[name].append(await measure(name, host, port, args.ops, args.entry))
+                measured = await measure(name, host, port, args.ops, args.entry, replica=not args.redis)
+                results[name].append(measured)
     summary: dict[str, Any] = {}
     for name, rounds in results.items():
         summary[name] = {
@@ -343,11 +404,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         return 0
     print(f"{report['ops']} operations of each kind, median of {report['rounds']} round(s); µs; noisy on a shared machine")
-    print(f"{'client':14s} {'operation':8s} {'median':>8s} {'p99':>8s} {'client CPU':>11s} {'redis CPU':>10s}")
+    print(f"{'client':14s} {'operation':11s} {'median':>8s} {'p99':>8s} {'client CPU':>11s} {'redis CPU':>10s}")
     for name, ops in report["clients"].items():
         for op, figures in ops.items():
             print(
-                f"{name:14s} {op:8s} {figures['median_us']:8.0f} {figures['p99_us']:8.0f} "
+                f"{name:14s} {op:11s} {figures['median_us']:8.0f} {figures['p99_us']:8.0f} "
                 f"{figures['client_cpu_us']:11.0f} {figures['server_cpu_us']:10.0f}"
             )
     if report["missing"]:

@@ -20,6 +20,7 @@ QUICK = {
     "engine_bench.py": ["--quick"],
     "engine_instructions.py": ["--quick"],
     "odds_bench.py": ["--quick"],
+    "redis_memory.py": ["--quick"],
     "server_instructions.py": ["--quick"],
     "slow_readers.py": ["--quick"],
 }

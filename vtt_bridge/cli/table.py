@@ -33,7 +33,7 @@ def register(sub) -> None:
     create.add_argument("--decision-timeout", type=float, metavar="S", help="seconds players have to answer")
     create.add_argument(
         "--audit-keep", type=int, metavar="N",
-        help="audit entries the table keeps in a Redis store, the oldest going first (0: all; default: the server's, 2000)",
+        help="audit entries the table keeps in a Redis store, the oldest going first (0: all; default: the server's, 1000)",
     )
     create.add_argument("--public-url", metavar="URL", help=f"the URL players open, to print links on (default: ${URL_ENV})")
     add_store_options(create)

@@ -66,7 +66,7 @@ __all__ = ["AUDIT_KEEP", "RedisStore"]
 log = logging.getLogger("vtt_bridge.state")
 
 # Audit entries a table keeps by default (its ``audit_keep`` setting overrides it; 0: all).
-AUDIT_KEEP = 2000
+AUDIT_KEEP = 1000
 
 
 def _wait_of(url: str) -> tuple[int, int] | None:
