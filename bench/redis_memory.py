@@ -17,12 +17,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from redis_clients import _redis  # noqa: E402  (a sibling bench: its redis-server starter)
+
+from vtt_bridge.state.redis import AUDIT_KEEP  # noqa: E402
+
+# A table's audit list at its default ceiling should fit in this much Redis memory.
+CEILING_MB = 32
 
 
 async def _info_memory(link: Any) -> int:
@@ -92,17 +98,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.attacks = min(args.attacks, 5)
+    load = os.getloadavg()
     report = asyncio.run(run(args))
+    report["load_average_before"] = load
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
     print(f"demo table created: {report['table_bytes']} bytes of used_memory")
-    print(f"{'ruleset':16s} {'committed':>9s} {'refused':>7s} {'bytes/attack':>12s} {'audit entry':>11s}")
+    print(f"{'ruleset':16s} {'committed':>9s} {'refused':>7s} {'bytes/attack':>12s} {'audit entry':>11s} "
+          f"{'table ceiling':>13s}")
     for ruleset_id, row in report["rulesets"].items():
+        ceiling = (row["audit_entry_bytes"] or 0) * AUDIT_KEEP / 1e6
         print(
             f"{ruleset_id:16s} {row['committed']:9d} {row['refused']:7d} "
-            f"{row['used_memory_per_attack'] or 0:12d} {row['audit_entry_bytes'] or 0:11d}"
+            f"{row['used_memory_per_attack'] or 0:12d} {row['audit_entry_bytes'] or 0:11d} "
+            f"{ceiling:10.1f} MB (target <= {CEILING_MB} MB)"
         )
+    print(f"(table ceiling: the audit entries of {AUDIT_KEEP} attacks, the default audit_keep; "
+          "bytes/attack is noisy for few attacks: Redis's allocator grows in steps)")
     print("the table's keys, MEMORY USAGE in bytes: " + ", ".join(f"{k} {v}" for k, v in report["table_keys"].items()))
     return 0
 

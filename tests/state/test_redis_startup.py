@@ -149,3 +149,31 @@ def test_plain_redis_to_a_tls_port_is_one_line(tls_redis):
     code, _out, err, took = cli("table", "create", "x", "--redis", f"redis://127.0.0.1:{tls_redis.port}/0")
     one_line_within_5s(code, err, took)
     assert "cannot use Redis" in err
+
+
+@pytest.fixture(scope="module")
+def acl_redis(tmp_path_factory):
+    acl = tmp_path_factory.mktemp("acl") / "users.acl"
+    acl.write_text(
+        "user default on nopass ~* &* +@all\n"
+        # the rights docs/deploy.md gives the store's user
+        "user vtt on >pw ~vtt:* &vtt:* +@read +@write +@scripting +@pubsub +@connection\n"
+        "user reader on >pw ~vtt:* &vtt:* +@read +@pubsub +@connection\n"
+    )
+    with redis_process("--aclfile", str(acl)) as process:
+        yield process
+
+
+def test_an_acl_user_with_the_documented_rights_runs_the_store(acl_redis):
+    url = f"redis://vtt:pw@127.0.0.1:{acl_redis.port}/0"
+    code, out, err, _took = cli("table", "create", "x", "--redis", url)
+    assert code == 0, err
+    table = out.split()[1]
+    code, out, err, _took = cli("table", "key", table, "alice", "--redis", url)
+    assert code == 0 and "key for alice" in out, err
+
+
+def test_an_acl_user_without_them_is_one_line_naming_the_acl(acl_redis):
+    code, _out, err, took = cli("table", "create", "x", "--redis", f"redis://reader:pw@127.0.0.1:{acl_redis.port}/0")
+    one_line_within_5s(code, err, took)
+    assert "ACL" in err or "permission" in err.lower(), err

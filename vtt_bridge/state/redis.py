@@ -367,13 +367,15 @@ class RedisStore(Store):
             # Listening before any lease is tried, so no release is missed.
             async with asyncio.timeout(link.options.connect_timeout + link.options.command_timeout):
                 await self.subscriber.subscribe(self._channel, self._released)
+            link.arm()
+            self.subscriber.outage.armed = True
         except (StoreUnavailable, TimeoutError) as exc:
             await self.close()
             if isinstance(exc, RedisUnavailable):
                 raise
+            why = getattr(exc, "why", "it stopped answering while the store opened")
             raise RedisUnavailable(
-                f"cannot use Redis at {link.where.describe()}: it stopped answering while the store opened",
-                details={"retry_after": 1.0},
+                f"cannot use Redis at {link.where.describe()}: {why}", details={"retry_after": 1.0}
             ) from None
         except BaseException:
             await self.close()

@@ -221,7 +221,7 @@ def _why(exc: BaseException, where: Where) -> str:
         return "Redis asks for a password and the URL gives none: redis://:PASSWORD@host:port"
     if isinstance(exc, rexc.AuthenticationError) or "wrongpass" in lowered or "invalid username-password" in lowered:
         return "wrong user name or password (Redis refused the AUTH): check the user and password in the URL"
-    if "noperm" in lowered:
+    if "noperm" in lowered or "no permissions" in lowered:
         return f"the Redis user may not run a command the store needs ({text}): check its ACL"
     if isinstance(exc, ssl.SSLError) or "ssl" in lowered or "certificate" in lowered or "wrong version number" in lowered:
         if where.tls:
@@ -238,14 +238,16 @@ def _why(exc: BaseException, where: Where) -> str:
 
 
 class _Outage:
-    """One log line when Redis goes away, one when it is back."""
+    """One log line when Redis goes away, one when it is back (once armed: a failure while the
+    store opens is the start-up's one line, not a log line)."""
 
     def __init__(self, what: str) -> None:
         self.what = what
         self.since: float | None = None
+        self.armed = False
 
     def failed(self, why: str) -> None:
-        if self.since is None:
+        if self.since is None and self.armed:
             self.since = time.monotonic()
             log.warning(
                 f"Redis unavailable ({self.what}): {why}; requests answer store_unavailable until it is back",
@@ -259,8 +261,10 @@ class _Outage:
             log.warning(f"Redis is back ({self.what}) after {lasted:.1f} s", extra={"seconds": round(lasted, 1)})
 
 
+# Redis cannot do it now (or, NOPERM, for this user): the caller answers store_unavailable.
 _UNAVAILABLE = (rexc.ConnectionError, rexc.TimeoutError, OSError, asyncio.TimeoutError, rexc.ClusterError,
-                rexc.RedisClusterException, rexc.ReadOnlyError, rexc.TryAgainError, rexc.MasterDownError)
+                rexc.RedisClusterException, rexc.ReadOnlyError, rexc.TryAgainError, rexc.MasterDownError,
+                rexc.NoPermissionError)
 
 
 class Link:
@@ -333,11 +337,17 @@ class Link:
             ) from None
         self.client = client
 
+    def arm(self) -> None:
+        """Log outages from now on (the store is open)."""
+        self.outage.armed = self.replication.armed = True
+
     def _unavailable(self, exc: BaseException) -> StoreUnavailable:
         why = _why(exc, self.where)
         self.outage.failed(why)
-        return StoreUnavailable(f"the store is unavailable ({why}); try again shortly",
-                                details={"retry_after": RETRY_AFTER})
+        error = StoreUnavailable(f"the store is unavailable ({why}); try again shortly",
+                                 details={"retry_after": RETRY_AFTER})
+        error.why = why  # type: ignore[attr-defined]  # for the start-up line (RedisStore.open)
+        return error
 
     async def call(self, *args: Any) -> Any:
         """Send one command and wait for its reply (a :class:`RedisReplyError` is raised).
