@@ -389,6 +389,17 @@ class Link:
     async def _drain(self) -> None:
         client = self._client()
         while self._queue:
+            if len(self._queue) == 1:  # the usual case, a publish: no pipeline object needed
+                args, future = self._queue[0]
+                try:
+                    reply = await client.execute_command(*args)
+                except Exception as exc:  # noqa: BLE001 - a sender must not die
+                    reply = exc
+                else:
+                    self.outage.ok()
+                self._queue.popleft()
+                self._settle(args, future, reply)
+                continue
             batch = list(self._queue)
             self._queue.clear()
             pipe = client.pipeline(transaction=False)
@@ -407,17 +418,19 @@ class Link:
             else:
                 self.outage.ok()
             for (args, future), reply in zip(batch, replies, strict=True):
-                if isinstance(reply, Exception):
-                    error: BaseException = (
-                        self._unavailable(reply) if isinstance(reply, _UNAVAILABLE) else _reply_error(reply)
-                    )
-                    if future is None:
-                        if not isinstance(error, StoreUnavailable):
-                            log.warning("redis command failed", extra={"command": str(args[0]), "error": str(reply)})
-                    elif not future.done():
-                        future.set_exception(error)
-                elif future is not None and not future.done():
-                    future.set_result(reply)
+                self._settle(args, future, reply)
+
+    def _settle(self, args: tuple[Any, ...], future: asyncio.Future[Any] | None, reply: Any) -> None:
+        """Hand a queued command's reply to its caller (an error of a fire-and-forget send is logged)."""
+        if isinstance(reply, Exception):
+            error: BaseException = self._unavailable(reply) if isinstance(reply, _UNAVAILABLE) else _reply_error(reply)
+            if future is None:
+                if not isinstance(error, StoreUnavailable):
+                    log.warning("redis command failed", extra={"command": str(args[0]), "error": str(reply)})
+            elif not future.done():
+                future.set_exception(error)
+        elif future is not None and not future.done():
+            future.set_result(reply)
 
     def script(self, source: str) -> str:
         """Register a Lua script; returns its SHA-1 for :meth:`evalsha`."""
