@@ -61,8 +61,9 @@ def test_the_right_password_works(locked):
     assert "GM key" in out
 
 
-def test_a_closed_port_says_connection_refused():
-    code, _out, err, took = cli("table", "create", "x", "--redis", f"redis://127.0.0.1:{free_port()}/0")
+@pytest.mark.parametrize("command", [["table", "create", "x"], ["serve", "--port", "0"]])
+def test_a_closed_port_says_connection_refused(command):
+    code, _out, err, took = cli(*command, "--redis", f"redis://127.0.0.1:{free_port()}/0")
     one_line_within_5s(code, err, took)
     assert "connection refused" in err
 
@@ -77,8 +78,11 @@ def test_a_port_that_never_answers_is_a_timeout_not_a_hang():
     assert "no answer in time" in err
 
 
-def test_serve_with_a_wrong_password_stops_with_one_line_within_5s(locked):
-    code, _out, err, took = cli("serve", "--port", "0", "--redis", f"redis://:nope@127.0.0.1:{locked.port}/0")
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_with_a_wrong_password_stops_with_one_line_within_5s(locked, workers):
+    code, _out, err, took = cli(
+        "serve", "--port", "0", "--workers", workers, "--redis", f"redis://:nope@127.0.0.1:{locked.port}/0"
+    )
     # serve logs its start-up first; the error itself is one line, and nothing else follows it.
     last = err.strip().splitlines()[-1]
     assert code == 2 and took < 5, err
@@ -137,9 +141,10 @@ def test_rediss_without_the_client_certificate_is_one_line(tls_redis, certificat
     assert "cannot use Redis" in err
 
 
-def test_rediss_to_a_port_without_tls_is_one_line(locked, certificates):
+@pytest.mark.parametrize("command", [["table", "create", "x"], ["serve", "--port", "0"]])
+def test_rediss_to_a_port_without_tls_is_one_line(locked, certificates, command):
     code, _out, err, took = cli(
-        "table", "create", "x", "--redis", f"rediss://127.0.0.1:{locked.port}/0", "--redis-ca", str(certificates / "ca.crt")
+        *command, "--redis", f"rediss://127.0.0.1:{locked.port}/0", "--redis-ca", str(certificates / "ca.crt")
     )
     one_line_within_5s(code, err, took)
     assert "TLS" in err

@@ -198,6 +198,10 @@ def _run_workers(args, config) -> int:
         raise InvalidRequest(
             "--workers needs --redis URL (or VTT_BRIDGE_REDIS): SQLite is served by one process", details={}
         )
+    # Redis and the pack set checked once here, so a wrong URL or password, or packs that
+    # differ from a running process's, is one line, not a traceback per worker.
+    packs = {p.name: p.version for p in make_host(plugins=args.plugin).plugins()}
+    asyncio.run(_check_redis(config.redis, packs))
 
     def ready(url: str) -> None:
         print(f"vtt-bridge listening on {url} ({args.workers} server processes)", flush=True)
@@ -206,6 +210,17 @@ def _run_workers(args, config) -> int:
 
     level = logging.getLogger().level
     return serve_workers(config, args.workers, log_setup=(args.log_format == "json", level), ready=ready)
+
+
+async def _check_redis(url: str, packs: dict[str, str | None]) -> None:
+    from ..state import RedisStore
+
+    store = RedisStore(url)
+    await store.open()
+    try:
+        await store.announce(f"check-{os.getpid()}", packs)  # dropped again by close()
+    finally:
+        await store.close()
 
 
 async def _demo(args):
