@@ -344,3 +344,40 @@ async def test_two_servers_on_sentinel_play_through_a_kill_of_the_primary_with_n
                             break
             finally:
                 await seat.close()
+
+
+@pytest.mark.slow
+async def test_a_redis_outage_mid_play_answers_store_unavailable_and_logs_one_line_each_way(tmp_path, caplog):
+    import logging
+
+    from ..state.redis_server import redis_process
+
+    caplog.set_level(logging.INFO)
+    with redis_process("--appendonly", "yes", "--appendfsync", "always") as redis:
+        async with _servers(tmp_path, redis.url) as (one, _two):
+            seat = await seat_table(one)
+            try:
+                gm = await seat.join("gm")
+                request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6],
+                           "answers": {"defense": "none"}}
+                await gm.ok("attack", {**request, "request_id": "before"})
+                redis.stop()
+                codes = []
+                for n in range(5):
+                    ack = await gm.call("attack", {**request, "request_id": f"during{n}"}, timeout=10)
+                    codes.append(ack["error"]["code"])
+                    assert ack["error"]["details"]["retry_after"] > 0
+                assert codes == ["store_unavailable"] * 5  # not internal: a retryable outage
+                redis.start()  # with its data (AOF)
+                async with asyncio.timeout(10):
+                    while not (ack := await gm.call("attack", {**request, "request_id": "after"}, timeout=10))["ok"]:
+                        assert ack["error"]["code"] == "store_unavailable"
+                        await asyncio.sleep(0.2)
+                text = [r.getMessage() for r in caplog.records]
+                starts = [t for t in text if t.startswith("Redis unavailable (commands)")]
+                ends = [t for t in text if t.startswith("Redis is back (commands)")]
+                # one line each way per server process that noticed (two processes, one Redis)
+                assert 1 <= len(starts) <= 2 and len(ends) == len(starts), text
+                assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records if r.exc_info]
+            finally:
+                await seat.close()

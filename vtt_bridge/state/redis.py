@@ -737,7 +737,15 @@ class RedisStore(Store):
     def _later(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()  # retrieved, so asyncio does not log it again at collection
+        if error is not None and not isinstance(error, StoreUnavailable):  # an outage is logged once
+            log.warning("a background Redis command failed", extra={"error": str(error)})
 
     def _hold(self, key: str, holder: str) -> None:
         self._held[key] = holder

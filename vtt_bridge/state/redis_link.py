@@ -541,7 +541,15 @@ class Subscriber:
                     await self._pubsub.subscribe(channel)
                 except _UNAVAILABLE:
                     pass  # the keeper reconnects and subscribes again
-        await asyncio.shield(confirmed)
+        options = self.link.options
+        try:
+            async with asyncio.timeout(options.connect_timeout + options.command_timeout):
+                await asyncio.shield(confirmed)
+        except TimeoutError:
+            raise StoreUnavailable(
+                "the store is unavailable (pub/sub did not confirm a subscription in time); try again shortly",
+                details={"retry_after": RETRY_AFTER},
+            ) from None
 
     def _client(self) -> Any:
         link = self.link
@@ -561,9 +569,14 @@ class Subscriber:
             client = self._client()
             pubsub = client.pubsub()
             try:
-                if self._handlers:
-                    await pubsub.subscribe(*self._handlers)
+                channels = list(self._handlers)
+                if channels:
+                    await pubsub.subscribe(*channels)
                 self._pubsub = pubsub
+                # Channels added while that subscribe was on its way (later ones subscribe themselves).
+                missing = [channel for channel in self._handlers if channel not in channels]
+                if missing:
+                    await pubsub.subscribe(*missing)
                 while not self._closed:
                     message = await pubsub.get_message(timeout=5.0)
                     if message is not None:
