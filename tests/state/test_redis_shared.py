@@ -211,3 +211,24 @@ async def test_a_process_with_other_packs_is_refused_while_one_with_the_same_joi
     await one.close()
     await other.link.call("HDEL", f"{other.prefix}packs", "n2")
     await other.announce("n3", {"exalted2e": "0.2.0"})
+
+
+async def test_a_store_written_before_hash_tags_is_renamed_to_them_on_open(redis_url):
+    old = RedisStore(redis_url, prefix="legacy:")
+    await old.open()
+    try:
+        token = '{"id":"x","name":"x","ruleset":"duel","ownership":{},"system":{"hp":3},"flags":{},"version":2}'
+        await old.link.call("DEL", "legacy:layout")  # as an earlier version left it: no marker
+        await old.link.call("HSET", "legacy:t:t9:tokens", "x", token)
+        await old.link.call("RPUSH", "legacy:t:t9:audit", '{"kind":"token.create","user":"gm","at":0,"ref":null,'
+                            '"request_id":null,"changes":{},"data":{}}')
+    finally:
+        await old.close()
+    store = RedisStore(redis_url, prefix="legacy:")
+    await store.open()
+    try:
+        assert (await store.tokens("t9"))["x"].system["hp"] == 3
+        assert await store.last_seq("t9") == 1
+        assert await store.link.call("EXISTS", "legacy:t:t9:tokens") == 0
+    finally:
+        await store.close()
