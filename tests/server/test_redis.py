@@ -381,3 +381,19 @@ async def test_a_redis_outage_mid_play_answers_store_unavailable_and_logs_one_li
                 assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records if r.exc_info]
             finally:
                 await seat.close()
+
+
+async def test_the_gm_sets_a_table_s_audit_keep_and_older_attacks_go(pair):
+    one, _two = pair
+    seat = await seat_table(one)
+    try:
+        gm = await seat.join("gm")
+        await gm.ok("table.update", {"audit_keep": 2})
+        bad = await gm.call("table.update", {"audit_keep": -1})
+        assert bad["error"]["code"] == "invalid_request" and "audit_keep" in bad["error"]["details"]
+        request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}}
+        ids = [(await gm.ok("attack", request))["attack"]["id"] for _ in range(4)]
+        history = (await gm.ok("attack.history", {"limit": 10}))["attacks"]
+        assert [a["id"] for a in history] == ids[:1:-1]  # the two newest, newest first
+    finally:
+        await seat.close()
