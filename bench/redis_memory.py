@@ -60,7 +60,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
             await client.connect(server.url, auth={"table": demo.table.id, "key": demo.keys["gm"]}, transports=["websocket"])
             try:
-                audit = store._key(demo.table.id, "audit")
+                audit = store.table_key(demo.table.id, "audit")
                 for ruleset_id, example in sorted(demo.examples.items()):
                     length = await link.call("LLEN", audit)
                     before = await _info_memory(link)
@@ -85,7 +85,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             finally:
                 await client.disconnect()
             for what in ("tokens", "audit", "requests", "refs", "meta", "keys", "sessions"):
-                usage = await link.call("MEMORY", "USAGE", store._key(demo.table.id, what))
+                usage = await link.call("MEMORY", "USAGE", store.table_key(demo.table.id, what))
                 report["table_keys"][what] = int(usage or 0)
     return report
 

@@ -51,7 +51,7 @@ async def test_a_table_keeps_its_newest_entries_and_forgets_the_requests_of_the_
         await store.commit("t1", AuditDraft(kind="attack", user="gm", at=0.0, request_id="r11", changes={}))
     assert replay(entries, trimmed=True)["x"] == (await store.tokens("t1"))["x"].to_dict()
     keys = {"requests", "refs"}
-    sizes = {k: await store.link.call("HLEN", store._key("t1", k)) for k in keys}
+    sizes = {k: await store.link.call("HLEN", store.table_key("t1", k)) for k in keys}
     assert sizes == {"requests": 5, "refs": 5}
 
 

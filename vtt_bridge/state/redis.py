@@ -437,6 +437,10 @@ class RedisStore(Store):
     def _key(self, table_id: str, what: str) -> str:
         return f"{self.prefix}t:{{{table_id}}}:{what}"
 
+    def table_key(self, table_id: str, what: str) -> str:
+        """The Redis key of one of a table's structures (``audit``, ``tokens`` … see the module docstring)."""
+        return self._key(table_id, what)
+
 
     # -- tables and keys ----------------------------------------------------
 

@@ -354,7 +354,8 @@ class Link:
 
         :raises StoreUnavailable: Redis cannot be reached (or did not answer in time).
         """
-        if self._queue:  # behind the commands :meth:`send` queued
+        if self._sender is not None and not self._sender.done():
+            # Behind the commands :meth:`send` queued (those still queued or on their way).
             future = asyncio.get_running_loop().create_future()
             self._queue.append((args, future))
             return await future
