@@ -4,14 +4,19 @@ One Redis, a Sentinel-watched primary or a Cluster, all behind one small
 interface the store and the server's message bus use:
 
 - :meth:`Link.call` sends one command and waits for its reply;
-- :meth:`Link.send` sends one without waiting, **in order**: everything sent
-  this way (and any :meth:`~Link.call` made while some are still queued)
-  goes out in the order it was sent, the queue in one pipelined write; a
-  table's broadcasts therefore stay in order behind its commits;
+- :meth:`Link.send` sends one without waiting;
 - :meth:`Link.evalsha` runs a registered Lua script, optionally followed by
   ``WAIT`` on the same connection (the commit's replication check);
 - a :class:`Subscriber` is the pub/sub side: channels added at any time,
   subscribed again after a reconnect.
+
+Calls and sends are queued, and one task sends the queue in order: a lone
+command as it is, several as one redis-py pipeline (one connection, one
+write): whatever every coroutine queued while the previous batch was out
+goes in the next (auto-pipelining). Commands therefore reach Redis in the
+order they were made — a table's broadcasts stay behind its commits — and
+under load many tables' commands share a write and a read. (A commit with
+``WAIT`` goes on a pipeline of its own: it may take up to its timeout.)
 
 Nothing waits forever: connecting has ``connect_timeout``, every command
 ``command_timeout``. When Redis cannot be reached, a call raises
@@ -354,22 +359,11 @@ class Link:
 
         :raises StoreUnavailable: Redis cannot be reached (or did not answer in time).
         """
-        if self._sender is not None and not self._sender.done():
-            # Behind the commands :meth:`send` queued (those still queued or on their way).
-            future = asyncio.get_running_loop().create_future()
-            self._queue.append((args, future))
-            return await future
-        client = self._client()
-        try:
-            reply = await client.execute_command(*args)
-        except rexc.ResponseError as exc:
-            if isinstance(exc, _UNAVAILABLE):
-                raise self._unavailable(exc) from None
-            raise _reply_error(exc) from None
-        except _UNAVAILABLE as exc:
-            raise self._unavailable(exc) from None
-        self.outage.ok()
-        return reply
+        self._client()  # raises when closed
+        future = asyncio.get_running_loop().create_future()
+        self._queue.append((args, future))
+        self._kick()
+        return await future
 
     def _client(self) -> Any:
         if self.client is None:
@@ -384,11 +378,23 @@ class Link:
         outage is logged once).
         """
         self._queue.append((args, None))
+        self._kick()
+
+    def _kick(self) -> None:
         if self._sender is None or self._sender.done():
-            self._sender = asyncio.get_running_loop().create_task(self._drain(), name="redis sends")
+            self._sender = asyncio.get_running_loop().create_task(self._drain(), name="redis commands")
 
     async def _drain(self) -> None:
-        client = self._client()
+        """Send what is queued, in order: one command alone, more as one pipeline (everything
+        queued while the previous batch was out goes in the next)."""
+        client = self.client
+        if client is None:
+            error = RuntimeError("the Redis link is closed")
+            while self._queue:
+                _args, future = self._queue.popleft()
+                if future is not None and not future.done():
+                    future.set_exception(error)
+            return
         while self._queue:
             if len(self._queue) == 1:  # the usual case, a publish: no pipeline object needed
                 args, future = self._queue[0]
