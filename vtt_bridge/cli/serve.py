@@ -119,6 +119,9 @@ def run(args) -> int:
     )
     if args.workers < 1 or args.resolvers < 1:
         raise InvalidRequest("--workers and --resolvers take a number of at least 1", details={})
+    if redis:
+        # Reachable, the password right, TLS matching: said before the plugins load (seconds).
+        asyncio.run(_check_redis(redis))
     if args.workers > 1:
         return _run_workers(args, config)
     host = make_host(plugins=args.plugin)
@@ -212,13 +215,16 @@ def _run_workers(args, config) -> int:
     return serve_workers(config, args.workers, log_setup=(args.log_format == "json", level), ready=ready)
 
 
-async def _check_redis(url: str, packs: dict[str, str | None]) -> None:
+async def _check_redis(url: str, packs: dict[str, str | None] | None = None) -> None:
+    """Open the Redis store once (one line when it cannot be used); with ``packs``, also check
+    that no running process of the deployment runs other packs."""
     from ..state import RedisStore
 
     store = RedisStore(url)
     await store.open()
     try:
-        await store.announce(f"check-{os.getpid()}", packs)  # dropped again by close()
+        if packs is not None:
+            await store.announce(f"check-{os.getpid()}", packs)  # dropped again by close()
     finally:
         await store.close()
 
