@@ -147,11 +147,13 @@ class TableUpdate(StrictSchema):
     # The installed packs enabled at the table (rulesets are always on); the names are
     # checked against the installed packs by whoever holds the plugin host.
     packs = fields.List(fields.String(validate=validate.Length(min=1, max=100)), validate=validate.Length(max=MAX_PACKS))
+    # Audit entries the table keeps in a Redis store, the oldest going first (0: all); see docs/deploy.md.
+    audit_keep = fields.Integer(strict=True, validate=validate.Range(0, 10_000_000))
 
     @validates_schema
     def _something(self, data: dict[str, Any], **kwargs: Any) -> None:
         if not data:
-            raise ValidationError("Give decision_timeout, attack_budget, packs or some of them.", "_schema")
+            raise ValidationError("Give decision_timeout, attack_budget, packs, audit_keep or some of them.", "_schema")
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:
