@@ -68,7 +68,7 @@ WORKLOADS = {
 def _settled() -> None:
     """Collect the set-up's garbage and move what is left out of the collector's sight.
 
-    A resolver does the same once it is forked (``vtt_bridge/server/workers.py``),
+    A resolver does the same once it is forked (``vtt_bridge/server/pool.py``),
     so resolutions meet only their own young objects. Without it, whether one
     collection of the set-up's objects (some 28,000) falls in the counted run or
     not moved the pack's figure by about 6,000 instructions per resolution.

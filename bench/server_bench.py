@@ -603,7 +603,7 @@ def floor_main(count: int) -> None:
     the server runs on (uvloop when installed), with the server's own code:
     a hop to a resolver process and back (a job the size of a duel attack's
     ``start`` message out, a reply the size of its ``done`` reply back,
-    pickled and framed as :mod:`vtt_bridge.server.workers` does, the child
+    pickled and framed as :mod:`vtt_bridge.server.pool` does, the child
     echoing it through its ``_Frames``), and a commit to a SQLite file
     (``SQLiteStore.commit``: one token changed, one audit entry with an attack
     record's size, WAL, ``synchronous=NORMAL``). Prints JSON: for each, the
@@ -614,17 +614,18 @@ def floor_main(count: int) -> None:
     import pickle
     import signal
 
-    from vtt_bridge.server import workers
+    from vtt_bridge.server import pool as workers
+    from vtt_bridge.server.runner import run
 
     duel = Ruleset("duel")
     # A duel job as Resolvers sends it (one changed token as a delta), and its "done" reply.
     token = {"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}
-    job = ("start", 1, "table", None, [token], _duel_spec(duel, 1), [], 0)
+    job = workers.Start("start", 1, "table", None, [token], _duel_spec(duel, 1), [], 0)
     wire = (
         b'{"id":"b0","name":"b0","ruleset":"duel","ownership":{"q0":3},'
         b'"system":{"hp":999999997,"rerolls":0},"flags":{},"version":8}'
     )
-    reply = ("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
+    reply = workers.Done("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
 
     def child(sock: socket.socket) -> None:
         frames = workers._Frames(sock)
@@ -651,7 +652,7 @@ def floor_main(count: int) -> None:
             future = loop.create_future()
             waiting.append(future)
             body = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-            writer.write(workers._HEADER.pack(len(body)) + body)
+            writer.write(workers.HEADER.pack(len(body)) + body)
             await future
             times.append((time.perf_counter() - t0) * 1000)
         cpu = time.process_time() - cpu0 + _cpu_ns(pid) - child0
@@ -744,7 +745,7 @@ def floor_main(count: int) -> None:
             commit = await commits(tmp)
         return {"hop": hop, "commit": commit, "resolved": await resolved()}
 
-    print(json.dumps(workers.run(both())))
+    print(json.dumps(run(both())))
 
 
 def _duel_spec(duel: Ruleset, i: int) -> dict[str, Any]:

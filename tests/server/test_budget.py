@@ -1,6 +1,6 @@
 """Packs on a budget: a hook that never returns costs one attack, not the server.
 
-The hooks run in resolver processes (``vtt_bridge/server/workers.py``). A
+The hooks run in resolver processes (``vtt_bridge/server/pool.py``). A
 test pack loaded by module path (``tests.server.hang_plugin``) hangs in the
 ``duel`` roll step for attackers named ``spin…`` (a busy loop) or ``sleep…``.
 """
@@ -165,7 +165,7 @@ async def test_the_budget_is_a_validated_table_setting(server):
 def test_the_server_runs_on_asyncio_when_uvloop_is_not_installed(monkeypatch):
     import sys
 
-    from vtt_bridge.server.workers import run
+    from vtt_bridge.server.runner import run
 
     async def which():
         return type(asyncio.get_running_loop()).__module__

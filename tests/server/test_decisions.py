@@ -264,3 +264,20 @@ async def test_the_table_sees_whom_it_waits_for_and_the_gm_takes_the_default_now
         assert gone["error"]["code"] == "not_found"
     finally:
         await seat.close()
+
+
+def test_a_question_ends_only_in_a_named_outcome_and_every_open_state_takes_an_answer_or_the_default():
+    """prompts.TRANSITIONS, the question's state table: from every open state an answer
+    and the GM's default are taken; a settled question moves no more; every outcome the
+    table reaches is one the protocol names (``how``)."""
+    from vtt_bridge.server.prompts import OPEN, TRANSITIONS, Event, State
+
+    for state in OPEN:
+        assert TRANSITIONS[(state, Event.ANSWER)] is State.ANSWERED
+        assert TRANSITIONS[(state, Event.GM_DEFAULT)] is State.DEFAULTED
+    assert not [pair for pair in TRANSITIONS if pair[0] not in OPEN]
+    outcomes = {target for target in TRANSITIONS.values() if target not in OPEN}
+    assert {s.value for s in outcomes} == {"answered", "default", "timeout", "disconnect"}
+    # Only a drop (not a goodbye, not a timeout) leads to the reconnect grace.
+    into_grace = {event for (state, event), target in TRANSITIONS.items() if state is State.ASKING and target is State.GRACE}
+    assert into_grace == {Event.ALL_OUT_DROPPED}

@@ -1,4 +1,4 @@
-"""``attack.odds`` in warm odds processes (``vtt_bridge/server/oddsrun.py``).
+"""``attack.odds`` in warm odds processes (``vtt_bridge/server/pool.py``, ``OddsRunner``).
 
 The server forks its odds process when it starts and reuses it for every
 request; a process that is stuck past the budget, that dies, or whose

@@ -16,8 +16,9 @@ import time
 import pytest
 
 from vtt_bridge.engine.tokens import Token
-from vtt_bridge.server import BridgeServer, workers
-from vtt_bridge.server.workers import Held
+from vtt_bridge.server import BridgeServer, attackwire
+from vtt_bridge.server import pool as workers
+from vtt_bridge.server.pool import Held
 from vtt_bridge.state.records import token_wire
 
 from . import duel_plugin
@@ -81,8 +82,8 @@ def test_a_resolver_reuses_the_wire_form_of_the_snapshots_it_holds():
         tid: Token(tid, tid, "duel", system, ownership=tokens[tid].ownership, version=2, flags=tokens[tid].flags)
         for tid, (system, _before, _after) in reply[3].items()
     }
-    fresh = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after)  # token_wire throughout
-    reused = workers.attack_payload(spec["wire"], reply[4], {}, tokens, after, worker.wires["t1"])
+    fresh = attackwire.attack_payload(spec["wire"], reply[4], {}, tokens, after)  # token_wire throughout
+    reused = attackwire.attack_payload(spec["wire"], reply[4], {}, tokens, after, worker.wires["t1"])
     assert codec.encode(reused) == codec.encode(fresh)
     assert reused["tokens"]["a"]["before"] is worker.wires["t1"]["a"][1]  # the one the attack made
     assert codec.loads(reply[2])["tokens"] == codec.loads(codec.encode(fresh))["tokens"]
@@ -255,7 +256,7 @@ async def test_replies_are_handled_whole_however_the_socket_cuts_them():
     pipe = workers._Replies(seen.append)
     messages = [("done", n, b"x" * (n * 1000)) for n in range(1, 5)]
     data = b"".join(
-        workers._HEADER.pack(len(body)) + body
+        workers.HEADER.pack(len(body)) + body
         for body in (pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL) for m in messages)
     )
     pipe.data_received(data[:3])  # not even a header yet
@@ -298,3 +299,35 @@ def test_a_stuck_report_names_the_hook_or_setup_on_the_stack_whatever_runs_the_e
     host.start("duel", tokens, attacker="a", targets=["b"], declaration={}, seed=1).run()
     assert seen["setup"]["hook"] == "duel setup" and seen["setup"]["step"] == "setup"
     assert seen["roll"]["hook"] == "duel_roll" and seen["roll"]["step"] == "roll"
+
+
+async def test_a_spare_killed_at_its_budget_is_not_replaced_and_the_pool_returns_to_its_size(tmp_path, monkeypatch):
+    """Issue 26: a loaded run ended with 10 server processes. A spare resolver whose hook
+    hung was replaced by a fresh resolver of the pool, which was never retired: the pool
+    grew by one for every spare killed. Now the pool never holds more than twice its size
+    (spares while every resolver is held up) and is back to its size once they are idle."""
+    monkeypatch.setattr(workers, "SPARE_IDLE", 0.3)
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=1)) as server:
+        resolvers = server.bridge.resolvers
+        first, first_gm = await _seat(server, 1.0)
+        second, second_gm = await _seat(server, 1.0)
+        hung = asyncio.ensure_future(first_gm.call("attack", {**PLAIN, "attacker": "sleep1"}, timeout=10))
+        await asyncio.sleep(0.4)  # the only resolver is held up: the next attack gets a spare, which hangs too
+        also = asyncio.ensure_future(second_gm.call("attack", {**PLAIN, "attacker": "sleep1"}, timeout=10))
+        most = 0
+        for _ in range(60):
+            most = max(most, len([p for p in resolvers.procs if not p.dead]))
+            if hung.done() and also.done():
+                break
+            await asyncio.sleep(0.05)
+        assert (await hung)["error"]["code"] == "plugin_timeout"
+        assert (await also)["error"]["code"] == "plugin_timeout"
+        assert resolvers.spares == 1 and most <= 2
+        for _ in range(40):
+            if len([p for p in resolvers.procs if not p.dead]) == 1:
+                break
+            await asyncio.sleep(0.05)
+        assert len([p for p in resolvers.procs if not p.dead]) == 1
+        assert (await second_gm.call("attack", PLAIN, timeout=10))["ok"]
+        await first.close()
+        await second.close()

@@ -113,10 +113,8 @@ async def test_token_updated_and_the_audit_entry_carry_each_token_as_the_attack_
 
 
 async def test_a_websocket_client_that_falls_silent_is_dropped_after_the_ping_timeout(tmp_path):
-    async with BridgeServer(config(tmp_path, rate_limit=0)) as server:
+    async with BridgeServer(config(tmp_path, rate_limit=0, ping_interval=0.3, ping_timeout=0.3)) as server:
         seat = await seat_table(server)
-        eio = server._sio.eio
-        eio.ping_interval, eio.ping_timeout = 0.3, 0.3
         silent = await StalledClient().connect(server.port, seat.auth("carol"))  # never answers a ping
         try:
             assert [c.user for c in server.bridge.callers.values()] == ["carol"]
@@ -125,3 +123,18 @@ async def test_a_websocket_client_that_falls_silent_is_dropped_after_the_ping_ti
                     await asyncio.sleep(0.05)
         finally:
             silent.close()
+
+
+async def test_websockets_are_not_deflated_unless_the_server_is_told_to(tmp_path):
+    """``ServerConfig.ws_compression`` (off by default: zlib on every small frame costs more
+    CPU than it saves): a client offering permessage-deflate gets it only when it is on."""
+    for on in (False, True):
+        async with BridgeServer(config(tmp_path / str(on), ws_compression=on)) as server:
+            url = server.url.replace("http", "ws", 1) + "/socket.io/?EIO=4&transport=websocket"
+            async with aiohttp.ClientSession() as http:
+                ws = await http.ws_connect(url, compress=15)
+                try:
+                    assert (await ws.receive_str()).startswith("0")  # engine.io's open packet
+                    assert bool(ws.compress) is on
+                finally:
+                    await ws.close()

@@ -22,8 +22,8 @@ from ..plugins import make_host
 from ..server import BridgeServer, ServerConfig, serve_forever
 from ..errors import InvalidRequest
 from ..server.demo import demo_table, keys_file_for
-from ..server.workers import run as run_loop
-from ..server.workers import serve_workers
+from ..server.runner import run as run_loop
+from ..server.runner import serve_workers
 from ..server.logs import configure
 from .store import URL_ENV, add_store_options, resolved, store_flag, where
 
@@ -210,7 +210,7 @@ async def _next_text(store, url: str, db: str, redis: str | None) -> str:
 
 
 def _run_workers(args, config) -> int:
-    """``--workers N``: N server processes on one port over one Redis (server/workers.py)."""
+    """``--workers N``: N server processes on one port over one Redis (server/runner.py)."""
     if not config.redis:
         raise InvalidRequest(
             "--workers needs --redis URL (or VTT_BRIDGE_REDIS): SQLite is served by one process", details={}

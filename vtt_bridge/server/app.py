@@ -23,8 +23,8 @@ from .bridge import Bridge
 from .bus import RedisBus
 from .keyguard import KeyGuard
 from .namespace import TableNamespace
-from .oddsrun import ODDS_IDLE, OddsRunner
-from .wire import BridgeSocketServer, RateLimiter, packet_class
+from .pool import ODDS_IDLE, OddsRunner
+from .wire import AnswerLimit, engineio_log, BridgeSocketServer, Connections, LocalManager, RateLimiter, packet_class
 
 __all__ = ["STATIC_DIR", "ServerConfig", "build"]
 
@@ -68,11 +68,14 @@ class ServerConfig:
     :ivar key_check_interval: seconds between checks that every open connection's
         key is still its user's key (keys replaced or revoked through the CLI or
         another process); 0 turns the sweep off.
-    :ivar resolvers: resolver processes that run the hooks (see ``server/workers.py``).
+    :ivar resolvers: resolver processes that run the hooks (see ``server/pool.py``).
     :ivar lease_ttl: seconds a table's attack lease outlives a process that died holding it (Redis).
     :ivar ws_compression: accept permessage-deflate on websockets (off: it costs more CPU than
         the bridge's small messages save; let a reverse proxy compress if bandwidth matters).
     :ivar reuse_port: listen with ``SO_REUSEPORT`` (``serve --workers N`` shares one port).
+    :ivar ping_interval: seconds between engine.io's pings to a client.
+    :ivar ping_timeout: seconds a client has to answer a ping; one that does not is disconnected
+        (a websocket that falls silent is gone after ``ping_interval + ping_timeout``).
     """
 
     host: str = "127.0.0.1"
@@ -90,6 +93,8 @@ class ServerConfig:
     reuse_port: bool = False
     lease_ttl: float = 10.0
     ws_compression: bool = False
+    ping_interval: float = 25.0
+    ping_timeout: float = 20.0
     static_dir: Path | None = field(default=STATIC_DIR)
     max_payload: int = 1_000_000
     max_outgoing: int = 8_000_000
@@ -104,26 +109,30 @@ class ServerConfig:
 
 def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Application, socketio.AsyncServer, Bridge]:
     """The aiohttp app with socket.io attached, and the bridge behind it."""
-    manager: socketio.AsyncManager | None = None
+    manager: socketio.AsyncManager
     if isinstance(store, RedisStore):
         # The store's own connections carry the broadcasts too (see bus.py).
         manager = RedisBus(store, channel=f"{config.redis_prefix}socketio")
     elif config.redis:
-        manager = socketio.AsyncRedisManager(config.redis, channel=f"{config.redis_prefix}socketio")
+        manager = RedisManager(config.redis, channel=f"{config.redis_prefix}socketio")
+    else:
+        manager = LocalManager()
     cors = config.cors_origins if isinstance(config.cors_origins, str) else list(config.cors_origins)
+    connections = Connections(max_outgoing=config.max_outgoing, compress=config.ws_compression)
     sio = BridgeSocketServer(
         async_mode="aiohttp",
         client_manager=manager,
+        connections=connections,
         serializer=packet_class(config.max_payload),
         # The transport reads up to twice the payload limit, so a packet over the
         # limit can still be answered with payload_too_large rather than a closed socket.
         max_http_buffer_size=2 * config.max_payload,
-        max_outgoing=config.max_outgoing,
         cors_allowed_origins=cors,
+        ping_interval=config.ping_interval,
+        ping_timeout=config.ping_timeout,
         logger=False,
-        engineio_logger=False,
+        engineio_logger=engineio_log,
     )
-    sio.eio.compress_websockets(config.ws_compression)
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
     if isinstance(manager, RedisBus):
         manager.deliver = bridge.broadcast.local
@@ -135,10 +144,12 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
         idle=config.odds_idle,
     )
     keys = KeyGuard(bridge, interval=config.key_check_interval)
-    sio.register_namespace(TableNamespace(bridge, RateLimiter(config.rate_limit, config.rate_burst), keys))
-    app = web.Application()
-    app.on_startup.append(lambda _app: _start(keys))
-    app.on_cleanup.append(lambda _app: keys.stop())
+    limiter = RateLimiter(config.rate_limit, config.rate_burst)
+    manager.limiter = limiter  # type: ignore[attr-defined]
+    sio.register_namespace(TableNamespace(bridge, limiter, keys))
+    app = web.Application(middlewares=[connections.middleware])
+    app.on_startup.append(lambda _app: _start(keys, connections))
+    app.on_cleanup.append(lambda _app: _stop(keys, connections))
     app[BRIDGE_KEY] = bridge
     app[STARTED_KEY] = time.monotonic()
     sio.attach(app)
@@ -152,8 +163,18 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
     return app, sio, bridge
 
 
-async def _start(keys: KeyGuard) -> None:
+async def _start(keys: KeyGuard, connections: Connections) -> None:
     keys.start()
+    await connections.start()
+
+
+async def _stop(keys: KeyGuard, connections: Connections) -> None:
+    await keys.stop()
+    await connections.stop()
+
+
+class RedisManager(AnswerLimit, socketio.AsyncRedisManager):
+    """python-socketio's Redis manager (``--redis`` with another store), answers rate-limited."""
 
 
 def _file(path: Path):

@@ -3,7 +3,7 @@
 An attack on a table runs under that table's ``attack_lock``, so a table's
 attacks are applied in the order they arrive while other tables go on
 independently. Inside it the engine's :class:`~vtt_bridge.Resolution` is
-driven in a resolver process (:mod:`.workers`) on the attack's time budget,
+driven in a resolver process (:mod:`.pool`) on the attack's time budget,
 and a Decision goes to a person (:class:`~.prompts.Prompter`). The steps
 that finish before a decision are broadcast while it waits; the rest travel
 in ``attack.resolved``. Every changed token's new ``system`` is checked by
@@ -39,11 +39,10 @@ from ..state import codec, messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps, token_wire
 from .logs import fields
-from .oddsrun import OddsRunner
+from .pool import Asked, Done, Failed, OddsRunner, budget_of
 from .prompts import Prompter
 from .session import Caller, require_gm, require_owner
 from .tables import TableRuntime
-from .workers import budget_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .bridge import Bridge
@@ -101,7 +100,7 @@ def rebase(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, Any], p
     return out
 
 
-def _with_seq(entry: AuditEntry) -> dict[str, Any]:
+def with_seq(entry: AuditEntry) -> dict[str, Any]:
     return {**entry.data["attack"], "seq": entry.seq}
 
 
@@ -196,7 +195,7 @@ class Attacks:
         """The chances of an attack before it is rolled: exact where a model exists, else Monte Carlo.
 
         Read-only: it rolls nothing on the table and changes nothing. The work runs
-        in a resolver process, bounded per user, per server and in time (:mod:`.oddsrun`).
+        in a resolver process, bounded per user, per server and in time (:mod:`.pool`).
         """
         request = self.bridge.messages.load(messages.OddsRequest, data)
         runtime = self._table_for(caller, request, "ask the odds of its attack")
@@ -218,14 +217,14 @@ class Attacks:
             entry = await self.bridge.store.by_request(runtime.id, request_id)
             if entry is not None:
                 self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
-                payload, retried = _with_seq(entry), True
+                payload, retried = with_seq(entry), True
             else:
                 try:
                     payload, retried = await self._run(caller, runtime, request, mark=mark), False
                 except _Already as already:
                     entry = already.entry
                     self._same(request_id, entry.user, entry.data.get("fingerprint"), caller.user, mark)
-                    payload, retried = _with_seq(entry), True
+                    payload, retried = with_seq(entry), True
             future.set_result(payload)
         except BaseException as exc:
             future.set_exception(exc)
@@ -268,7 +267,7 @@ class Attacks:
         # One attack at a time per table: in this process, and across processes (the lease,
         # which a commit keeps for the table's next attack when one waits here: see RedisStore).
         lock = runtime.attack_lock
-        async with lock, bridge.store.lease(runtime.id, queued=lambda: bool(lock._waiters)) as lease:
+        async with lock, bridge.store.lease(runtime.id, queued=lambda: lock.waiting > 0) as lease:
             started = time.perf_counter()
             await runtime.outbox.drain()
             await bridge.fresh(runtime, rev=getattr(lease, "revision", None))
@@ -296,7 +295,7 @@ class Attacks:
                 "targets": list(request["targets"]),
                 "user": caller.user,
             }
-            # The hooks run in a resolver process (see workers.py), never on this loop.
+            # The hooks run in a resolver process (see pool.py), never on this loop.
             spec = {
                 "ruleset": request["ruleset"],
                 "args": {
@@ -307,7 +306,7 @@ class Attacks:
                     "dice": dice,
                     "answers": request.get("answers"),
                 },
-                # The resolver builds the attack's wire form (workers.attack_payload); it starts so.
+                # The resolver builds the attack's wire form (attackwire.attack_payload); it starts so.
                 "wire": {"about": about, "table": caller.table, "request_id": request.get("request_id")},
             }
             resolvers = bridge.resolvers
@@ -317,20 +316,20 @@ class Attacks:
                 runtime.busy[token_id] = attack_id
             try:
                 reply = await resolvers.begin(job)
-                while reply[0] == "decision":
-                    _kind, _id, steps, decision, _how = reply
-                    self._steps(runtime, about, job.sent - len(steps), steps)
+                while isinstance(reply, Asked):
+                    decision = reply.decision
+                    self._steps(runtime, about, job.sent - len(reply.steps), reply.steps)
                     answer, how, asked = await self.prompter.ask(runtime, decision, about)
                     reply = await resolvers.settle(job, answer, how)
-                    await self.prompter.closed(runtime, asked, about, decision, how if reply[0] == "error" else reply[-1])
-                if reply[0] == "error":
-                    _kind, _id, steps, _started, error = reply
-                    self._steps(runtime, about, job.sent, steps)
-                    job.sent += len(steps)
-                    raise error_from_dict(error)
+                    await self.prompter.closed(runtime, asked, about, decision, how if isinstance(reply, Failed) else reply.how)
+                if isinstance(reply, Failed):
+                    self._steps(runtime, about, job.sent, reply.steps)
+                    job.sent += len(reply.steps)
+                    raise error_from_dict(reply.error)
                 # The attack's wire form comes encoded (JSON bytes, without its seq): it is
                 # written as is into the audit entry, the acknowledgement and attack.resolved.
-                _kind, _id, encoded, changed, at, hit, _how = reply
+                assert isinstance(reply, Done), reply
+                encoded, changed, at, hit = reply.encoded, reply.changed, reply.at, reply.hit
                 changes = self._changes(changed, tokens)
                 async with runtime.write_lock:
                     # Tokens the attack changed but did not lock (neither attacker nor
@@ -501,7 +500,7 @@ class Attacks:
     async def get(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.bridge.messages.load(messages.AttackRef, data)
         attack, undo = await self._entries(caller, request["id"])
-        return {"attack": _with_seq(attack), "undone": self._undo_summary(undo)}
+        return {"attack": with_seq(attack), "undone": self._undo_summary(undo)}
 
     async def take_default(self, caller: Caller, data: Any) -> dict[str, Any]:
         """``decision.default``: the GM settles a question out now with the rules' default."""

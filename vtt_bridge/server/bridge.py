@@ -24,13 +24,14 @@ from ..state import RedisStore, messages
 from ..state.keys import GM_USER, digest, match_key, new_id, new_key
 from ..state.records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
 from ..state.store import Store
+from .attacks import Attacks
 from .broadcast import Broadcaster
 from .bus import RedisBus
 from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
 from .tables import BROADCASTS, TableRuntime, pending
-from .workers import Resolvers
+from .pool import Resolvers
 
 __all__ = ["Bridge", "merge"]
 
@@ -61,7 +62,7 @@ class Bridge:
     :param decision_timeout: seconds to wait for a decision when the table
         has no setting of its own.
     :param resolvers: how many resolver processes run the hooks (started by
-        :meth:`start`; see :mod:`.workers`).
+        :meth:`start`; see :mod:`.pool`).
     """
 
     def __init__(
@@ -73,8 +74,6 @@ class Bridge:
         decision_timeout: float = 30.0,
         resolvers: int = 2,
     ) -> None:
-        from .attacks import Attacks
-
         self.host = host
         self.store = store
         self.sio = sio
@@ -86,7 +85,7 @@ class Bridge:
         self.broadcast = Broadcaster(sio)
         self.messages = messages.Messages()
         self.resolvers = Resolvers(host, size=resolvers)
-        # This process among several sharing a store (see workers.py).
+        # This process among several sharing a store (see pool.py).
         self.node = getattr(sio.manager, "host_id", None) or new_id("node")
         self._heartbeat: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -96,7 +95,7 @@ class Bridge:
 
     async def start(self) -> None:
         await self.resolvers.start()
-        await self.attacks.odds_runner.start(self.host)  # warm odds processes (oddsrun.py)
+        await self.attacks.odds_runner.start(self.host)  # warm odds processes (pool.py)
         if self.store.shared:
             await self.store.heartbeat(self.node, _NODE_TTL)
             self._heartbeat = asyncio.get_running_loop().create_task(self._beat(), name="heartbeat")

@@ -1,14 +1,12 @@
 """Sending a table's broadcasts to its rooms.
 
-With one server process, a batch is written straight to the participants'
-Engine.IO sockets: each event is encoded and framed once, then written to
-every listener's websocket in order (queued for a long-polling one), without
-the task per recipient that a plain ``emit`` creates
-(:meth:`~.wire._EngineServer.broadcast`). That is what python-socketio's own
-manager does for a room, minus the bookkeeping; rooms nobody listens to cost
-nothing. Connections that asked
-for batches (``auth.batch``) sit in a room per choice of events and are sent
-the whole batch as one ``batch`` message (one server process only). With the
+With one server process, each event of a batch is encoded once (the server's
+packet class, an orjson encoding where a record encoded already goes in as it
+is) and handed to every listener's engine.io socket with engine.io's public
+``send_packet``, in order, without the task per recipient that a plain ``emit``
+creates; rooms nobody listens to cost nothing. Connections that asked for
+batches (``auth.batch``) sit in a room per choice of events and are sent the
+whole batch as one ``batch`` message (one server process only). With the
 bridge's Redis bus (:mod:`.bus`) the batch is also published to the other
 processes as one message, and they deliver it the same way; with any other
 manager every broadcast goes through ``emit``, one after another.
@@ -19,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import engineio
 import socketio
+
+from .wire import LocalManager
 
 __all__ = ["Broadcaster"]
 
@@ -45,7 +46,7 @@ class Broadcaster:
         publish = getattr(manager, "publish_batch", None)
         if publish is not None:
             publish(batch)
-        elif type(manager) is not socketio.AsyncManager:
+        elif not isinstance(manager, LocalManager):
             for event, data, room in batch:
                 await sio.emit(event, data, to=room, namespace=self.namespace)
             return
@@ -56,23 +57,23 @@ class Broadcaster:
     ) -> None:
         """Send ``(event, data, room)`` broadcasts in order to this process's own listeners.
 
-        Each event is encoded and framed once; each listener's websocket is
-        written to once, with every frame of the batch it receives.
+        Each event is encoded once for all the listeners of its room.
         """
-        sends: list[tuple[list[str], str]] = []
         for event, data, room in batch:
-            self._add(sends, room, event, data)
+            await self._send(room, event, data)
         for room, events in (batch_rooms or {}).items():
             items = [[event, data] for event, data, _room in batch if event in events]
             if items:
-                self._add(sends, room, "batch", items)
-        if sends:
-            await self.sio.eio.broadcast_many(sends)
+                await self._send(room, "batch", items)
 
-    def _add(self, sends: list[tuple[list[str], str]], room: str, event: str, data: Any) -> None:
-        """``event`` for every listener of ``room``, encoded once, added to ``sends``."""
+    async def _send(self, room: str, event: str, data: Any) -> None:
+        """``event`` to every listener of ``room`` in this process, encoded once."""
         sio = self.sio
         listeners = [eio_sid for _sid, eio_sid in sio.manager.get_participants(self.namespace, room)]
         if listeners:
             encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
-            sends.append((listeners, encoded))
+            # One engine.io packet for every listener, as python-socketio's own manager sends a room's.
+            message = engineio.packet.Packet(engineio.packet.MESSAGE, data=encoded)
+            send = sio.eio.send_packet
+            for eio_sid in listeners:
+                await send(eio_sid, message)

@@ -40,6 +40,7 @@ import orjson
 from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from ..state import RedisStore
+from .wire import AnswerLimit
 
 __all__ = ["RedisBus"]
 
@@ -48,7 +49,7 @@ log = logging.getLogger("vtt_bridge.server")
 Batch = list[tuple[str, Any, str]]
 
 
-class RedisBus(AsyncPubSubManager):
+class RedisBus(AnswerLimit, AsyncPubSubManager):
     """A socket.io client manager over the Redis store's own connections (see the module docstring).
 
     :param store: the (open) Redis store; its link publishes, its subscriber listens.

@@ -28,7 +28,7 @@ from ..plugins import Host
 from ..state import messages
 from ..state.keys import GM_USER
 from ..state.records import AuditDraft, TableInfo, TokenChange
-from .attacks import _with_seq
+from .attacks import with_seq
 from .bridge import build_token
 from .session import Caller, require_gm
 
@@ -203,7 +203,7 @@ class Campaign:
         entries = await store.since(caller.table, request["since"], limit=SYNC_LIMIT + 1)
         more = len(entries) > SYNC_LIMIT
         entries = entries[:SYNC_LIMIT]
-        attacks = [_with_seq(e) for e in entries if e.kind == "attack"]
+        attacks = [with_seq(e) for e in entries if e.kind == "attack"]
         undone = [{"attack": e.ref, "seq": e.seq, "user": e.user, "at": e.at} for e in entries if e.kind == "undo"]
         latest = await store.last_seq(caller.table)
         return {

@@ -12,6 +12,7 @@ not one of the options). The others who were asked get ``decision.closed``.
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -23,9 +24,9 @@ from ..state import RedisStore
 from ..state.store import Store
 from .logs import fields
 from .tables import TableRuntime
-from .workers import RemoteDecision
+from .pool import RemoteDecision
 
-__all__ = ["DROPPED", "RECONNECT_GRACE", "Prompter"]
+__all__ = ["DROPPED", "RECONNECT_GRACE", "TRANSITIONS", "Event", "Prompter", "Question", "State"]
 
 # Why a connection ended, when it was lost rather than closed with a goodbye
 # (socket.io's DISCONNECT): a question put to it waits a little for its user
@@ -134,125 +135,24 @@ class Prompter:
         sids: list[str],
         payload: dict[str, Any],
         timeout: float,
-        early: asyncio.Future[None] | None = None,
-        everyone: Mapping[str, str] | None = None,
+        early: asyncio.Future[None],
+        everyone: Mapping[str, str],
     ) -> tuple[Any, str, str | None]:
-        """``(answer, how, who answered)``; ``how`` is ``answered``, ``timeout`` or ``disconnect``.
+        """``(answer, how, who answered)``: the question run through :data:`TRANSITIONS`.
 
-        When everyone asked is gone and at least one lost the connection (not a
-        goodbye: see :data:`DROPPED`), the question waits up to
-        ``reconnect_grace`` seconds (within its own timeout) for one of the
-        users asked to come back, and is put again to the new connection.
-        ``sids`` grows by the connections asked that way.
-
-        With several server processes (``everyone``: every connection to the
-        table, ``{sid: user}``), a connection on another process is watched
-        from here (:meth:`_watch`): its end is noticed as a local one is, with
-        the reason it ended there, and a user asked who connects again on any
-        process is asked there.
+        ``how`` is ``answered``, ``default`` (the GM took the rules' default),
+        ``timeout`` or ``disconnect``. ``sids`` grows by the connections of users
+        asked who came back during a reconnect grace. With several server
+        processes (``everyone``: every connection to the table, ``{sid: user}``),
+        a connection on another process is watched from here (:meth:`_watch`):
+        its end is noticed as a local one is, with the reason it ended there,
+        and a user asked who connects again on any process is asked there.
         """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        everyone = everyone or {}
-        users = sorted(
-            {runtime.sessions[sid].user if sid in runtime.sessions else everyone.get(sid, "") for sid in sids} - {""}
-        )
-        calls: dict[asyncio.Future[Any], str] = {}
-        gone: dict[asyncio.Future[Any], str] = {}
-        waiting: set[asyncio.Future[Any]] = set()
-        # Connections on other processes: asked → their end; came back → not asked yet.
-        remote: dict[str, asyncio.Future[str | None]] = {}
-        returned: list[str] = []
-        watcher: asyncio.Task[None] | None = None
-
-        def ask(sid: str, seconds: float) -> None:
-            call = asyncio.ensure_future(
-                self.sio.call("decision", {**payload, "timeout": round(seconds, 3)}, to=sid, timeout=seconds)
-            )
-            calls[call] = sid
-            if sid in runtime.sessions or not self.store.shared:
-                departure = runtime.departure(sid, local=sid in runtime.sessions)
-            else:
-                departure = remote[sid] = loop.create_future()
-            gone[departure] = sid
-            waiting.update((call, departure))
-
-        def arrived(sid: str) -> None:
-            if back is not None and not back.done():
-                back.set_result(sid)
-            else:
-                returned.append(sid)
-
-        for sid in sids:
-            ask(sid, timeout)
-        if early is not None:
-            waiting.add(early)
-        timed_out: set[str] = set()
-        left: set[str] = set()
-        dropped = False
-        back: asyncio.Future[str] | None = None
-        grace: asyncio.Future[Any] | None = None
-        if self.store.shared:
-            watcher = asyncio.ensure_future(self._watch(runtime, remote, users, set(everyone) | set(sids), arrived))
+        question = Question(self, runtime, sids, payload, timeout, early, everyone)
         try:
-            while waiting:
-                done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                for future in done:
-                    if future is early:
-                        return None, "default", None  # the GM took the rules' default now
-                    if future in calls:
-                        error = future.exception()
-                        if error is None:
-                            return future.result(), "answered", calls[future]
-                        if not isinstance(error, socketio.exceptions.TimeoutError):
-                            log.warning("asking a decider failed: %r", error, extra=fields(sid=calls[future]))
-                        timed_out.add(calls[future])
-                    elif future in gone:
-                        left.add(gone[future])
-                        dropped = dropped or future.result() in DROPPED
-                    elif future is back:
-                        # One of the users asked is back on a new connection: ask it there.
-                        sid, back = future.result(), None
-                        if grace is not None:
-                            grace.cancel()
-                            waiting.discard(grace)
-                            grace = None
-                        sids.append(sid)
-                        if sid not in runtime.sessions and self.store.shared or await self._connected(
-                            runtime, sid, deadline
-                        ):
-                            ask(sid, max(0.05, deadline - loop.time()))
-                        else:
-                            left.add(sid)
-                if early is not None and early.done():
-                    return None, "default", None
-                if timed_out | left >= set(sids):
-                    remaining = deadline - loop.time()
-                    may_wait = dropped and not timed_out - left and remaining > 0 and self.reconnect_grace > 0
-                    if grace is None and may_wait and users:
-                        back = runtime.arrival(users)
-                        if returned:  # already back on another process
-                            back.set_result(returned.pop(0))
-                        grace = asyncio.ensure_future(asyncio.sleep(min(self.reconnect_grace, remaining)))
-                        waiting.update((back, grace))
-                        dropped = False  # one grace per drop
-                        continue
-                    if grace is not None and not grace.done():
-                        continue  # still waiting for someone to come back
-                    break
-            return None, ("timeout" if timed_out - left else "disconnect"), None
+            return await question.run()
         finally:
-            for future in calls:
-                if not future.done():
-                    future.cancel()
-            for future, sid in gone.items():
-                runtime.forget(sid, future)
-            if back is not None:
-                runtime.forget_arrival(back)
-            if grace is not None:
-                grace.cancel()
-            if watcher is not None:
-                watcher.cancel()
+            question.close()
 
     async def _watch(
         self,
@@ -286,3 +186,204 @@ class Prompter:
                 if sid not in seen and user in users and sid not in runtime.sessions:
                     seen.add(sid)
                     arrived(sid)
+
+
+# -- a question as a state machine -------------------------------------------------------
+
+
+class State(enum.Enum):
+    """Where a question stands."""
+
+    ASKING = "asking"  # out to at least one connection that has neither answered nor gone
+    GRACE = "grace"  # everyone asked is gone, one by a dropped connection: waiting for a user to return
+    ANSWERED = "answered"
+    DEFAULTED = "default"  # the GM took the rules' default (decision.default)
+    TIMED_OUT = "timeout"
+    DISCONNECTED = "disconnect"
+
+
+class Event(enum.Enum):
+    """What can happen to a question."""
+
+    ANSWER = "a connection asked answered"
+    GM_DEFAULT = "the GM took the rules' default"
+    SOME_OUT = "a connection timed out or left; others are still asked"
+    ALL_OUT_DROPPED = "everyone asked is out, one dropped: a user may come back"
+    ALL_TIMED_OUT = "everyone asked is out, one without answering in time"
+    ALL_LEFT = "everyone asked left"
+    CAME_BACK = "a user asked connected again"
+    GRACE_OVER = "the reconnect grace ran out"
+
+
+# (state, event) -> next state. A pair not listed cannot happen (a bug if it does).
+TRANSITIONS: dict[tuple[State, Event], State] = {
+    (State.ASKING, Event.ANSWER): State.ANSWERED,
+    (State.ASKING, Event.GM_DEFAULT): State.DEFAULTED,
+    (State.ASKING, Event.SOME_OUT): State.ASKING,
+    (State.ASKING, Event.ALL_OUT_DROPPED): State.GRACE,
+    (State.ASKING, Event.ALL_TIMED_OUT): State.TIMED_OUT,
+    (State.ASKING, Event.ALL_LEFT): State.DISCONNECTED,
+    (State.GRACE, Event.CAME_BACK): State.ASKING,
+    (State.GRACE, Event.GRACE_OVER): State.DISCONNECTED,
+    (State.GRACE, Event.GM_DEFAULT): State.DEFAULTED,
+    (State.GRACE, Event.ANSWER): State.ANSWERED,  # a call still out to a connection that went
+    # Calls to connections already gone ending meanwhile change nothing (one grace per drop).
+    (State.GRACE, Event.SOME_OUT): State.GRACE,
+    (State.GRACE, Event.ALL_OUT_DROPPED): State.GRACE,
+    (State.GRACE, Event.ALL_TIMED_OUT): State.GRACE,
+    (State.GRACE, Event.ALL_LEFT): State.GRACE,
+}
+OPEN = frozenset({State.ASKING, State.GRACE})
+
+
+class Question:
+    """One decision put to its deciders: the data :data:`TRANSITIONS` runs on.
+
+    Every future it waits for is one of: a ``call`` to a connection asked
+    (:attr:`calls`), that connection's end (:attr:`gone`), the GM taking the
+    default (``early``), a user asked coming back (:attr:`back`) and the end
+    of the reconnect grace (:attr:`grace`). Each one done is turned into one
+    :class:`Event` (:meth:`event`) and the state moves by the table.
+    """
+
+    def __init__(
+        self,
+        prompter: Prompter,
+        runtime: TableRuntime,
+        sids: list[str],
+        payload: dict[str, Any],
+        timeout: float,
+        early: asyncio.Future[None],
+        everyone: Mapping[str, str],
+    ) -> None:
+        self.prompter, self.runtime, self.sids, self.payload, self.early = prompter, runtime, sids, payload, early
+        self.loop = asyncio.get_running_loop()
+        self.deadline = self.loop.time() + timeout
+        self.state = State.ASKING
+        self.users = sorted(
+            {runtime.sessions[sid].user if sid in runtime.sessions else everyone.get(sid, "") for sid in sids} - {""}
+        )
+        self.calls: dict[asyncio.Future[Any], str] = {}
+        self.gone: dict[asyncio.Future[Any], str] = {}
+        self.waiting: set[asyncio.Future[Any]] = {early}
+        self.remote: dict[str, asyncio.Future[str | None]] = {}  # connections asked on other processes → their end
+        self.returned: list[str] = []  # users asked back on other processes, not asked yet
+        self.timed_out: set[str] = set()
+        self.left: set[str] = set()
+        self.dropped = False  # a connection asked was lost (not closed) since the last grace
+        self.back: asyncio.Future[str] | None = None
+        self.grace: asyncio.Future[Any] | None = None
+        self.answer: tuple[Any, str | None] = (None, None)
+        for sid in sids:
+            self.ask(sid, timeout)
+        self.watcher: asyncio.Task[None] | None = None
+        if prompter.store.shared:
+            seen = set(everyone) | set(sids)
+            self.watcher = asyncio.ensure_future(prompter._watch(runtime, self.remote, self.users, seen, self.arrived))
+
+    def ask(self, sid: str, seconds: float) -> None:
+        prompter, runtime = self.prompter, self.runtime
+        payload = {**self.payload, "timeout": round(seconds, 3)}
+        call = asyncio.ensure_future(prompter.sio.call("decision", payload, to=sid, timeout=seconds))
+        self.calls[call] = sid
+        if sid in runtime.sessions or not prompter.store.shared:
+            departure = runtime.departure(sid, local=sid in runtime.sessions)
+        else:
+            departure = self.remote[sid] = self.loop.create_future()
+        self.gone[departure] = sid
+        self.waiting.update((call, departure))
+
+    def arrived(self, sid: str) -> None:
+        """A user asked connected again on another process (from :meth:`Prompter._watch`)."""
+        if self.back is not None and not self.back.done():
+            self.back.set_result(sid)
+        else:
+            self.returned.append(sid)
+
+    async def run(self) -> tuple[Any, str, str | None]:
+        while self.state in OPEN and self.waiting:
+            done, self.waiting = await asyncio.wait(self.waiting, return_when=asyncio.FIRST_COMPLETED)
+            # The GM's default wins over anything that arrived with it.
+            for future in sorted(done, key=lambda f: f is not self.early):
+                await self.fire(self.event(future))
+                if self.state not in OPEN:
+                    break
+        if self.state in OPEN:  # nothing left to wait for
+            self.state = State.TIMED_OUT if self.timed_out - self.left else State.DISCONNECTED
+        answer, winner = self.answer
+        return answer, self.state.value, winner
+
+    async def fire(self, event: Event) -> None:
+        before = self.state
+        self.state = TRANSITIONS[(before, event)]
+        if before is State.ASKING and self.state is State.GRACE:
+            self.start_grace()
+        elif before is State.GRACE and self.state is State.ASKING:
+            await self.ask_again()
+
+    def event(self, future: asyncio.Future[Any]) -> Event:
+        if future is self.early:
+            return Event.GM_DEFAULT
+        if future is self.grace:
+            return Event.GRACE_OVER
+        if future is self.back:
+            return Event.CAME_BACK
+        if future in self.calls:
+            error = future.exception()
+            if error is None:
+                self.answer = (future.result(), self.calls[future])
+                return Event.ANSWER
+            if not isinstance(error, socketio.exceptions.TimeoutError):
+                log.warning("asking a decider failed: %r", error, extra=fields(sid=self.calls[future]))
+            self.timed_out.add(self.calls[future])
+        else:  # a connection asked has ended
+            self.left.add(self.gone[future])
+            self.dropped = self.dropped or future.result() in DROPPED
+        return self.out()
+
+    def out(self) -> Event:
+        """The event for one more connection asked being out (timed out or gone)."""
+        if not self.timed_out | self.left >= set(self.sids):
+            return Event.SOME_OUT
+        remaining = self.deadline - self.loop.time()
+        grace = self.prompter.reconnect_grace
+        if self.dropped and not self.timed_out - self.left and remaining > 0 and grace > 0 and self.users:
+            return Event.ALL_OUT_DROPPED
+        return Event.ALL_TIMED_OUT if self.timed_out - self.left else Event.ALL_LEFT
+
+    def start_grace(self) -> None:
+        self.dropped = False  # one grace per drop
+        self.back = self.runtime.arrival(self.users)
+        if self.returned:  # already back on another process
+            self.back.set_result(self.returned.pop(0))
+        seconds = min(self.prompter.reconnect_grace, self.deadline - self.loop.time())
+        self.grace = asyncio.ensure_future(asyncio.sleep(seconds))
+        self.waiting.update((self.back, self.grace))
+
+    async def ask_again(self) -> None:
+        """A user asked is back on a new connection: the question goes there."""
+        assert self.back is not None and self.grace is not None
+        sid, self.back = self.back.result(), None
+        self.grace.cancel()
+        self.waiting.discard(self.grace)
+        self.grace = None
+        self.sids.append(sid)
+        here = sid in self.runtime.sessions or not self.prompter.store.shared
+        if not here or await self.prompter._connected(self.runtime, sid, self.deadline):
+            self.ask(sid, max(0.05, self.deadline - self.loop.time()))
+        else:
+            self.left.add(sid)
+            await self.fire(self.out())
+
+    def close(self) -> None:
+        for future in self.calls:
+            if not future.done():
+                future.cancel()
+        for future, sid in self.gone.items():
+            self.runtime.forget(sid, future)
+        if self.back is not None:
+            self.runtime.forget_arrival(self.back)
+        if self.grace is not None:
+            self.grace.cancel()
+        if self.watcher is not None:
+            self.watcher.cancel()

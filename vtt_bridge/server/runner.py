@@ -21,10 +21,17 @@ then asks ``table.sync`` for what it missed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import dataclasses
 import gc
 import logging
+import multiprocessing
+import os
 import signal
+import socket
 import time
+from multiprocessing.connection import wait
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -34,11 +41,14 @@ from ..plugins import Host, make_host
 from ..state import RedisStore, SQLiteStore, Store
 from .app import ServerConfig, build
 from .bridge import Bridge
-from .logs import fields
+from .logs import configure, fields
 
-__all__ = ["BridgeServer", "serve_forever"]
+__all__ = ["BridgeServer", "run", "serve_forever", "serve_workers"]
 
 log = logging.getLogger("vtt_bridge.server")
+
+# Seconds a stop lets engine.io's writers send what they hold before the connections end.
+FLUSH = 0.05
 
 
 class BridgeServer:
@@ -126,17 +136,10 @@ class BridgeServer:
 
 async def drop_transports(sio: Any) -> None:
     """End every Engine.IO connection of this process without a close packet (see the module docstring)."""
-    eio = sio.eio
-    for socket in list(eio.sockets.values()):
-        # abort=True: run the server's disconnect handlers, send nothing.
-        await socket.close(wait=False, abort=True, reason=eio.reason.SERVER_DISCONNECT)
-        # A websocket is closed; on long-polling, None in the queue answers a
-        # waiting poll with an empty payload (or ends engine.io's websocket writer).
-        end = getattr(socket, "end", None)
-        if end is None or not end():
-            socket.queue.put_nowait(None)
-    # Let the writers run, so the websockets are closed before aiohttp's
-    # cleanup (which would otherwise wait for them until its timeout).
+    # engine.io's writer tasks first send what is queued (the answers of attacks cut short).
+    await asyncio.sleep(FLUSH)
+    sio.connections.end_all()
+    # Let engine.io and socket.io notice, so their disconnect handlers run before the cleanup.
     await asyncio.sleep(0)
 
 
@@ -166,3 +169,130 @@ async def serve_forever(
         await server.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
+
+
+# -- the event loop -------------------------------------------------------------------
+
+
+def run(main: Any) -> Any:
+    """Run a coroutine on uvloop when it is installed (``pip install 'vtt-bridge[fast]'``), else asyncio's loop."""
+    # The loop runs outside the ``except`` block: an exception raised anywhere in the server
+    # (a resolver's traceback included) would otherwise carry this ImportError as its context.
+    try:
+        import uvloop
+    except ImportError:
+        uvloop = None
+    if uvloop is None:
+        return asyncio.run(main)
+    return uvloop.run(main)
+
+
+# -- server processes (serve --workers N) ---------------------------------------------
+
+
+def _serve_child(config: Any, log_setup: tuple[bool, int], ready: Any) -> None:
+    """One server process of ``serve --workers N`` (spawned: a fresh interpreter)."""
+
+    configure(as_json=log_setup[0], level=log_setup[1])
+    with contextlib.suppress(Exception):  # Linux: stop with the supervisor, even if it is killed
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+    async def announce(server: Any) -> None:
+        with contextlib.suppress(OSError):  # a restarted process has nobody waiting to hear it
+            ready.send(server.url)
+            ready.close()
+
+    run(serve_forever(config, ready=announce))
+
+
+def serve_workers(
+    config: Any,
+    count: int,
+    *,
+    log_setup: tuple[bool, int] = (False, logging.INFO),
+    ready: Any = None,
+    start_timeout: float = 120.0,
+) -> int:
+    """Run ``count`` server processes on one port over one Redis, until SIGINT/SIGTERM.
+
+    Each is a whole server (its own event loop and resolvers) listening with
+    ``SO_REUSEPORT``; the kernel spreads connections over them. A process
+    that dies is started again; its clients reconnect to the others meanwhile.
+    ``ready(url)`` is called once all are listening. Returns the exit status.
+    """
+
+    if not config.redis:
+        raise ValueError("several server processes need a shared store: give --redis URL")
+    port = config.port or _free_port(config.host)
+    config = dataclasses.replace(config, port=port, reuse_port=True)
+    context = multiprocessing.get_context("spawn")
+    stop_r, stop_w = os.pipe()
+    os.set_blocking(stop_w, False)
+    stopping = False
+
+    def on_signal(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        with contextlib.suppress(OSError):
+            os.write(stop_w, b"x")
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    procs: dict[int, Any] = {}  # slot → process
+    started: dict[int, float] = {}
+
+    def launch(slot: int) -> Any:
+        reader, writer = context.Pipe(duplex=False)
+        proc = context.Process(
+            target=_serve_child, args=(config, log_setup, writer), name=f"vtt-bridge worker {slot}", daemon=False
+        )
+        proc.start()
+        writer.close()
+        procs[slot], started[slot] = proc, time.monotonic()
+        return reader
+
+    try:
+        pipes = {slot: launch(slot) for slot in range(count)}
+        deadline = time.monotonic() + start_timeout
+        url = None
+        for slot, pipe in pipes.items():
+            if not pipe.poll(max(0.0, deadline - time.monotonic())):
+                raise RuntimeError(f"server process {slot} did not start")
+            url = pipe.recv()
+            pipe.close()
+        log.info("listening", extra=fields(url=url, workers=count, pids=",".join(str(p.pid) for p in procs.values())))
+        if ready is not None:
+            ready(url)
+        while not stopping:
+            sentinels = {procs[slot].sentinel: slot for slot in procs}
+            for sentinel in wait([*sentinels, stop_r]):
+                if sentinel == stop_r or stopping:
+                    break
+                slot = sentinels[sentinel]
+                proc = procs[slot]
+                proc.join()
+                log.error("server process died; starting another", extra=fields(pid=proc.pid, code=proc.exitcode))
+                if time.monotonic() - started[slot] < 5:
+                    time.sleep(1)  # crashing at start: do not spin
+                launch(slot).close()
+        return 0
+    finally:
+        for proc in procs.values():
+            if proc.is_alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGTERM)
+        grace = time.monotonic() + config.shutdown_grace + 10
+        for proc in procs.values():
+            proc.join(max(0.1, grace - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        os.close(stop_r)
+        os.close(stop_w)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

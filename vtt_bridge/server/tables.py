@@ -31,7 +31,7 @@ from ..state.keys import GM_USER
 from ..state.records import TableInfo, TokenChange
 from .logs import fields
 from .session import OWNER, Caller, level
-from .workers import budget_of
+from .pool import budget_of
 
 __all__ = ["BROADCASTS", "Outbox", "TableRuntime", "pending"]
 
@@ -118,6 +118,27 @@ def pending(payload: Mapping[str, Any], users: list[str], remaining: float) -> d
     return {**payload, "waiting": users, "remaining": round(max(0.0, remaining), 3)}
 
 
+class AttackLock:
+    """An asyncio lock that knows how many wait for it (the Redis lease is kept for the next one)."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.waiting = 0
+
+    def locked(self) -> bool:
+        return self.lock.locked()
+
+    async def __aenter__(self) -> None:
+        self.waiting += 1
+        try:
+            await self.lock.acquire()
+        finally:
+            self.waiting -= 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
 class TableRuntime:
     """A table loaded in this process (see the module docstring)."""
 
@@ -125,7 +146,7 @@ class TableRuntime:
         self.info = info
         self.tokens: dict[str, Token] = dict(tokens)
         self.default_timeout = decision_timeout
-        self.attack_lock = asyncio.Lock()
+        self.attack_lock = AttackLock()
         self.write_lock = asyncio.Lock()
         self.busy: dict[str, str] = {}
         self.inflight: dict[str, tuple[str, str, asyncio.Future[Any]]] = {}

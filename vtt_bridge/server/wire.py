@@ -1,8 +1,9 @@
 """What crosses the socket: packets checked once on the way in, limits per connection.
 
 Everything a client sends arrives as a socket.io packet, and every packet is
-decoded by :class:`BridgePacket`, so this is the one place where odd input is
-caught before any handler sees it:
+decoded by :class:`BridgePacket` (python-socketio's ``serializer`` option: a
+subclass of its ``Packet`` with its own ``decode``), so this is the one place
+where odd input is caught before any handler sees it:
 
 - text that is not JSON (truncated, a 5,000-digit number, nesting deep enough
   to overflow a parser), strings that are not valid Unicode (a lone surrogate),
@@ -18,13 +19,17 @@ the client asked for an acknowledgement) and nothing else runs. An answer to a
 decision that fails becomes an answer naming no option, which the rules settle
 with their default (``how: invalid``).
 
-:class:`BridgeSocketServer` adds the outgoing side: on a websocket every
-packet is written to the connection as it is sent, without engine.io's queue
-and writer task (:class:`_DirectSocket`), a broadcast framed once for all its
-listeners; and a client that stops reading is dropped once more than a byte
-limit waits unsent for it (in the transport's buffer, or a long-polling
-client's queue), instead of letting the server buffer broadcasts for it until
-the ping timeout.
+The outgoing side and the connections, on public ground only:
+
+- :class:`AnswerLimit` (a client manager's ``trigger_callback``) spends an
+  answer from the connection's rate limit, and tells a client past its limit
+  with a ``rate_limited`` event;
+- :class:`Connections` is an aiohttp middleware that knows the TCP
+  transports socket.io's requests run on: it turns permessage-deflate off
+  unless asked for, lets a websocket's transport buffer up to ``max_outgoing``
+  bytes, drops a client once more than that waits unsent for it, and ends
+  every connection the way a network drop does when the server stops.
+
 :class:`RateLimiter` is the per-connection token bucket the namespace consults.
 """
 
@@ -32,17 +37,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-import struct
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
-import engineio
 import socketio
-from aiohttp import web
-from engineio.async_drivers import aiohttp as aiohttp_driver
+from aiohttp import hdrs, web
 from socketio import packet as sio_packet
 
 from ..errors import InvalidRequest, PayloadTooLarge, RateLimited, VTTError
@@ -53,8 +53,9 @@ __all__ = [
     "INVALID_ANSWER",
     "MAX_ATTACHMENTS",
     "RESERVED_EVENTS",
+    "AnswerLimit",
     "BridgePacket",
-    "BridgeSocketServer",
+    "Connections",
     "RateLimiter",
     "Refused",
     "packet_class",
@@ -207,32 +208,6 @@ class BridgePacket(socketio.packet.Packet):
             self.packet_type, self.data = sio_packet.EVENT, [Refused(problem)]
 
 
-# An event for the default namespace, without attachments: "2", its acknowledgement id, its JSON array.
-_PLAIN_EVENT = re.compile(r"2([0-9]{0,100})\[")
-
-
-def _plain_event(encoded: str, max_payload: int) -> tuple[int | None, list[Any]] | None:
-    """``(ack id, [name, payload...])`` of an event packet in the shape clients send (``2<id>[...]``)
-    when :class:`BridgePacket` would take it as it is; ``None``: anything else, left to
-    :class:`BridgePacket` (which decodes it, or says what is wrong with it).
-
-    The same result as decoding it with :class:`BridgePacket`, without the packet
-    object and python-socketio's general parsing (namespace, attachments).
-    """
-    match = _PLAIN_EVENT.match(encoded)
-    if match is None or len(encoded) > max_payload:
-        return None
-    head = match.end() - 1
-    try:
-        data = loads_request(encoded[head:])
-    except Unacceptable:
-        return None
-    if type(data) is not list or not data or type(data[0]) is not str or data[0] in RESERVED_EVENTS:
-        return None
-    digits = match.group(1)
-    return (int(digits) if digits else None), data
-
-
 def _event_problem(data: Any, *, walk: bool = True) -> VTTError | None:
     if not isinstance(data, list) or not data or not isinstance(data[0], str):
         return InvalidRequest(
@@ -309,414 +284,180 @@ class RateLimiter:
         return True
 
 
-def ws_frame(data: str | bytes) -> bytes:
-    """One websocket frame as a server sends it (final, unmasked, not deflated) carrying ``data``."""
-    if isinstance(data, str):
-        body, first = data.encode(), 0x81  # text
-    else:
-        body, first = bytes(data), 0x82  # binary
-    size = len(body)
-    if size < 126:
-        return bytes((first, size)) + body
-    if size < 65536:
-        return _LENGTH_16.pack(first, 126, size) + body
-    return _LENGTH_64.pack(first, 127, size) + body
 
 
-_LENGTH_16 = struct.Struct("!BBH")
-_LENGTH_64 = struct.Struct("!BBQ")
+class AnswerLimit:
+    """Answers to decisions (socket.io acknowledgements) spend from the connection's rate limit.
 
-
-class _WebSocket(aiohttp_driver.WebSocket):
-    """engine.io's aiohttp websocket: without per-message deflate unless asked, and the
-    engine.io socket writing straight to it (:class:`_DirectSocket`).
-
-    engine.io decodes a frame's first character as the packet type outside any
-    error handling, so an empty frame or one starting with anything but a
-    packet type a client sends (``1``-``6``) would end the connection; such a
-    frame is dropped instead (the transport has no way to answer it).
+    A mixin for a python-socketio client manager, before the manager class
+    (``class M(AnswerLimit, socketio.AsyncManager)``): every acknowledgement
+    a client sends reaches the manager's ``trigger_callback``. Each one
+    takes a token from the connection's bucket (:attr:`limiter`, set when the
+    namespace is registered); one past the limit tells the client so with a
+    ``rate_limited`` event, at most once a second (an acknowledgement cannot
+    be answered). The answer itself always goes on to python-socketio: the
+    one the server waits for counts even past the limit, and one to a
+    question not (or no longer) asked is ignored there.
     """
 
-    compress = False
+    limiter: RateLimiter | None = None
 
-    async def __call__(self, environ: Mapping[str, Any]) -> Any:
-        request = environ["aiohttp.request"]
-        self._sock = web.WebSocketResponse(max_msg_size=self.server.max_http_buffer_size, compress=self.compress)
-        await self._sock.prepare(request)
-        self.environ = environ
-        socket = getattr(self.handler, "__self__", None)
-        if self.compress or type(socket) not in (engineio.async_socket.AsyncSocket, _DirectSocket):
-            await self.handler(self)  # engine.io's own loop: a queue and a writer task
-        else:
-            socket.__class__ = _DirectSocket
-            await socket.serve(self, request.transport)
-        return self._sock
+    async def trigger_callback(self, sid: str, id: int, data: Any) -> None:
+        limiter = self.limiter
+        wait = limiter.take(sid) if limiter is not None else None
+        if wait is not None and limiter is not None and limiter.tell(sid):
+            error = limiter.error(wait, "too many answers; slow down").to_dict()
+            await self.server.emit("rate_limited", error, to=sid)  # type: ignore[attr-defined]
+        # socket.io numbers questions from 1; python-socketio keeps its counter under id 0,
+        # which an answer naming id 0 would take for a question.
+        if type(id) is int and id > 0:
+            await super().trigger_callback(sid, id, data)  # type: ignore[misc]
 
-    async def wait(self) -> Any:
+
+class LocalManager(AnswerLimit, socketio.AsyncManager):
+    """The client manager of one server process."""
+
+
+class Connections:
+    """The TCP connections socket.io's requests run on, seen from an aiohttp middleware.
+
+    Every request under socket.io's path passes :meth:`middleware` (a
+    websocket's request lasts as long as the websocket). It:
+
+    - drops the client's offer of permessage-deflate unless ``compress``
+      (zlib on every small frame costs more CPU than it saves on a LAN);
+    - lets a websocket's transport buffer up to ``max_outgoing`` bytes
+      (asyncio's write-buffer limits): engine.io's writer waits only past
+      that, so what waits unsent for a client that stopped reading sits in
+      that buffer, where :meth:`sweep` measures it and drops the client
+      (``slow reader``) once it is over the limit — its socket.io
+      disconnect handlers run, its memory is freed;
+    - :meth:`end_all`: ends every connection the way a network drop ends it
+      (the TCP connection aborted, no close packet), which every socket.io
+      client answers with its own reconnection.
+
+    A long-polling client holds no connection between its polls: what waits
+    for it is bounded by the ping timeout (a client that stops polling stops
+    answering pings).
+    """
+
+    # Seconds between two looks at every websocket's unsent bytes.
+    SWEEP = 0.2
+
+    def __init__(self, path: str = "/socket.io/", *, max_outgoing: int = 8_000_000, compress: bool = False) -> None:
+        self.path = path
+        self.max_outgoing = max_outgoing
+        self.compress = compress
+        self.dropped = 0
+        self.open: dict[Any, bool] = {}  # transport -> whether it carries a websocket
+        self.sweeper: asyncio.Task[None] | None = None
+        # Called with the request of a websocket engine.io gave up on (see :meth:`middleware`).
+        self.broken: Callable[[web.Request], Awaitable[None]] | None = None
+
+    @web.middleware
+    async def middleware(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if not request.path.startswith(self.path):
+            return await handler(request)
+        transport = request.transport
+        websocket = request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
+        if websocket:
+            if not self.compress and hdrs.SEC_WEBSOCKET_EXTENSIONS in request.headers:
+                headers = request.headers.copy()
+                del headers[hdrs.SEC_WEBSOCKET_EXTENSIONS]
+                request = request.clone(headers=headers)
+            if transport is not None and self.max_outgoing > 0:
+                transport.set_write_buffer_limits(high=self.max_outgoing)
+        if transport is None:
+            return await handler(request)
+        self.open[transport] = websocket
+        try:
+            return await handler(request)
+        except (ValueError, IndexError) as exc:
+            if not websocket:
+                raise
+            # engine.io ends a websocket whose frame does not start with a packet type
+            # (an empty frame, "x") by raising out of its reader: that client's connection
+            # closes (its socket.io client reconnects); nothing else is affected.
+            log.info("closed a websocket that sent a frame that is no engine.io packet", extra=fields(error=str(exc)))
+            transport.abort()
+            if self.broken is not None:
+                await self.broken(request)
+            return web.Response(status=400)
+        finally:
+            self.open.pop(transport, None)
+
+    async def start(self) -> None:
+        if self.max_outgoing > 0 and self.sweeper is None:
+            self.sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def stop(self) -> None:
+        sweeper, self.sweeper = self.sweeper, None
+        if sweeper is not None:
+            sweeper.cancel()
+            await asyncio.gather(sweeper, return_exceptions=True)
+
+    async def _sweep_forever(self) -> None:
         while True:
-            data = await super().wait()
-            if _engineio_packet(data):
-                return data
-            log.debug("dropped a websocket frame that is no engine.io packet", extra=fields(size=len(data)))
+            await asyncio.sleep(self.SWEEP)
+            self.sweep()
+
+    def sweep(self) -> int:
+        """Drop every websocket client with more than ``max_outgoing`` bytes unsent; how many were dropped."""
+        limit = self.max_outgoing
+        over = [t for t, ws in self.open.items() if ws and t.get_write_buffer_size() > limit]
+        for transport in over:
+            self.dropped += 1
+            log.warning(
+                "dropping a client that stopped reading",
+                extra=fields(queued_bytes=transport.get_write_buffer_size(), limit=limit, reason="slow reader"),
+            )
+            self.open.pop(transport, None)
+            transport.abort()  # engine.io sees the websocket close; socket.io's disconnect handlers run
+        return len(over)
+
+    def end_all(self) -> None:
+        """End every socket.io connection of this process as a network drop would (no close packet)."""
+        for transport in list(self.open):
+            transport.abort()
+        self.open.clear()
 
 
-_closing: set[asyncio.Task[Any]] = set()  # websockets being closed by end()
-_events: set[asyncio.Task[Any]] = set()  # events being handled (BridgeSocketServer._event)
+class _QuietReceiveErrors(logging.Filter):
+    """engine.io logs a frame it cannot take (a packet type it does not know) with a traceback:
+    one line instead, at INFO, since a client's garbage is not a server error."""
 
-
-def _engineio_packet(data: Any) -> bool:
-    return not isinstance(data, str) or (data != "" and data[0] in "123456")
-
-
-class _DirectSocket(engineio.async_socket.AsyncSocket):
-    """An engine.io socket on a websocket, written to as packets are sent.
-
-    engine.io queues every outgoing packet and a writer task per socket sends
-    them, waking once per packet (a task and a timer each time); and it reads
-    each incoming frame in a task of its own. Here, once the websocket carries
-    the connection (at once, or after the upgrade from long-polling), every
-    packet is framed and handed to the TCP transport where it is sent — in the
-    order sent, with no task and no queue — and frames are read in one loop.
-    A broadcast's frame is built once for all its listeners
-    (:meth:`_EngineServer.broadcast`). What the client receives is the same
-    bytes. The transport's own buffer is what waits unsent: past
-    ``max_outgoing`` bytes the client is dropped (``slow reader``).
-    """
-
-    transport: Any = None  # the TCP transport, once the websocket carries every packet
-    websocket: Any = None
-    heard = 0.0  # when the last frame arrived (the event loop's clock)
-    watchdog: Any = None
-
-    async def send(self, pkt: Any) -> None:
-        if self.transport is None:
-            await super().send(pkt)
-        elif await self.check_ping_timeout():
-            await self.write(ws_frame(pkt.encode()))
-
-    def writable(self) -> bool:
-        """Whether a packet may be written now without :meth:`send`'s checks (an open websocket, pings answered)."""
-        if self.transport is None or self.closing or self.closed:
-            return False
-        last_ping = self.last_ping
-        return not last_ping or time.time() - last_ping <= self.server.ping_timeout
-
-    async def write(self, frame: bytes) -> None:
-        """Hand ``frame`` to the transport, or drop the client if too much waits unsent already."""
-        transport = self.transport
-        if transport is None or transport.is_closing():
-            return
-        server = self.server
-        limit = server.max_outgoing
-        if limit > 0:
-            waiting = transport.get_write_buffer_size()
-            if waiting + len(frame) > limit:
-                await server._drop(self.sid, self, waiting + len(frame))
-                return
-        transport.write(frame)
-
-    async def serve(self, ws: _WebSocket, transport: Any) -> None:
-        """The websocket's life: the upgrade (if from long-polling), then read until it closes."""
-        server = self.server
-        if self.connected:
-            if not await self._upgrade(ws):
-                return
-        else:
-            self.connected = True
-            self.upgraded = True
-        # What was queued before (the open packet; polling's leftovers) goes first.
-        queue = self.queue
-        while not queue.empty():
-            pkt = queue.get_nowait()
-            queue.task_done()
-            if pkt is None:  # dropped meanwhile (see runner.drop_transports)
-                await ws.close()
-                return
-            transport.write(ws_frame(pkt.encode()))
-        self.transport, self.websocket = transport, ws
-        response = ws._sock
-        timeout = server.ping_interval + server.ping_timeout
-        largest = server.max_http_buffer_size
-        on_message = server.handlers.get("message")
-        text = aiohttp.WSMsgType.TEXT
-        # A client that sends nothing (not even its pong) for ``timeout`` seconds is gone: one
-        # timer per socket, moved on only when it fires, instead of a timeout per frame read.
-        loop = asyncio.get_running_loop()
-        self.heard = loop.time()
-        self.watchdog = loop.call_at(self.heard + timeout, self._silence, loop, timeout)
-        try:
-            while True:
-                try:
-                    message = await response.receive()
-                except (Exception, asyncio.CancelledError):  # a broken connection
-                    break
-                self.heard = loop.time()
-                data = message.data
-                if message.type is text:
-                    if not _engineio_packet(data):
-                        log.debug("dropped a websocket frame that is no engine.io packet", extra=fields(size=len(data)))
-                        continue
-                elif message.type is not aiohttp.WSMsgType.BINARY:
-                    break  # closed
-                if len(data) > largest:
-                    break
-                if on_message is not None and type(data) is str and data[0] == "4" and data[1:2].isnumeric():
-                    # A socket.io packet (as engine.io would decode it: the text after the type).
-                    try:
-                        await on_message(self.sid, data[1:])
-                    except Exception:
-                        log.exception("message handler error", extra=fields(eio_sid=self.sid))
-                    continue
-                try:
-                    await self.receive(engineio.packet.Packet(encoded_packet=data))
-                except engineio.exceptions.UnknownPacketError:
-                    pass
-                except engineio.exceptions.SocketIsClosedError:
-                    break
-                except Exception:
-                    log.exception("websocket receive error", extra=fields(eio_sid=self.sid))
-        finally:
-            self.watchdog.cancel()
-            self.transport = self.websocket = None
-        await ws.close()
-        await self.close(wait=False, abort=True, reason=server.reason.TRANSPORT_CLOSE)
-
-    def _silence(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
-        """The watchdog: the connection is cut after ``timeout`` seconds without a frame."""
-        if loop.time() - self.heard < timeout:
-            self.watchdog = loop.call_at(self.heard + timeout, self._silence, loop, timeout)
-        elif self.transport is not None:
-            log.info("websocket silent past the ping timeout; closing it", extra=fields(eio_sid=self.sid))
-            self.transport.abort()
-
-    def end(self) -> bool:
-        """Close the websocket the way a network drop ends it (no engine.io ``CLOSE`` packet);
-        ``False`` if this socket is not on a websocket (yet)."""
-        if self.websocket is None:
-            return False
-        task = asyncio.get_running_loop().create_task(self.websocket.close())
-        _closing.add(task)
-        task.add_done_callback(_closing.discard)
-        return True
-
-    async def _upgrade(self, ws: _WebSocket) -> bool:
-        """engine.io's upgrade from long-polling: ``2probe`` → ``3probe``, then ``5``."""
-        self.upgrading = True
-        try:
-            probe = engineio.packet.Packet(encoded_packet=await ws.wait())
-            if probe.packet_type != engineio.packet.PING or probe.data != "probe":
-                return False
-            await ws.send(engineio.packet.Packet(engineio.packet.PONG, data="probe").encode())
-            await self.queue.put(engineio.packet.Packet(engineio.packet.NOOP))  # ends the pending long-poll
-            if engineio.packet.Packet(encoded_packet=await ws.wait()).packet_type != engineio.packet.UPGRADE:
-                return False
-        except (OSError, ValueError):
-            return False
-        finally:
-            self.upgrading = False
-        self.upgraded = True
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and "receive error" in record.getMessage():
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.msg, record.args = "dropped a websocket frame that is no engine.io packet", ()
         return True
 
 
-class _EngineServer(engineio.AsyncServer):
-    """engine.io's server, writing to websockets directly and dropping clients that stop reading.
-
-    Every packet for a client — an acknowledgement, a prompt, a broadcast —
-    goes through :meth:`send_packet` (or :meth:`broadcast`). On a websocket
-    (:class:`_DirectSocket`) it is written to the connection at once; on
-    long-polling it waits in the socket's queue for the next poll. When more
-    than ``max_outgoing`` bytes wait unsent for one client (in the
-    transport's buffer, or the queue), the client is dropped: the socket is
-    closed (socket.io's disconnect handlers run, reason ``slow reader``) and
-    the TCP connection aborted.
-    """
-
-    # The bytes waiting in a long-polling queue are counted each time it reaches a multiple
-    # of this many packets (a stalled queue grows by one packet at a time, so it passes
-    # every multiple): amortized, a constant cost per packet.
-    _QUICK = 32
-    max_outgoing = 8_000_000
-    dropped = 0
-    # The socket.io server's environ per engine.io sid (to reach the aiohttp request).
-    environs: Mapping[str, Any] = {}
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # This server's own copy of the driver table, with its websocket.
-        self._async = {**self._async, "websocket": type("_WebSocket", (_WebSocket,), {})}
-
-    def compress_websockets(self, on: bool) -> None:
-        """Accept permessage-deflate (packets then go through engine.io's queue and writer)."""
-        self._async["websocket"].compress = on
-
-    async def broadcast(self, sids: Any, encoded: str) -> None:
-        """The socket.io packet ``encoded`` to every engine.io socket of ``sids``: framed once for all."""
-        await self.broadcast_many(((sids, encoded),))
-
-    async def broadcast_many(self, sends: Iterable[tuple[Iterable[str], str]]) -> None:
-        """Several socket.io packets, each ``(sids, encoded)``, in order: each framed once, and
-        every websocket written to once, with all of its frames (one system call per client
-        for a table's whole batch of broadcasts, not one per event)."""
-        frames: dict[_DirectSocket, list[bytes]] = {}
-        sockets = self.sockets
-        for sids, encoded in sends:
-            frame: bytes | None = None
-            message: Any = None
-            for sid in sids:
-                socket = sockets.get(sid)
-                if socket is None:
-                    continue
-                if type(socket) is _DirectSocket and socket.writable():
-                    if frame is None:
-                        frame = ws_frame("4" + encoded)
-                    waiting = frames.get(socket)
-                    if waiting is None:
-                        frames[socket] = [frame]
-                    else:
-                        waiting.append(frame)
-                else:
-                    if message is None:
-                        message = engineio.packet.Packet(engineio.packet.MESSAGE, encoded)
-                    await self.send_packet(sid, message)
-        for socket, waiting in frames.items():
-            await socket.write(waiting[0] if len(waiting) == 1 else b"".join(waiting))
-
-    async def send_packet(self, sid: str, pkt: Any) -> None:
-        socket = self.sockets.get(sid)
-        if socket is not None and self.max_outgoing > 0 and getattr(socket, "transport", None) is None:
-            if socket.closing or socket.closed:
-                return
-            queue = socket.queue
-            size = queue.qsize()
-            if size and size % self._QUICK == 0:
-                waiting = sum(len(p.data) for p in list(queue._queue) if p is not None and isinstance(p.data, (str, bytes)))
-                if waiting > self.max_outgoing:
-                    await self._drop(sid, socket, waiting)
-                    return
-        await super().send_packet(sid, pkt)
-
-    async def _drop(self, sid: str, socket: Any, waiting: int) -> None:
-        if socket.closing or socket.closed:
-            return
-        self.dropped += 1
-        log.warning(
-            "dropping a client that stopped reading",
-            extra=fields(eio_sid=sid, queued_bytes=waiting, limit=self.max_outgoing),
-        )
-        queue = socket.queue
-        while not queue.empty():
-            queue.get_nowait()
-            queue.task_done()
-        request = (self.environs.get(sid) or {}).get("aiohttp.request")
-        transport = getattr(request, "transport", None)
-        if transport is not None:
-            transport.abort()  # first: nothing more is written to it
-        await socket.close(wait=False, abort=True, reason="slow reader")
+engineio_log = logging.getLogger("vtt_bridge.engineio")
+engineio_log.addFilter(_QuietReceiveErrors())
+engineio_log.setLevel(logging.ERROR)
 
 
 class BridgeSocketServer(socketio.AsyncServer):
-    """python-socketio's server on an engine.io server that drops clients that stop reading."""
+    """python-socketio's server, and the :class:`Connections` its requests run on."""
 
-    def __init__(self, *args: Any, max_outgoing: int = 8_000_000, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, connections: Connections, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.eio.max_outgoing = max_outgoing
-        self.eio.environs = self.environ
+        self.connections = connections
+        connections.broken = self.forget
+
+    async def forget(self, request: web.Request) -> None:
+        """Close the engine.io session a broken websocket carried, so socket.io's disconnect runs now."""
+        eio_sid = request.query.get("sid")
+        if eio_sid is None:
+            eio_sid = next((s for s, env in self.environ.items() if env.get("aiohttp.request") is request), None)
+        if eio_sid is not None:
+            await self.eio.disconnect(eio_sid)
 
     @property
     def dropped(self) -> int:
         """How many clients were dropped for not reading."""
-        return self.eio.dropped
-
-    async def _handle_ack(self, eio_sid: str, namespace: str | None, id: int, data: Any) -> None:
-        """An acknowledgement from a client: an answer to a decision it was asked.
-
-        Answers spend from the connection's rate limit like events. The one
-        answer the server is waiting for always counts, even past the limit
-        (the first valid answer wins; socket.io forgets the question then).
-        Anything else — an answer to a question not (or no longer) asked, a
-        second answer, an id the server never used — is dropped; past the
-        limit the connection is told so with a ``rate_limited`` event (at
-        most once a second), since an acknowledgement cannot be answered.
-        """
-        namespace = namespace or "/"
-        sid = self.manager.sid_from_eio_sid(eio_sid, namespace)
-        awaited = sid is not None and isinstance(id, int) and id > 0 and id in self.manager.callbacks.get(sid, {})
-        limiter = getattr(self.namespace_handlers.get(namespace), "limiter", None)
-        wait = limiter.take(sid) if isinstance(limiter, RateLimiter) and sid is not None else None
-        if awaited:
-            await super()._handle_ack(eio_sid, namespace, id, data)
-        elif wait is not None and limiter.tell(sid):
-            await self.emit(
-                "rate_limited",
-                limiter.error(wait, "too many answers; slow down").to_dict(),
-                to=sid,
-                namespace=namespace,
-            )
-
-    async def _handle_eio_message(self, eio_sid: str, data: Any) -> None:
-        """A socket.io packet from a client; an event for the bridge's namespace goes straight to it.
-
-        python-socketio routes each event through its generic handler lookup
-        and builds an acknowledgement packet object for the answer. An event
-        for the default namespace, when its only handler is the namespace class
-        (the bridge's), is decoded (and checked) the same way and handed to the
-        namespace in a task of its own, as python-socketio does; the
-        acknowledgement is encoded as python-socketio encodes it (same bytes).
-        Everything else takes python-socketio's way.
-        """
-        if type(data) is str and data[:1] == "2" and eio_sid not in self._binary_packet:
-            fast = _plain_event(data, self.packet_class.max_payload)
-            if fast is not None:
-                namespace, (ack_id, args) = None, fast
-            else:
-                pkt = self.packet_class(encoded_packet=data)
-                if pkt.packet_type != sio_packet.EVENT:  # pragma: no cover - "2…" decodes as an event
-                    await super()._handle_eio_message(eio_sid, data)
-                    return
-                namespace, ack_id, args = pkt.namespace, pkt.id, pkt.data
-            # Only the default namespace: the acknowledgement below is encoded without one.
-            handler = self.namespace_handlers.get("/") if namespace is None or namespace == "/" else None
-            if handler is None or "/" in self.handlers or "*" in self.handlers:
-                await self._handle_event(eio_sid, namespace, ack_id, args)
-                return
-            sid = self.manager.sid_from_eio_sid(eio_sid, "/")
-            if not self.manager.is_connected(sid, "/"):
-                return
-            if self.async_handlers:
-                task = asyncio.get_running_loop().create_task(self._event(handler, sid, eio_sid, ack_id, args))
-                _events.add(task)
-                task.add_done_callback(_events.discard)
-            else:
-                await self._event(handler, sid, eio_sid, ack_id, args)
-            return
-        await super()._handle_eio_message(eio_sid, data)
-
-    async def _event(self, handler: Any, sid: str, eio_sid: str, ack_id: int | None, data: list[Any]) -> None:
-        """Run one event's handler; its answer goes back as the acknowledgement ``ack_id`` asked for."""
-        try:
-            answer = await handler.trigger_event(data[0], sid, *data[1:])
-        except asyncio.CancelledError:  # as python-socketio: a cancelled handler answers nothing
-            answer = None
-        if ack_id is None or answer == self.not_handled:
-            return
-        if answer is None:
-            args: list[Any] = []
-        elif isinstance(answer, tuple):
-            args = list(answer)
-        else:
-            args = [answer]
-        # socket.io's ACK packet for the default namespace: "3" <id> <JSON args>.
-        encoded = f"{sio_packet.ACK}{ack_id}" + self.packet_class.json.dumps(args, separators=(",", ":"))
-        await self.eio.broadcast((eio_sid,), encoded)
-
-    async def _send_packet(self, eio_sid: str, pkt: Any) -> None:
-        """A socket.io packet (an acknowledgement, a ``call``, an event to one client), written
-        straight to its websocket when it is on one (:meth:`_EngineServer.broadcast`)."""
-        encoded = pkt.encode()
-        if isinstance(encoded, str):
-            await self.eio.broadcast((eio_sid,), encoded)
-        else:
-            await super()._send_packet(eio_sid, pkt)
-
-    def _engineio_server_class(self) -> type[engineio.AsyncServer]:
-        return _EngineServer
+        return self.connections.dropped

@@ -125,7 +125,7 @@ class KeyCreate(StrictSchema):
 
 class TableUpdate(StrictSchema):
     decision_timeout = fields.Float(allow_nan=False, validate=validate.Range(0.05, 3600))
-    # Seconds of hook time one attack may use (decisions not counted); see server/workers.py.
+    # Seconds of hook time one attack may use (decisions not counted); see server/pool.py.
     attack_budget = fields.Float(allow_nan=False, validate=validate.Range(0.05, 60))
 
     @validates_schema

@@ -1,6 +1,10 @@
-"""The process model: where hook code runs, and how several server processes share a port.
+"""The sandbox pool: the processes every third-party hook runs in, for attacks and odds.
 
-Two kinds of process, both described here and nowhere else.
+No hook code runs on a server's event loop. Two uses of the same forked
+process (the plugin host inherited, loaded), one framing (:func:`frame`),
+one way to find where a stuck hook is (``SIGUSR1``, :data:`REPORT_GRACE`)
+and to kill and replace it: resolver processes for attacks, and odds
+processes for ``attack.odds`` (:class:`OddsRunner`, described further down).
 
 **Resolver processes** (:class:`Resolvers`). No hook code runs on a server's
 event loop. A server forks a small pool of resolver processes when it starts
@@ -29,7 +33,7 @@ stopped, keeps its share of the GIL if it spins, and every stuck thread
 would be lost for good; a process is killed and its memory returned, so a
 hook that never returns costs one attack and one fork.
 
-**Server processes** (:func:`serve_workers`). ``vtt-bridge serve --workers N``
+**Server processes** (:func:`.runner.serve_workers`). ``vtt-bridge serve --workers N``
 starts N server processes that listen on the same port (``SO_REUSEPORT``:
 the kernel spreads connections over them) and share one Redis, which is
 their store and their bus (:mod:`.bus`: a table's broadcasts as one message
@@ -62,29 +66,72 @@ import struct
 import sys
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import is_not
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from ..engine.tokens import Token
-from ..errors import InternalError, PluginError, PluginTimeout, VTTError
+from ..errors import (
+    InternalError,
+    PluginError,
+    PluginTimeout,
+    RateLimited,
+    ServerStopping,
+    VTTError,
+    error_from_dict,
+)
 from ..odds import compute_odds
 from ..state import codec
 from ..state.records import token_wire
+from .attackwire import attack_payload
 from .logs import fields
 
-__all__ = ["DEFAULT_BUDGET", "Job", "RemoteDecision", "Resolvers", "budget_of", "run", "serve_workers"]
+if TYPE_CHECKING:  # for annotations only: the pool is below the tables
+    from .session import Caller
+    from .tables import TableRuntime
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "HEADER",
+    "ODDS_IDLE",
+    "REPORT_GRACE",
+    "Job",
+    "OddsRunner",
+    "RemoteDecision",
+    "Resolvers",
+    "budget_of",
+    "frame",
+]
 
 log = logging.getLogger("vtt_bridge.server")
 
 # Seconds of hook time an attack may use when its table sets no attack_budget.
 DEFAULT_BUDGET = 5.0
 # How long a resolver past its budget has to say where it is stuck.
-_REPORT_GRACE = 0.2
-_HEADER = struct.Struct("!I")
+REPORT_GRACE = 0.2
+HEADER = struct.Struct("!I")
+
+
+async def where_stuck(proc: Any) -> dict[str, Any]:
+    """Ask a pool process past its budget (``SIGUSR1``) which plugin, hook and step it is in;
+    ``{}`` when it does not say within :data:`REPORT_GRACE` seconds. ``proc``: a resolver's
+    or an odds process's handle (``pid``; ``stuck``, the future its :class:`Stuck` reply sets)."""
+    proc.stuck = asyncio.get_running_loop().create_future()
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGUSR1)
+    with contextlib.suppress(TimeoutError):
+        return await asyncio.wait_for(asyncio.shield(proc.stuck), REPORT_GRACE)
+    return {}
+
+
+def frame(message: Any) -> bytes:
+    """The one framing of every message between the event loop and a pool process:
+    its pickle's length (:data:`HEADER`), then the pickle."""
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(body)) + body
 # A resolver whose current job has run this long is passed over for new jobs.
 _SLOW = 0.25
 # A new job goes to the first resolver with fewer jobs than this waiting on it whose job in
@@ -107,8 +154,7 @@ TABLES_HELD = 64
 
 
 def _send_blocking(sock: socket.socket, message: Any) -> None:
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(_HEADER.pack(len(body)) + body)
+    sock.sendall(frame(message))
 
 
 class _Frames:
@@ -120,10 +166,10 @@ class _Frames:
 
     def next(self) -> Any:
         """The next message, or ``None`` once the other side has closed."""
-        buffer, size = self.buffer, _HEADER.size
+        buffer, size = self.buffer, HEADER.size
         while True:
             if len(buffer) >= size:
-                end = size + _HEADER.unpack_from(buffer)[0]
+                end = size + HEADER.unpack_from(buffer)[0]
                 if len(buffer) >= end:
                     message = pickle.loads(bytes(buffer[size:end]))
                     del buffer[:end]
@@ -135,8 +181,8 @@ class _Frames:
 
     def ready(self) -> bool:
         """Whether a whole message can be read without waiting."""
-        buffer, size = self.buffer, _HEADER.size
-        if len(buffer) < size or len(buffer) < size + _HEADER.unpack_from(buffer)[0]:
+        buffer, size = self.buffer, HEADER.size
+        if len(buffer) < size or len(buffer) < size + HEADER.unpack_from(buffer)[0]:
             try:
                 chunk = self.sock.recv(1 << 16, socket.MSG_DONTWAIT)
             except (BlockingIOError, InterruptedError):
@@ -144,7 +190,7 @@ class _Frames:
             if not chunk:
                 return True  # closed: next() says so at once
             buffer += chunk
-        return len(buffer) >= size and len(buffer) >= size + _HEADER.unpack_from(buffer)[0]
+        return len(buffer) >= size and len(buffer) >= size + HEADER.unpack_from(buffer)[0]
 
 
 # -- the resolver process -------------------------------------------------------------
@@ -161,6 +207,112 @@ class RemoteDecision:
 
     def to_dict(self) -> dict[str, Any]:
         return self.wire
+
+
+# -- the messages (typed; each a tuple with its kind first, pickled as such) ---------
+
+
+class Start(NamedTuple):
+    """Event loop → process: begin a job (tokens as a delta against what it holds, see :class:`Held`)."""
+
+    kind: Literal["start"]
+    job: int
+    table: str
+    refs: list[str] | None
+    new: list[dict[str, Any]]
+    spec: dict[str, Any]
+    settled: list[tuple[Any, str]]
+    sent: int
+
+
+class Settle(NamedTuple):
+    """Event loop → process: the answer to the decision a parked job asked."""
+
+    kind: Literal["settle"]
+    job: int
+    answer: Any
+    how: str
+
+
+class Drop(NamedTuple):
+    """Event loop → process: forget a parked job (its attack ended elsewhere)."""
+
+    kind: Literal["drop"]
+    job: int
+
+
+class Forget(NamedTuple):
+    """Event loop → process: forget a table's tokens (the least recently used, see :class:`Held`)."""
+
+    kind: Literal["forget"]
+    job: int  # 0: no job
+    table: str
+
+
+class Odds(NamedTuple):
+    """Event loop → process: compute ``attack.odds`` within ``budget`` seconds."""
+
+    kind: Literal["odds"]
+    job: int
+    table: str
+    refs: list[str] | None
+    new: list[dict[str, Any]]
+    request: dict[str, Any]
+    budget: float
+
+
+class Asked(NamedTuple):
+    """Process → event loop: the job asks a decision (the steps finished before it)."""
+
+    kind: Literal["decision"]
+    job: int
+    steps: list[Any]
+    decision: RemoteDecision
+    how: str | None  # how the previous decision was settled (None before the first)
+
+
+class Done(NamedTuple):
+    """Process → event loop: the job's attack resolved; ``encoded``: its wire form, as JSON."""
+
+    kind: Literal["done"]
+    job: int
+    encoded: bytes
+    changed: Any
+    at: float
+    hit: Any
+    how: str
+
+
+class Failed(NamedTuple):
+    """Process → event loop: the job failed; ``error`` is the error's dict."""
+
+    kind: Literal["error"]
+    job: int
+    steps: list[Any]
+    started: bool
+    error: dict[str, Any]
+
+
+class OddsDone(NamedTuple):
+    """Process → event loop: the odds computed."""
+
+    kind: Literal["odds"]
+    job: int
+    odds: dict[str, Any]
+
+
+class Stuck(NamedTuple):
+    """Process → event loop (on ``SIGUSR1``): where the job in hand is stuck."""
+
+    kind: Literal["stuck"]
+    job: int | None
+    where: dict[str, Any]
+
+
+Request = Start | Settle | Drop | Forget | Odds
+Reply = Asked | Done | Failed | OddsDone | Stuck
+# What an odds request's future holds when its process ended before replying.
+ENDED: Any = object()
 
 
 def _error(exc: BaseException, host: Any) -> dict[str, Any]:
@@ -239,48 +391,6 @@ def _step_of(ruleset_id: str, steps: Any, hook: str) -> str | None:
     return None
 
 
-def attack_payload(
-    head: Mapping[str, Any],
-    at: float,
-    record: Mapping[str, Any],
-    tokens: Mapping[str, Token],
-    after: Mapping[str, Token],
-    wires: dict[str, tuple[Token, dict[str, Any]]] | None = None,
-) -> dict[str, Any]:
-    """An attack's wire form (``attack.resolved``'s ``attack`` without its ``seq``; the audit entry's).
-
-    ``head``: ``{"about": {id, ruleset, attacker, targets, user}, "table", "request_id"}``
-    (see ``Attacks``); ``record``: the resolution's; ``tokens``: the table's
-    tokens before it; ``after``: each changed token as it leaves them. ``tokens``
-    gives every token involved (attacker and targets first, then any other
-    changed) before and after. ``wires``: token id → ``(snapshot, its token_wire)``
-    made for an earlier attack (a resolver keeps them for the snapshots it holds),
-    used for that snapshot only; those made here are added.
-    """
-    about = head["about"]
-    wire: dict[str, Any] = {}
-    for token_id in (about["attacker"], *about["targets"], *after):
-        if token_id in wire:
-            continue
-        token = tokens[token_id]
-        known = wires.get(token_id) if wires is not None else None
-        if known is not None and known[0] is token:
-            before = known[1]
-        else:
-            before = token_wire(token)
-            if wires is not None:
-                wires[token_id] = (token, before)
-        changed = after.get(token_id)
-        if changed is None:
-            wire[token_id] = {"before": before, "after": before}
-        elif changed.ownership is token.ownership and changed.flags is token.flags:
-            # Host.changed_token keeps them: only system and version move (same keys, same order).
-            wire[token_id] = {"before": before, "after": {**before, "system": changed.plain(), "version": changed.version}}
-        else:
-            wire[token_id] = {"before": before, "after": token_wire(changed)}
-    return {**about, "table": head["table"], "at": at, "request_id": head["request_id"], **record, "tokens": wire}
-
-
 class _Worker:
     """The loop inside a resolver process: messages in, one answer each out.
 
@@ -319,7 +429,7 @@ class _Worker:
             return
         with contextlib.suppress(Exception):
             self.flush()
-            _send_blocking(self.sock, ("stuck", self.current, _where(frame, self.host)))
+            _send_blocking(self.sock, Stuck("stuck", self.current, _where(frame, self.host)))
 
     def overdue(self, signum: int, frame: Any) -> None:
         """SIGALRM: replies held ``_HOLD`` seconds go out, whatever the job running now does."""
@@ -356,13 +466,13 @@ class _Worker:
             message = frames.next()
             if message is None:
                 return
-            kind, job_id = message[0], message[1]
+            kind, job_id = message.kind, message.job
             if kind == "drop":
                 self.live.pop(job_id, None)
                 continue
             if kind == "forget":
-                self.tables.pop(message[2], None)
-                self.wires.pop(message[2], None)
+                self.tables.pop(message.table, None)
+                self.wires.pop(message.table, None)
                 continue
             self.current = job_id
             try:
@@ -372,10 +482,9 @@ class _Worker:
                     reply = self.start(*message[1:]) if kind == "start" else self.settle(*message[1:])
             finally:
                 self.current = None
-            body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
             if not self.held:
                 self.held_since = time.monotonic()
-            self.held.append(_HEADER.pack(len(body)) + body)
+            self.held.append(frame(reply))
 
     def table(self, table: str, refs: list[str] | None, new: list[dict[str, Any]]) -> dict[str, Token]:
         """The table's tokens for a job: those held, with ``new`` (the snapshots not held yet)
@@ -395,7 +504,7 @@ class _Worker:
                 self.wires[table] = {token_id: wires[token_id] for token_id in refs if token_id in wires}
         return dict(held)  # the resolution's own: a later job's snapshots do not reach it
 
-    def start(self, job_id: int, table: str, refs: list | None, new: list, spec: dict, settled: list, sent: int) -> tuple:
+    def start(self, job_id: int, table: str, refs: list | None, new: list, spec: dict, settled: list, sent: int) -> Reply:
         tokens = self.table(table, refs, new)
         res = None
         try:
@@ -407,15 +516,15 @@ class _Worker:
                 self._apply(res, answer, how)
             return self.step(job_id, res, sent, spec, table)
         except BaseException as exc:
-            return ("error", job_id, [], bool(res is not None and (res.decisions or sent)), _error(exc, self.host))
+            return Failed("error", job_id, [], bool(res is not None and (res.decisions or sent)), _error(exc, self.host))
 
-    def settle(self, job_id: int, answer: Any, how: str) -> tuple:
+    def settle(self, job_id: int, answer: Any, how: str) -> Reply:
         res, sent, spec, table = self.live.pop(job_id)
         try:
             how = self._apply(res, answer, how)
             return self.step(job_id, res, sent, spec, table, how=how)
         except BaseException as exc:
-            return ("error", job_id, [], True, _error(exc, self.host))
+            return Failed("error", job_id, [], True, _error(exc, self.host))
 
     @staticmethod
     def _apply(res: Any, answer: Any, how: str) -> str:
@@ -434,11 +543,11 @@ class _Worker:
 
     def step(
         self, job_id: int, res: Any, sent: int, spec: Mapping[str, Any], table: str, *, how: str | None = None
-    ) -> tuple:
+    ) -> Reply:
         try:
             decision = res.advance()
         except BaseException as exc:
-            return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
+            return Failed("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
         if decision is not None:
             trace = res.ctx.trace
             # The last entry is the step asking: not finished yet.
@@ -446,7 +555,7 @@ class _Worker:
             steps = [trace[i].to_dict() for i in range(sent, done)]
             self.live[job_id] = (res, done, spec, table)
             wire = RemoteDecision(decision.key, decision.token, decision.timeout, decision.to_dict())
-            return ("decision", job_id, steps, wire, how)
+            return Asked("decision", job_id, steps, wire, how)
         record = res.record
         try:
             after = self.checked(res, record)
@@ -454,7 +563,7 @@ class _Worker:
             payload = attack_payload(spec["wire"], at, record, res.tokens, after, self.wires.get(table))
             encoded = codec.encode(payload)
         except BaseException as exc:
-            return ("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
+            return Failed("error", job_id, [], bool(sent or res.decisions), _error(exc, self.host))
         # Each changed token: its new system (plain: it pickles faster than a frozen one) and
         # its wire form before and after, encoded once here for the audit entry and token.updated.
         wire, enc = payload["tokens"], codec.encode
@@ -462,7 +571,7 @@ class _Worker:
             token_id: (token.plain(), enc(wire[token_id]["before"]), enc(wire[token_id]["after"]))
             for token_id, token in after.items()
         }
-        return ("done", job_id, encoded, changed, at, record["outcome"].get("hit"), how)
+        return Done("done", job_id, encoded, changed, at, record["outcome"].get("hit"), how)
 
     def checked(self, res: Any, record: Mapping[str, Any]) -> dict[str, Token]:
         """Every changed token as the attack leaves it: clamped to its ruleset's ranges, then checked
@@ -473,9 +582,9 @@ class _Worker:
             for token_id, change in record["changes"].items()
         }
 
-    # -- attack.odds (see oddsrun.py) ------------------------------------------------
+    # -- attack.odds (see OddsRunner below) ------------------------------------------------
 
-    def odds(self, job_id: int, table: str, refs: list | None, new: list, request: dict, budget: float) -> tuple:
+    def odds(self, job_id: int, table: str, refs: list | None, new: list, request: dict, budget: float) -> Reply:
         """Compute one ``attack.odds`` with the table's tokens ``refs`` (``new``: those this
         process does not hold in their current version); a Monte Carlo run stops ``budget``
         seconds from now and reports the samples it ran. Everything here is hook code (the
@@ -492,9 +601,9 @@ class _Worker:
                 method=request["method"],
                 stop=lambda: time.monotonic() > deadline,
             )
-            return ("odds", job_id, result.to_dict())
+            return OddsDone("odds", job_id, result.to_dict())
         except BaseException as exc:
-            return ("error", job_id, [], False, _error(exc, self.host))
+            return Failed("error", job_id, [], False, _error(exc, self.host))
 
 
 def _child(sock: socket.socket, host: Any) -> None:
@@ -555,7 +664,7 @@ def _fork_child(host: Any) -> tuple[int, socket.socket]:
 def _unframe(buffer: bytearray, handle: Callable[[Any], Any]) -> None:
     """Hand each whole message at the start of ``buffer`` (framed, pickled) to ``handle``, in
     order; what was handed over leaves ``buffer``, a message not whole yet stays."""
-    size, unpack, start, length = _HEADER.size, _HEADER.unpack_from, 0, len(buffer)
+    size, unpack, start, length = HEADER.size, HEADER.unpack_from, 0, len(buffer)
     try:
         while length - start >= size:
             end = start + size + unpack(buffer, start)[0]
@@ -764,18 +873,18 @@ class Resolvers:
                 await asyncio.gather(proc.task, return_exceptions=True)
             self._fail_all(proc, InternalError("the server is stopping"))
         for proc in procs:
-            await self._reap(proc.pid, grace=1.0)
+            await self.reap(proc.pid, grace=1.0)
 
     # -- running jobs ------------------------------------------------------------
 
     def job(self, table: str, spec: dict[str, Any], tokens: Mapping[str, Token], budget: float) -> Job:
         return Job(table=table, spec=spec, tokens=tokens, budget=budget, id=next(self._ids))
 
-    async def begin(self, job: Job) -> tuple:
+    async def begin(self, job: Job) -> Reply:
         """Start ``job``; returns the resolver's first reply (``decision``, ``done`` or ``error``)."""
         return await self._dispatch(job, await self._pick(), fresh=True)
 
-    async def settle(self, job: Job, answer: Any, how: str) -> tuple:
+    async def settle(self, job: Job, answer: Any, how: str) -> Reply:
         """Give the parked ``job`` its decision's outcome; returns the next reply."""
         job.settled.append((answer, how))
         proc = job.worker
@@ -783,7 +892,7 @@ class Resolvers:
             # Its resolver is gone: replay it (with every answer so far) on another.
             return await self._dispatch(job, await self._pick(), fresh=True)
         proc.parked.discard(job)
-        return await self._dispatch(job, proc, fresh=False, message=("settle", job.id, answer, how))
+        return await self._dispatch(job, proc, fresh=False, message=Settle("settle", job.id, answer, how))
 
     def drop(self, job: Job) -> None:
         """Forget a parked job (its attack was abandoned)."""
@@ -791,7 +900,7 @@ class Resolvers:
         job.worker = None
         if proc is not None and not proc.dead and job in proc.parked:
             proc.parked.discard(job)
-            self._write(proc, ("drop", job.id))
+            self._write(proc, Drop("drop", job.id))
 
     async def _pick(self) -> _Proc:
         """A resolver for a new job: one not held up by a slow hook, forking a spare if need be.
@@ -842,7 +951,7 @@ class Resolvers:
         proc.writer.close()  # the process reads the end of its socket and exits
         if proc.task is not None:
             proc.task.cancel()
-        loop.create_task(self._reap(proc.pid, grace=1.0))
+        loop.create_task(self.reap(proc.pid, grace=1.0))
 
     def _least_busy(self) -> _Proc:
         live = [p for p in self.procs if not p.dead]
@@ -850,7 +959,7 @@ class Resolvers:
             raise InternalError("no resolver is running")
         return min(live, key=lambda p: p.load)
 
-    async def _dispatch(self, job: Job, proc: _Proc, *, fresh: bool, message: tuple | None = None) -> tuple:
+    async def _dispatch(self, job: Job, proc: _Proc, *, fresh: bool, message: Request | None = None) -> Reply:
         left = job.budget - job.used
         if left <= 0:
             raise self._timeout(job, {"plugin": None, "hook": None, "step": None})
@@ -870,11 +979,11 @@ class Resolvers:
         reply = await job.future
         return reply
 
-    def _start_message(self, job: Job, proc: _Proc) -> tuple:
+    def _start_message(self, job: Job, proc: _Proc) -> Start:
         forget, refs, new = proc.known.hand_off(job.table, job.tokens)
         for table in forget:
-            self._write(proc, ("forget", 0, table))
-        return ("start", job.id, job.table, refs, new, job.spec, list(job.settled), job.sent)
+            self._write(proc, Forget("forget", 0, table))
+        return Start("start", job.id, job.table, refs, new, job.spec, list(job.settled), job.sent)
 
     def _write(self, proc: _Proc, message: tuple) -> None:
         """Queue ``message`` for ``proc``; what one loop turn queues goes out in one write.
@@ -883,11 +992,9 @@ class Resolvers:
         attacks dispatched together reach a busy resolver with one system call
         (a job for an idle one is written at once: see :meth:`_dispatch`).
         """
-        body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         if not proc.outgoing:
             asyncio.get_running_loop().call_soon(self._flush, proc)
-        proc.outgoing.append(_HEADER.pack(len(body)))
-        proc.outgoing.append(body)
+        proc.outgoing.append(frame(message))
 
     @staticmethod
     def _flush(proc: _Proc) -> None:
@@ -933,13 +1040,7 @@ class Resolvers:
     async def _retire(self, proc: _Proc) -> None:
         """The head job ran past its budget: find out where, kill the resolver, replace it."""
         job, _left = proc.queue[0]
-        loop = asyncio.get_running_loop()
-        proc.stuck = loop.create_future()
-        where = {"plugin": None, "hook": None, "step": None}
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGUSR1)
-        with contextlib.suppress(TimeoutError):
-            where = await asyncio.wait_for(asyncio.shield(proc.stuck), _REPORT_GRACE)
+        where = {"plugin": None, "hook": None, "step": None, **await where_stuck(proc)}
         if proc.dead or not proc.queue or proc.queue[0][0] is not job:
             return  # it answered just in time after all (its reply re-armed the watchdog)
         self._kill(proc)
@@ -953,8 +1054,11 @@ class Resolvers:
         )
         self._orphan(proc)
         if not self._closed:
-            self.replaced += 1
-            self.procs.append(await self._fork())
+            # A spare is not replaced (unless the pool is short of ``size``): its replacement,
+            # forked as one of the pool, was never retired, and the pool grew for good.
+            if not proc.spare or sum(1 for p in self.procs if not p.dead) < self.size:
+                self.replaced += 1
+                self.procs.append(await self._fork())
             self._reroute(proc)
 
     def _timeout(self, job: Job, where: Mapping[str, Any]) -> PluginTimeout:
@@ -976,7 +1080,7 @@ class Resolvers:
         if proc in self.procs:
             self.procs.remove(proc)
         proc.writer.close()
-        asyncio.get_running_loop().create_task(self._reap(proc.pid, grace=0))
+        asyncio.get_running_loop().create_task(self.reap(proc.pid, grace=0))
 
     def _orphan(self, proc: _Proc) -> None:
         """Jobs parked in a dead resolver will be replayed when their answer comes."""
@@ -1015,20 +1119,20 @@ class Resolvers:
             self.procs.append(await self._fork())
             self._reroute(proc)
 
-    def _reply(self, proc: _Proc, reply: tuple) -> None:
+    def _reply(self, proc: _Proc, reply: Reply) -> None:
         """A resolver's reply: the answer to the job at the head of its queue (or where it is stuck)."""
-        if reply[0] == "stuck":
+        if reply.kind == "stuck":
             if proc.stuck is not None and not proc.stuck.done():
-                proc.stuck.set_result(reply[2])
+                proc.stuck.set_result(reply.where)
             return
         if not proc.queue:
             return
         job, _left = proc.queue.popleft()
         now = proc.used = asyncio.get_running_loop().time()
         job.used += now - proc.head_since
-        if reply[0] == "decision":
+        if reply.kind == "decision":
             proc.parked.add(job)
-            job.sent += len(reply[2])
+            job.sent += len(reply.steps)
         self._arm(proc)
         if job.future is not None and not job.future.done():
             job.future.set_result(reply)
@@ -1041,7 +1145,7 @@ class Resolvers:
         proc.queue.clear()
 
     @staticmethod
-    async def _reap(pid: int, *, grace: float) -> None:
+    async def reap(pid: int, *, grace: float) -> None:
         deadline = time.monotonic() + grace
         while True:
             try:
@@ -1063,129 +1167,382 @@ def budget_of(settings: Mapping[str, Any]) -> float:
     return float(value) if value is not None else DEFAULT_BUDGET
 
 
-# -- the event loop -------------------------------------------------------------------
+# -- attack.odds: warm odds processes ------------------------------------------------
+#
+# ``attack.odds`` on a budget, in warm odds processes.
+#
+# Odds are pure computation, but all of it is hook code: the probe resolution
+# that validates the request, the ruleset's exact model, and up to 20,000 Monte
+# Carlo resolutions. So nothing of it runs in the server process. The server
+# forks its *odds processes* when it starts (``odds_concurrency`` of them, one
+# by default: on a two-core machine one core is the event loop's and the
+# resolvers', the other the odds'), each a resolver process
+# (above) that inherits the loaded plugin host. One computes one
+# request at a time and then waits for the next, its caches warm (the exact
+# models' dice distributions, the compiled step plans): a request costs its
+# computation plus two messages on a socket, not a fork. What goes wrong costs
+# that process, never the server:
+#
+# - **a stuck hook** (a busy loop, a sleep, an exact model too slow): still
+#   running ``grace`` seconds past the budget, the process is asked where it
+#   is (``SIGUSR1``: plugin, hook, step), killed and replaced by a new fork;
+#   the request is answered ``plugin_timeout`` naming them;
+# - **a requester who leaves**: the process computing for them is killed at
+#   once and replaced (its CPU goes back to the tables), the result dropped;
+#   one still waiting for its turn gives the turn up;
+# - **a process that dies** (a pack calling ``os._exit``, a crashing C
+#   extension, the OOM killer): the request is answered ``plugin_error``
+#   (``details.exit`` says how it ended) and the process replaced; one that
+#   dies while idle is replaced too.
+#
+# An odds process that has had no request for ``idle`` seconds (``ODDS_IDLE``)
+# ends, and the next request forks a fresh one (it pays the fork, a few
+# milliseconds, and finds the caches cold): what a used one holds (its caches,
+# the tokens of the tables it was sent) goes back to the machine while nobody
+# asks for odds. A fresh, never used one costs little (≈4 MB of Pss: it shares
+# its pages with the server and the resolvers).
+#
+# Three bounds apply:
+#
+# - **per user**: at most ``per_user`` odds requests of one user on one table
+#   run at once; another is answered ``rate_limited`` (``details.retry_after``);
+# - **per server**: at most ``concurrency`` computations run at once (one per
+#   odds process); the rest wait their turn, first come first served, so odds
+#   never crowd out the resolutions of every table (the wait is bounded: each
+#   user has at most ``per_user`` waiting);
+# - **time**: a Monte Carlo run stops ``budget`` seconds after its turn came
+#   and reports the samples it ran (``notes`` says so); anything still running
+#   ``grace`` seconds later is killed as above.
+
+# How long a dead odds process has to be reaped before its exit status is read as unknown.
+_EXIT_WAIT = 0.5
+# An odds process that could not be forked is tried again this many seconds later.
+_FORK_RETRY = 1.0
+# Odds processes end after this many seconds without a request (see the module docstring).
+ODDS_IDLE = 30.0
 
 
-def run(main: Any) -> Any:
-    """Run a coroutine on uvloop when it is installed (``pip install 'vtt-bridge[fast]'``), else asyncio's loop."""
+def _signal_name(number: int) -> str:
     try:
-        import uvloop
-    except ImportError:
-        return asyncio.run(main)
-    return uvloop.run(main)
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
-# -- server processes (serve --workers N) ---------------------------------------------
+class _OddsProcess:
+    """One odds process, seen from the event loop."""
+
+    __slots__ = ("pid", "writer", "task", "reply", "stuck", "busy", "retired", "served", "known")
+
+    def __init__(self, pid: int, writer: asyncio.StreamWriter) -> None:
+        self.pid = pid
+        self.writer = writer
+        self.task: asyncio.Task[None] | None = None
+        self.reply: asyncio.Future[tuple] | None = None  # the request being computed
+        self.stuck: asyncio.Future[dict] | None = None  # its answer to SIGUSR1
+        self.busy = False
+        self.retired = False
+        self.served = 0
+        # The token snapshots it holds, by (table, token): sent again only when replaced.
+        self.known = Held()  # the tables' tokens the process holds
 
 
-def _serve_child(config: Any, log_setup: tuple[bool, int], ready: Any) -> None:
-    """One server process of ``serve --workers N`` (spawned: a fresh interpreter)."""
-    from .logs import configure
-    from .runner import serve_forever
+class OddsRunner:
+    """The odds processes and the bounds above.
 
-    configure(as_json=log_setup[0], level=log_setup[1])
-    with contextlib.suppress(Exception):  # Linux: stop with the supervisor, even if it is killed
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-    async def announce(server: Any) -> None:
-        with contextlib.suppress(OSError):  # a restarted process has nobody waiting to hear it
-            ready.send(server.url)
-            ready.close()
-
-    run(serve_forever(config, ready=announce))
-
-
-def serve_workers(
-    config: Any,
-    count: int,
-    *,
-    log_setup: tuple[bool, int] = (False, logging.INFO),
-    ready: Any = None,
-    start_timeout: float = 120.0,
-) -> int:
-    """Run ``count`` server processes on one port over one Redis, until SIGINT/SIGTERM.
-
-    Each is a whole server (its own event loop and resolvers) listening with
-    ``SO_REUSEPORT``; the kernel spreads connections over them. A process
-    that dies is started again; its clients reconnect to the others meanwhile.
-    ``ready(url)`` is called once all are listening. Returns the exit status.
+    :ivar running: odds requests being computed or waiting their turn, by ``(table, user)``.
+    :ivar procs: the live odds processes (``pid``, ``served``: requests answered).
+    :ivar forked: odds processes forked so far (the first ones included); ``replaced``:
+        those forked to replace one that was killed or died.
     """
-    import dataclasses
-    import multiprocessing
-    from multiprocessing.connection import wait
 
-    if not config.redis:
-        raise ValueError("several server processes need a shared store: give --redis URL")
-    port = config.port or _free_port(config.host)
-    config = dataclasses.replace(config, port=port, reuse_port=True)
-    context = multiprocessing.get_context("spawn")
-    stop_r, stop_w = os.pipe()
-    os.set_blocking(stop_w, False)
-    stopping = False
+    def __init__(
+        self,
+        *,
+        budget: float = 2.0,
+        per_user: int = 1,
+        concurrency: int = 1,
+        grace: float = 1.0,
+        idle: float | None = ODDS_IDLE,
+    ) -> None:
+        self.budget = budget
+        self.idle = idle
+        self.per_user = per_user
+        self.grace = grace
+        self.size = max(1, concurrency)
+        self.running: Counter[tuple[str, str]] = Counter()
+        self.procs: list[_OddsProcess] = []
+        self.forked = 0
+        self.replaced = 0
+        self.rested = 0  # processes ended after ``idle`` seconds without a request
+        self._forking = 0  # forks on their way (a replacement, or one for a request)
+        self._used = 0.0  # when a request last ended (the event loop's clock)
+        self._rest: asyncio.TimerHandle | None = None
+        self._host: Any = None
+        self._idle: asyncio.Queue[_OddsProcess] = asyncio.Queue()  # waiting requests take them in turn
+        self._ids = itertools.count(1)
+        self._background: set[asyncio.Task[Any]] = set()
+        self._stopped: asyncio.Future[None] | None = None
+        self._closed = False
 
-    def on_signal(signum: int, frame: Any) -> None:
-        nonlocal stopping
-        stopping = True
-        with contextlib.suppress(OSError):
-            os.write(stop_w, b"x")
+    # -- the processes -----------------------------------------------------------
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    procs: dict[int, Any] = {}  # slot → process
-    started: dict[int, float] = {}
+    async def start(self, host: Any) -> None:
+        """Fork the odds processes (``host``, loaded, is inherited); they wait for requests."""
+        self._host = host
+        loop = asyncio.get_running_loop()
+        self._stopped = loop.create_future()
+        while len(self.procs) < self.size:
+            self._ready(await self._fork())
+        self._used = loop.time()
+        self._arm_rest()
 
-    def launch(slot: int) -> Any:
-        reader, writer = context.Pipe(duplex=False)
-        proc = context.Process(
-            target=_serve_child, args=(config, log_setup, writer), name=f"vtt-bridge worker {slot}", daemon=False
+    def _arm_rest(self) -> None:
+        if self.idle is None or self._rest is not None or self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        self._rest = loop.call_at(self._used + self.idle, self._resting)
+
+    def _resting(self) -> None:
+        """``idle`` seconds after the last request: the odds processes end (the next request forks)."""
+        self._rest = None
+        if self._closed or self.idle is None:
+            return
+        if self.running or self._forking or any(p.busy for p in self.procs):
+            self._used = asyncio.get_running_loop().time()
+        elif asyncio.get_running_loop().time() - self._used >= self.idle:
+            for proc in list(self.procs):
+                self.rested += 1
+                self._retire(proc, replace=False)
+            return
+        self._arm_rest()
+
+    async def close(self) -> None:
+        """Stop: requests being computed or waiting fail with ``server_stopping``; the processes end."""
+        self._closed = True
+        if self._rest is not None:
+            self._rest.cancel()
+            self._rest = None
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
+        procs = list(self.procs)
+        for proc in procs:
+            self._retire(proc)
+            if proc.reply is not None and not proc.reply.done():
+                proc.reply.set_exception(ServerStopping("the server stopped while computing these odds"))
+        await asyncio.gather(*(p.task for p in procs if p.task is not None), return_exceptions=True)
+        # A replacement being forked finds the runner closed and is killed; every process is reaped.
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def _fork(self) -> _OddsProcess:
+        # A resolver process: its loop answers ("odds", ...) messages as well as attacks.
+        pid, reader, writer = await fork_resolver(self._host)
+        proc = _OddsProcess(pid, writer)
+        proc.task = asyncio.get_running_loop().create_task(self._read(proc, reader), name=f"odds {pid}")
+        self.forked += 1
+        return proc
+
+    def _ready(self, proc: _OddsProcess) -> None:
+        self.procs.append(proc)
+        self._idle.put_nowait(proc)
+
+    def _retire(self, proc: _OddsProcess, *, replace: bool = True) -> None:
+        """Kill ``proc`` (whatever it is doing) and, unless stopping (or ``replace`` is false), fork its replacement."""
+        if proc.retired:
+            return
+        proc.retired = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.writer.close()
+        if proc in self.procs:
+            self.procs.remove(proc)
+        self._later(Resolvers.reap(proc.pid, grace=0))
+        if not self._closed and replace:
+            self.replaced += 1
+            self._spawn()
+
+    def _spawn(self) -> None:
+        """Fork an odds process in the background; it joins the idle ones once forked."""
+        self._forking += 1
+        self._later(self._replace())
+
+    async def _replace(self) -> None:
+        try:
+            while not self._closed:
+                try:
+                    proc = await self._fork()
+                except OSError:
+                    log.exception("could not fork an odds process; trying again")
+                    await asyncio.sleep(_FORK_RETRY)
+                    continue
+                if self._closed:
+                    self._retire(proc)
+                else:
+                    self._ready(proc)
+                    self._arm_rest()
+                return
+        finally:
+            self._forking -= 1
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _read(self, proc: _OddsProcess, reader: asyncio.StreamReader) -> None:
+        def handle(message: Any) -> None:
+            if message.kind == "stuck":
+                if proc.stuck is not None and not proc.stuck.done():
+                    proc.stuck.set_result(message.where)
+            elif proc.reply is not None and not proc.reply.done():
+                proc.reply.set_result(message)
+
+        if not await read_messages(reader, handle):
+            return
+        # The process has ended: killed by us, or by itself (os._exit, a crash, the OOM killer).
+        if proc.reply is not None and not proc.reply.done():
+            proc.reply.set_result(ENDED)
+        elif not proc.busy and not proc.retired:
+            log.error("an idle odds process died; replacing it", extra=fields(pid=proc.pid))
+            self._retire(proc)
+
+    # -- a request -----------------------------------------------------------------
+
+    async def run(
+        self,
+        resolvers: Resolvers,
+        caller: Caller,
+        runtime: TableRuntime,
+        request: Mapping[str, Any],
+        tokens: Mapping[str, Token],
+    ) -> dict[str, Any]:
+        who = (caller.table, caller.user)
+        if self.running[who] >= self.per_user:
+            raise RateLimited(
+                f"{caller.user} already has {self.running[who]} odds request(s) running; wait for the answer",
+                details={"limit": "odds_per_user", "per_user": self.per_user, "retry_after": self.budget},
+            )
+        self.running[who] += 1
+        departure = runtime.departure(caller.sid)
+        try:
+            if self._host is None and not self._closed:
+                await self.start(resolvers.host)  # a bridge that was not started through Bridge.start
+            for _ in range(self.size - len(self.procs) - self._forking):
+                self._spawn()  # they ended after a while without requests
+            proc = await self._turn(departure)
+            if proc is None:
+                return {"odds": None}  # nobody is left to read it
+            odds = await self._compute(proc, runtime.id, tokens, request, departure)
+        finally:
+            self._used = asyncio.get_running_loop().time()
+            runtime.forget(caller.sid, departure)
+            self.running[who] -= 1
+            if not self.running[who]:
+                del self.running[who]
+        return {"odds": odds}
+
+    async def _turn(self, departure: asyncio.Future[Any]) -> _OddsProcess | None:
+        """An idle odds process, in the order requests arrived; ``None`` if the requester left first."""
+        while True:
+            if self._closed:
+                raise ServerStopping("the server is stopping")
+            if departure.done():
+                return None
+            taking = asyncio.ensure_future(self._idle.get())
+            assert self._stopped is not None
+            try:
+                await asyncio.wait({taking, departure, self._stopped}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                self._give_back(taking)
+                raise
+            if not taking.done():
+                self._give_back(taking)
+                continue
+            proc = taking.result()
+            if proc.retired:
+                continue  # died while idle: its replacement is on its way
+            if departure.done() or self._closed:
+                self._idle.put_nowait(proc)
+                continue
+            return proc
+
+    def _give_back(self, taking: asyncio.Future[_OddsProcess]) -> None:
+        """A turn not taken: a process already handed over goes back; a wait is cancelled
+        (``Queue.get`` then leaves its process for the next in line)."""
+        if not taking.done():
+            taking.cancel()
+        elif not taking.cancelled() and taking.exception() is None:
+            self._idle.put_nowait(taking.result())
+
+    async def _compute(
+        self,
+        proc: _OddsProcess,
+        table: str,
+        tokens: Mapping[str, Token],
+        request: Mapping[str, Any],
+        departure: asyncio.Future[Any],
+    ) -> dict[str, Any] | None:
+        """Send one request to ``proc`` and wait for its answer, the requester leaving, or the budget."""
+        loop = asyncio.get_running_loop()
+        proc.busy, proc.reply = True, loop.create_future()
+        reply = proc.reply
+        keep = False
+        try:
+            forget, refs, new = proc.known.hand_off(table, tokens)
+            messages: list[Request] = [Forget("forget", 0, name) for name in forget]
+            messages.append(Odds("odds", next(self._ids), table, refs, new, dict(request), self.budget))
+            for message in messages:
+                proc.writer.write(frame(message))
+            await asyncio.wait({reply, departure}, timeout=self.budget + self.grace, return_when=asyncio.FIRST_COMPLETED)
+            if not reply.done():
+                if departure.done():
+                    return None  # nobody is left to read it: the process is killed (finally)
+                where = await where_stuck(proc)
+                if not reply.done():
+                    raise self._timeout(where)
+            answer = reply.result()
+            if answer is ENDED:
+                raise await self._ended(proc)
+            keep = True
+            if answer.kind == "error":
+                proc.known.clear()  # whatever failed, the next request sends every token again
+                raise error_from_dict(answer.error)
+            return answer.odds
+        finally:
+            proc.busy, proc.reply = False, None
+            if keep and not proc.retired:
+                proc.served += 1
+                self._idle.put_nowait(proc)
+            else:
+                # Stuck, crashed, abandoned or cancelled mid-way: a fresh process takes its place.
+                self._retire(proc)
+
+    def _timeout(self, where: Mapping[str, Any]) -> VTTError:
+        plugin, step = where.get("plugin"), where.get("step")
+        log.warning("odds past their budget: process replaced", extra=fields(budget=self.budget, plugin=plugin))
+        return PluginTimeout(
+            f"plugin {plugin or '?'} ran past the {self.budget:g} s budget of attack.odds"
+            + (f" in step {step}" if step else "")
+            + "; no odds were computed",
+            details={"plugin": plugin, "hook": where.get("hook"), "step": step, "budget": self.budget},
         )
-        proc.start()
-        writer.close()
-        procs[slot], started[slot] = proc, time.monotonic()
-        return reader
 
-    try:
-        pipes = {slot: launch(slot) for slot in range(count)}
-        deadline = time.monotonic() + start_timeout
-        url = None
-        for slot, pipe in pipes.items():
-            if not pipe.poll(max(0.0, deadline - time.monotonic())):
-                raise RuntimeError(f"server process {slot} did not start")
-            url = pipe.recv()
-            pipe.close()
-        log.info("listening", extra=fields(url=url, workers=count, pids=",".join(str(p.pid) for p in procs.values())))
-        if ready is not None:
-            ready(url)
-        while not stopping:
-            sentinels = {procs[slot].sentinel: slot for slot in procs}
-            for sentinel in wait([*sentinels, stop_r]):
-                if sentinel == stop_r or stopping:
-                    break
-                slot = sentinels[sentinel]
-                proc = procs[slot]
-                proc.join()
-                log.error("server process died; starting another", extra=fields(pid=proc.pid, code=proc.exitcode))
-                if time.monotonic() - started[slot] < 5:
-                    time.sleep(1)  # crashing at start: do not spin
-                launch(slot).close()
-        return 0
-    finally:
-        for proc in procs.values():
-            if proc.is_alive():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGTERM)
-        grace = time.monotonic() + config.shutdown_grace + 10
-        for proc in procs.values():
-            proc.join(max(0.1, grace - time.monotonic()))
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        os.close(stop_r)
-        os.close(stop_w)
-
-
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+    async def _ended(self, proc: _OddsProcess) -> VTTError:
+        """The error for a process that died while computing (it is replaced: the caller retires it)."""
+        how = "unknown"
+        for _ in range(int(_EXIT_WAIT / 0.01)):
+            try:
+                pid, status = os.waitpid(proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid:
+                code = os.waitstatus_to_exitcode(status)
+                how = f"exit status {code}" if code >= 0 else f"signal {_signal_name(-code)}"
+                break
+            await asyncio.sleep(0.01)
+        log.error("an odds process died while computing; replacing it", extra=fields(pid=proc.pid, exit=how))
+        return PluginError(
+            f"the odds process ended while computing ({how}): a plugin's hook ended it; no odds were computed",
+            details={"plugin": None, "hook": None, "step": None, "exit": how},
+        )
