@@ -901,8 +901,8 @@ class Resolution:
             changes=parent.changes,
             kind=request["kind"],
             parent=parent,
-            plugin_of=parent._plugin_of,
-            hook_plugins=parent._hooks,
+            plugin_of=self.engine.plugin_of,
+            hook_plugins=self.engine.hook_plugins,
         )
         return plan, child
 

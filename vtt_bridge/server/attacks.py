@@ -305,6 +305,9 @@ class Attacks:
                     "seed": seed,
                     "dice": dice,
                     "answers": request.get("answers"),
+                    # Whose rolls are asked for as faces of real dice (attacker, targets, and
+                    # any token a nested attack may bring in); the GM's scripted dice ask nobody.
+                    "physical": (runtime.physical_tokens(tokens) or None) if dice is None else None,
                 },
                 # The resolver builds the attack's wire form (attackwire.attack_payload); it starts so.
                 "wire": {"about": about, "table": caller.table, "request_id": request.get("request_id")},

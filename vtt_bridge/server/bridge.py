@@ -284,6 +284,10 @@ class Bridge:
         request = self.messages.load(messages.TableUpdate, data)
         require_gm(caller, "change the table's settings")
         runtime = self.runtime(caller)
+        if "physical_dice_players" in request:
+            # The per-user switches change one by one; the others stay (None forgets one).
+            players = {**runtime.info.settings.get("physical_dice_players", {}), **request["physical_dice_players"]}
+            request["physical_dice_players"] = {user: on for user, on in players.items() if on is not None}
         runtime.info = await self.store.update_settings(caller.table, request)
         described = runtime.describe()
         runtime.outbox.put("table.updated", {"table": described})

@@ -86,6 +86,8 @@ class Prompter:
                 "options": payload.get("options", []),
                 "timeout": timeout,
                 "users": runtime.asked_users(handle),
+                # A question for the faces of real dice: how many of which size, and what for.
+                **({"dice": payload["dice"]} if "dice" in payload else {}),
             },
         )
         try:

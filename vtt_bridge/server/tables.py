@@ -195,6 +195,31 @@ class TableRuntime:
         value = self.info.settings.get("decision_timeout")
         return float(value) if value is not None else self.default_timeout
 
+    def rolls_by_hand(self, user: str) -> bool:
+        """Whether ``user`` rolls real dice here: the GM's switch for them, else the table's
+        setting (for players; the GM rolls by hand only when switched on for ``gm``)."""
+        settings = self.info.settings
+        switch = (settings.get("physical_dice_players") or {}).get(user)
+        if switch is not None:
+            return bool(switch)
+        return user != GM_USER and bool(settings.get("physical_dice"))
+
+    def physical_tokens(self, token_ids: Iterable[str]) -> list[str]:
+        """Of ``token_ids``, those whose rolls are asked for as faces of real dice: a token
+        with a player owner (level 3) who rolls by hand; an unowned token when the GM does."""
+        settings = self.info.settings
+        if not settings.get("physical_dice") and not any((settings.get("physical_dice_players") or {}).values()):
+            return []  # the common case: nobody rolls by hand
+        out = []
+        for token_id in token_ids:
+            token = self.tokens.get(token_id)
+            if token is None:
+                continue
+            owners = [u for u in token.ownership if u not in (GM_USER, "default") and level(token, u) >= OWNER]
+            if any(self.rolls_by_hand(u) for u in owners) or (not owners and self.rolls_by_hand(GM_USER)):
+                out.append(token_id)
+        return out
+
     def describe(self) -> dict[str, Any]:
         return {
             "id": self.info.id,
@@ -203,6 +228,8 @@ class TableRuntime:
                 **self.info.settings,
                 "decision_timeout": self.decision_timeout,
                 "attack_budget": budget_of(self.info.settings),
+                "physical_dice": bool(self.info.settings.get("physical_dice")),
+                "physical_dice_players": dict(self.info.settings.get("physical_dice_players") or {}),
             },
         }
 

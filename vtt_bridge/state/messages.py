@@ -127,11 +127,19 @@ class TableUpdate(StrictSchema):
     decision_timeout = fields.Float(allow_nan=False, validate=validate.Range(0.05, 3600))
     # Seconds of hook time one attack may use (decisions not counted); see server/pool.py.
     attack_budget = fields.Float(allow_nan=False, validate=validate.Range(0.05, 60))
+    # Physical dice: players roll real dice and enter the faces (see docs/protocol.md).
+    physical_dice = fields.Boolean()
+    # The GM's switch per user, over the table's: {"alice": false, "gm": true}; null forgets it.
+    physical_dice_players = fields.Dict(
+        keys=fields.String(validate=validate.Length(1, 64)),
+        values=fields.Boolean(allow_none=True),
+        validate=validate.Length(max=200),
+    )
 
     @validates_schema
     def _something(self, data: dict[str, Any], **kwargs: Any) -> None:
         if not data:
-            raise ValidationError("Give decision_timeout, attack_budget or both.", "_schema")
+            raise ValidationError(f"Give at least one setting to change: {', '.join(self.fields)}.", "_schema")
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:
