@@ -107,7 +107,7 @@ def with_seq(entry: AuditEntry) -> dict[str, Any]:
 def _server_stopping() -> ServerStopping:
     return ServerStopping(
         "the server stopped before this attack finished; nothing was applied. "
-        "Send it again with the same request_id once reconnected"
+        "Send it again once reconnected: it is applied once"
     )
 
 
@@ -353,7 +353,10 @@ class Attacks:
             except BaseException as exc:
                 resolvers.drop(job)
                 if job.sent or job.settled:
-                    runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(self._stopped(exc))})
+                    # With its request_id: the card of the attack sent again (same request_id,
+                    # a new attack id) takes this one's place.
+                    failed = {"id": attack_id, "request_id": request.get("request_id"), **error_envelope(self._stopped(exc))}
+                    runtime.outbox.put("attack.failed", failed)
                 raise
             finally:
                 for token_id in involved:

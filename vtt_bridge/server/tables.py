@@ -215,7 +215,7 @@ class TableRuntime:
             token = self.tokens.get(token_id)
             if token is None:
                 continue
-            owners = [u for u in token.ownership if u not in (GM_USER, "default") and level(token, u) >= OWNER]
+            owners = self.player_owners(token_id)
             if any(self.rolls_by_hand(u) for u in owners) or (not owners and self.rolls_by_hand(GM_USER)):
                 out.append(token_id)
         return out
@@ -310,7 +310,13 @@ class TableRuntime:
         return True
 
     def prompt_out(
-        self, payload: dict[str, Any], sids: Iterable[str], timeout: float, everyone: Mapping[str, str] | None = None
+        self,
+        payload: dict[str, Any],
+        sids: Iterable[str],
+        timeout: float,
+        everyone: Mapping[str, str] | None = None,
+        *,
+        waiting_for: Iterable[str] = (),
     ) -> int:
         """Note a decision put to ``sids`` (until :meth:`prompt_settled`); returns its handle.
 
@@ -321,6 +327,7 @@ class TableRuntime:
         others = everyone or {}
         users = sorted(
             {self.sessions[sid].user if sid in self.sessions else others.get(sid, "") for sid in sids} - {""}
+            | set(waiting_for)  # players waited for who are not connected yet (after a restart)
         )
         handle = next(self._prompt_ids)
         self.prompts[handle] = (payload, users, time.monotonic() + timeout)
@@ -341,6 +348,13 @@ class TableRuntime:
 
     def users(self) -> list[str]:
         return sorted({c.user for c in self.sessions.values()})
+
+    def player_owners(self, token_id: str) -> list[str]:
+        """The players (not the GM) who own ``token_id`` (level 3), connected or not."""
+        token = self.tokens.get(token_id)
+        if token is None:
+            return []
+        return sorted(u for u in token.ownership if u not in (GM_USER, "default") and level(token, u) >= OWNER)
 
     def deciders(self, token_id: str | None, everyone: Mapping[str, str] | None = None) -> list[str]:
         """The sockets to ask about a decision on ``token_id``.
