@@ -9,6 +9,7 @@
  * after a reconnect. The GM can take the default at once: on their own question by
  * answering it, on anyone's through `decision.default`. */
 
+import { diceSizes, readFaces } from "../common/faces.js";
 import { FormErrors } from "../common/schema-form.js";
 import { ensureCard, renderCardHead } from "./chat.js";
 import { call } from "./connection.js";
@@ -216,25 +217,6 @@ function nextDecision() {
   state.decisionTimer = setInterval(tick, 200);
   tick();
   if (!dialog.open) dialog.showModal();
-}
-
-/** Sizes of the dice asked for, one per die: `{number: 12, sides: 10}` or a mixed pool's list. */
-export function diceSizes(dice) {
-  return Array.isArray(dice.sides) ? dice.sides : Array.from({ length: dice.number }, () => dice.sides);
-}
-
-/** The faces typed (spaces or commas between them), checked against the dice asked for:
- * `{faces}` or `{error}` naming the first problem. */
-export function readFaces(text, dice) {
-  const sizes = diceSizes(dice);
-  const words = text.split(/[\s,;]+/).filter(Boolean);
-  for (const [i, w] of words.entries()) {
-    const face = Number(w);
-    const size = sizes[i] ?? sizes[sizes.length - 1];
-    if (!/^\d+$/.test(w) || face < 1 || face > size) return { error: `Die ${i + 1} shows ${w}: a d${size} shows 1–${size}.`, count: words.length };
-  }
-  if (words.length !== sizes.length) return { error: `${words.length} of ${sizes.length} faces entered.`, count: words.length };
-  return { faces: words.map(Number), count: words.length };
 }
 
 /** Physical dice: how many of which size and why, a field for the faces, and "let the bridge roll". */
