@@ -105,3 +105,12 @@ async def test_the_gm_switches_physical_dice_per_player(seat):
     await gm.ok("table.update", {"physical_dice": False, "physical_dice_players": {"alice": True}})
     attack = (await alice.ok("attack", ATTACK))["attack"]
     assert attack["physical"] == {"tokens": ["a"], "faces": [[6, 6]]}
+
+
+async def test_odds_ask_nobody_for_faces_and_are_the_same_with_physical_dice_on(seat):
+    gm = await seat.join("gm")
+    alice = await seat.join("alice", faces_policy("6 6"))
+    before = await alice.ok("attack.odds", {**ATTACK, "answers": {"defense": "none"}})
+    await gm.ok("table.update", {"physical_dice": True})
+    after = await alice.ok("attack.odds", {**ATTACK, "answers": {"defense": "none"}})
+    assert after == before and alice.decisions == []
