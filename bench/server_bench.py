@@ -641,10 +641,11 @@ def floor_main(count: int) -> None:
             child(other)
             os._exit(0)
         other.close()
-        reader, writer = await asyncio.open_connection(sock=parent)
         loop = asyncio.get_running_loop()
         waiting: list[asyncio.Future[Any]] = []
-        task = loop.create_task(workers.read_messages(reader, lambda m: waiting.pop(0).set_result(m)))
+        writer, pipe = await loop.create_connection(
+            lambda: workers.Replies(lambda m: waiting.pop(0).set_result(m)), sock=parent
+        )
         times = []
         cpu0, child0 = time.process_time(), _cpu_ns(pid)
         for _ in range(count):
@@ -657,7 +658,7 @@ def floor_main(count: int) -> None:
             times.append((time.perf_counter() - t0) * 1000)
         cpu = time.process_time() - cpu0 + _cpu_ns(pid) - child0
         writer.close()
-        await asyncio.gather(task, return_exceptions=True)
+        await pipe.lost
         os.waitpid(pid, 0)
         return percentile(times, 50), cpu / count * 1000
 

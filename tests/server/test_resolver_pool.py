@@ -253,7 +253,7 @@ async def test_replies_are_handled_whole_however_the_socket_cuts_them():
     import pickle
 
     seen: list = []
-    pipe = workers._Replies(seen.append)
+    pipe = workers.Replies(seen.append)
     messages = [("done", n, b"x" * (n * 1000)) for n in range(1, 5)]
     data = b"".join(
         workers.HEADER.pack(len(body)) + body

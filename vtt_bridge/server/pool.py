@@ -631,11 +631,13 @@ def _child(sock: socket.socket, host: Any) -> None:
     worker.run()
 
 
-async def fork_resolver(host: Any) -> tuple[int, asyncio.StreamReader, asyncio.StreamWriter]:
-    """Fork a resolver process (it inherits ``host``); its pid and the event loop's end of its socket."""
-    pid, parent = _fork_child(host)
-    reader, writer = await asyncio.open_connection(sock=parent)
-    return pid, reader, writer
+async def fork_process(host: Any, handle: Callable[[Any], Any]) -> tuple[int, Any, asyncio.Future[None]]:
+    """Fork a pool process (it inherits ``host``): its pid, the event loop's end of its socket
+    (every message the process writes goes to ``handle``, see :class:`Replies`) and a future
+    done once that socket closes (the process ended, or was told to by closing it)."""
+    pid, sock = _fork_child(host)
+    transport, pipe = await asyncio.get_running_loop().create_connection(lambda: Replies(handle), sock=sock)
+    return pid, transport, pipe.lost
 
 
 def _fork_child(host: Any) -> tuple[int, socket.socket]:
@@ -677,28 +679,7 @@ def _unframe(buffer: bytearray, handle: Callable[[Any], Any]) -> None:
         del buffer[:start]
 
 
-async def read_messages(reader: asyncio.StreamReader, handle: Callable[[Any], Any]) -> bool:
-    """Hand each message a child process writes (framed, pickled) to ``handle``, as they arrive.
-
-    Whatever has arrived is read at once: several messages per wake-up. Returns
-    ``True`` when the process's end of the socket closed (it ended), ``False``
-    when the reading was cancelled.
-    """
-    buffer = bytearray()
-    try:
-        while True:
-            chunk = await reader.read(1 << 16)
-            if not chunk:
-                return True
-            buffer += chunk
-            _unframe(buffer, handle)
-    except (ConnectionError, OSError):
-        return True
-    except asyncio.CancelledError:
-        return False
-
-
-class _Replies(asyncio.Protocol):
+class Replies(asyncio.Protocol):
     """The event loop's end of a resolver's socket: each whole message is handled in the
     callback that read it (:meth:`Resolvers._reply`), with no reader task to wake first, so
     a reply completes its job's future one turn of the event loop sooner."""
@@ -851,13 +832,11 @@ class Resolvers:
 
     async def _fork(self) -> _Proc:
         """A new resolver process (it freezes what it inherits itself: see ``_child``)."""
-        pid, sock = _fork_child(self.host)
+        # ``proc`` is set before the event loop runs again, so before any reply is handled.
+        pid, writer, lost = await fork_process(self.host, lambda reply: self._reply(proc, reply))
         proc = _Proc(pid)
-        loop = asyncio.get_running_loop()
-        handle = lambda reply: self._reply(proc, reply)  # noqa: E731
-        proc.writer, pipe = await loop.create_connection(lambda: _Replies(handle), sock=sock)
-        proc.lost = pipe.lost
-        proc.task = loop.create_task(self._read(proc), name=f"resolver {proc.pid}")
+        proc.writer, proc.lost = writer, lost
+        proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"resolver {proc.pid}")
         return proc
 
     async def close(self) -> None:
@@ -1104,7 +1083,7 @@ class Resolvers:
             self._write(target, self._start_message(job, target))
 
     async def _read(self, proc: _Proc) -> None:
-        """Wait for ``proc``'s socket to close (its replies are handled as they arrive: ``_Replies``)."""
+        """Wait for ``proc``'s socket to close (its replies are handled as they arrive: ``Replies``)."""
         assert proc.lost is not None
         try:
             await asyncio.shield(proc.lost)
@@ -1234,7 +1213,7 @@ class _OddsProcess:
 
     __slots__ = ("pid", "writer", "task", "reply", "stuck", "busy", "retired", "served", "known")
 
-    def __init__(self, pid: int, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, pid: int, writer: asyncio.BaseTransport | Any) -> None:
         self.pid = pid
         self.writer = writer
         self.task: asyncio.Task[None] | None = None
@@ -1336,10 +1315,10 @@ class OddsRunner:
             await asyncio.gather(*self._background, return_exceptions=True)
 
     async def _fork(self) -> _OddsProcess:
-        # A resolver process: its loop answers ("odds", ...) messages as well as attacks.
-        pid, reader, writer = await fork_resolver(self._host)
+        # A resolver process: its loop answers Odds messages as well as attacks.
+        pid, writer, lost = await fork_process(self._host, lambda message: self._message(proc, message))
         proc = _OddsProcess(pid, writer)
-        proc.task = asyncio.get_running_loop().create_task(self._read(proc, reader), name=f"odds {pid}")
+        proc.task = asyncio.get_running_loop().create_task(self._read(proc, lost), name=f"odds {pid}")
         self.forked += 1
         return proc
 
@@ -1390,15 +1369,18 @@ class OddsRunner:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _read(self, proc: _OddsProcess, reader: asyncio.StreamReader) -> None:
-        def handle(message: Any) -> None:
-            if message.kind == "stuck":
-                if proc.stuck is not None and not proc.stuck.done():
-                    proc.stuck.set_result(message.where)
-            elif proc.reply is not None and not proc.reply.done():
-                proc.reply.set_result(message)
+    @staticmethod
+    def _message(proc: _OddsProcess, message: Reply) -> None:
+        if message.kind == "stuck":
+            if proc.stuck is not None and not proc.stuck.done():
+                proc.stuck.set_result(message.where)
+        elif proc.reply is not None and not proc.reply.done():
+            proc.reply.set_result(message)
 
-        if not await read_messages(reader, handle):
+    async def _read(self, proc: _OddsProcess, lost: asyncio.Future[None]) -> None:
+        try:
+            await asyncio.shield(lost)
+        except asyncio.CancelledError:
             return
         # The process has ended: killed by us, or by itself (os._exit, a crash, the OOM killer).
         if proc.reply is not None and not proc.reply.done():

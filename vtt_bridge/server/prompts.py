@@ -100,9 +100,13 @@ class Prompter:
                 **({"dice": payload["dice"]} if "dice" in payload else {}),
             },
         )
+        # The question runs through TRANSITIONS (see Question); sids grows by the connections
+        # of users asked who came back during a reconnect grace.
+        question = Question(self, runtime, sids, payload, timeout, early, everyone, absent)
         try:
-            answer, how, winner = await self._ask(runtime, sids, payload, timeout, early, everyone, absent)
+            answer, how, winner = await question.run()
         finally:
+            question.close()
             runtime.prompt_settled(handle)
             if isinstance(self.store, RedisStore):
                 self.store.question_settled(runtime.id, ref)
@@ -152,32 +156,6 @@ class Prompter:
                 return False
             await asyncio.sleep(0.01)
         return True
-
-    async def _ask(
-        self,
-        runtime: TableRuntime,
-        sids: list[str],
-        payload: dict[str, Any],
-        timeout: float,
-        early: asyncio.Future[None],
-        everyone: Mapping[str, str],
-        absent: list[str] | None = None,
-    ) -> tuple[Any, str, str | None]:
-        """``(answer, how, who answered)``: the question run through :data:`TRANSITIONS`.
-
-        ``how`` is ``answered``, ``default`` (the GM took the rules' default),
-        ``timeout`` or ``disconnect``. ``sids`` grows by the connections of users
-        asked who came back during a reconnect grace. With several server
-        processes (``everyone``: every connection to the table, ``{sid: user}``),
-        a connection on another process is watched from here (:meth:`_watch`):
-        its end is noticed as a local one is, with the reason it ended there,
-        and a user asked who connects again on any process is asked there.
-        """
-        question = Question(self, runtime, sids, payload, timeout, early, everyone, absent)
-        try:
-            return await question.run()
-        finally:
-            question.close()
 
     async def _watch(
         self,
@@ -271,6 +249,12 @@ class Question:
     default (``early``), a user asked coming back (:attr:`back`) and the end
     of the reconnect grace (:attr:`grace`). Each one done is turned into one
     :class:`Event` (:meth:`event`) and the state moves by the table.
+
+    With several server processes (``everyone``: every connection to the
+    table, ``{sid: user}``), a connection on another process is watched from
+    here (:meth:`Prompter._watch`): its end is noticed as a local one is, with
+    the reason it ended there, and a user asked who connects again on any
+    process is asked there.
     """
 
     def __init__(
