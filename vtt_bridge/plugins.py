@@ -564,8 +564,12 @@ class Host:
         seed: int | None = None,
         dice: list[int] | None = None,
         answers: Mapping[str, Any] | None = None,
+        physical: Iterable[str] | None = None,
+        faces: Iterable[list[int] | None] | None = None,
     ) -> Resolution:
-        """Validate the declaration and begin a resolution (see :class:`Resolution`)."""
+        """Validate the declaration and begin a resolution (see :class:`Resolution`).
+
+        ``physical`` and ``faces``: real dice, as :meth:`Engine.start` takes them."""
         loaded = self._declaration(ruleset_id, declaration)
         for token_id in (attacker, *targets):
             token = tokens.get(token_id)
@@ -587,6 +591,8 @@ class Host:
             seed=seed,
             dice=dice,
             answers=answers,
+            physical=physical,
+            faces=faces,
         )
 
 

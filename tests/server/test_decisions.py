@@ -278,6 +278,7 @@ def test_a_question_ends_only_in_a_named_outcome_and_every_open_state_takes_an_a
     assert not [pair for pair in TRANSITIONS if pair[0] not in OPEN]
     outcomes = {target for target in TRANSITIONS.values() if target not in OPEN}
     assert {s.value for s in outcomes} == {"answered", "default", "timeout", "disconnect"}
-    # Only a drop (not a goodbye, not a timeout) leads to the reconnect grace.
+    # Only a drop (not a goodbye, not a timeout), or players not back yet from a restart,
+    # lead to the reconnect grace.
     into_grace = {event for (state, event), target in TRANSITIONS.items() if state is State.ASKING and target is State.GRACE}
-    assert into_grace == {Event.ALL_OUT_DROPPED}
+    assert into_grace == {Event.ALL_OUT_DROPPED, Event.NOT_BACK_YET}

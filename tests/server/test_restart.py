@@ -104,9 +104,10 @@ async def test_an_attack_cut_short_by_a_stop_says_so_and_its_resend_resolves_onc
     await server.stop()
     ack = await pending
     assert ack["ok"] is False and ack["error"]["code"] == "server_stopping", ack
-    assert "request_id" in ack["error"]["message"]
+    assert ack["error"]["message"].endswith("Send it again once reconnected: it is applied once")
+    assert "request_id" not in ack["error"]["message"]  # players read it
     [failed] = carol.named("attack.failed")
-    assert failed["error"]["code"] == "server_stopping"
+    assert failed["error"]["code"] == "server_stopping" and failed["request_id"] == "r-stop"
     assert failed["id"] == carol.named("decision.asked")[0]["attack"]
     await seat.close()
     async with BridgeServer(settings) as again:
@@ -301,5 +302,52 @@ async def test_node_client_is_asked_again_after_its_connection_drops(tmp_path):
                 decision = attack["decisions"][0]
                 assert decision["how"] == "answered" and decision["answer"] == {"option": "none"}
                 assert await node.exit_code() == 0
+        finally:
+            await seat.close()
+
+
+async def test_after_a_restart_the_defender_gets_the_grace_before_their_question_defaults(tmp_path):
+    """Issue 28: alice's page re-sends her attack as soon as it is back, before bob's page
+    is; bob (connected before the restart) is still asked, not defaulted by "disconnect"."""
+    settings = config(tmp_path, decision_timeout=20, reconnect_grace=5.0)
+    async with BridgeServer(settings) as first:
+        seat = await seat_table(first)
+        await seat.join("bob", answer("none"))
+        await seat.join("alice")
+        await seat.close()
+    async with BridgeServer(settings) as again:
+        gm = await Client(again.url).connect(seat.auth("gm"))
+        alice = await Client(again.url).connect(seat.auth("alice"))
+        bob = Client(again.url, answer("none"))
+        try:
+            pending = asyncio.ensure_future(
+                alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "request_id": "r-late"})
+            )
+            [asked] = await gm.wait_for("decision.asked")
+            # The table sees whom it waits for: bob, though he is not back yet (not the GM).
+            assert asked["key"] == "defense" and asked["users"] == ["bob"]
+            await asyncio.sleep(0.3)  # bob's tab reconnects 300 ms after alice's attack arrived
+            assert not pending.done()
+            await bob.connect(seat.auth("bob"))
+            attack = (await asyncio.wait_for(pending, 10))["attack"]
+            assert [d["key"] for d in bob.decisions] == ["defense"]
+            assert attack["decisions"][0]["how"] == "answered" and attack["decisions"][0]["answer"] == {"option": "none"}
+        finally:
+            for client in (gm, alice, bob):
+                await client.close()
+
+
+async def test_long_after_a_restart_an_absent_player_defaults_at_once(tmp_path):
+    """The wait is for players coming back from a restart, not for ever: once the grace since
+    the server started is over, nobody to ask means the rules' default, as before."""
+    settings = config(tmp_path, decision_timeout=20, reconnect_grace=0.3)
+    async with BridgeServer(settings) as server:
+        seat = await seat_table(server)
+        alice = await seat.join("alice")
+        await asyncio.sleep(0.4)
+        try:
+            async with asyncio.timeout(2):
+                attack = (await alice.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"]}))["attack"]
+            assert attack["decisions"][0]["how"] == "disconnect"
         finally:
             await seat.close()

@@ -7,6 +7,12 @@ costs one byte comparison, not a bignum multiply. Faces are unbiased
 (rejection sampling).
 Rolls are recorded compactly (faces plus a sparse map of inactive dice); the
 Foundry roll JSON is built only when a resolution is serialized.
+
+Physical dice (Foundry's "manual" fulfilment method): a roll made for a token
+whose owner rolls real dice takes the faces they entered. The dice do not wait:
+a roll whose faces were not entered yet raises :class:`FacesNeeded`, the
+resolution asks the owner, and runs again from the start with the faces
+(hooks are pure, so the run is the same up to that roll).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any
 
 from ..errors import DiceExhausted, InvalidRequest
 
-__all__ = ["Dice", "Roll"]
+__all__ = ["Dice", "FacesNeeded", "Physical", "Roll"]
 
 _MASK = (1 << 64) - 1
 _blake2b = hashlib.blake2b
@@ -42,13 +48,16 @@ class Roll:
     :ivar target: a die showing at least this counts as a success (``None``: a sum roll).
     :ivar double: a face that counts as two successes (Exalted's non-damage 10).
     :ivar modifier: a flat number added to a sum roll's total.
+    :ivar physical: ``None`` for dice the bridge rolled unasked; ``"entered"`` for faces a
+        person entered from real dice; ``"rolled"`` when they were asked but the bridge
+        rolled (no faces in time, or they let it).
     :ivar appended: for each face added after the first throw, in order, the index of
         the die it replaced (:meth:`Dice.reroll`) or ``-1`` for an extra die
         (:meth:`Dice.add`); ``None`` when nothing was added. The Foundry JSON needs it
         to tell the dice first thrown from their replacements and from extra dice.
     """
 
-    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "appended", "_wire")
+    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "appended", "physical", "_wire")
 
     def __init__(
         self,
@@ -69,6 +78,7 @@ class Roll:
         self.inactive: dict[int, str] | None = None
         self.step = step
         self.appended: list[int] | None = None
+        self.physical: str | None = None
         #: The Foundry roll JSON last built, with the state it was built from (see ``TraceEntry``).
         self._wire: tuple[tuple[Any, ...], dict[str, Any]] | None = None
 
@@ -134,15 +144,106 @@ class Roll:
         return f"Roll({self.label!r}, d{self.sides}, {self.faces})"
 
 
+#: Rolls that are the defender's, by the first word of their label (lower case);
+#: every other roll is the attacker's (it is they who roll it at the table).
+DEFENDER_ROLLS = frozenset({"defense", "defence", "defender", "dodge", "parry", "soak", "tough", "block"})
+
+
+class FacesNeeded(BaseException):
+    """A roll needs faces from real dice that were not entered yet (see :class:`Physical`).
+
+    A ``BaseException`` on purpose, like ``ctx.end``: a plugin's ``except Exception``
+    cannot swallow it. The resolution turns it into a question to the token's owner.
+
+    :ivar index: which physical roll of the resolution this is (0, 1, ...).
+    :ivar token: the token whose owner rolls it.
+    :ivar label: what the roll is for ("attack").
+    :ivar number: how many dice.
+    :ivar sides: the die size, or one size per die for a mixed pool.
+    :ivar step: the step rolling it.
+    """
+
+    def __init__(self, index: int, token: str, label: str, number: int, sides: int | tuple[int, ...], step: str) -> None:
+        super().__init__(f"faces needed for {label}: {dice_text(number, sides)}")
+        self.index = index
+        self.token = token
+        self.label = label
+        self.number = number
+        self.sides = sides
+        self.step = step
+
+
+def dice_text(number: int, sides: int | tuple[int, ...]) -> str:
+    """``12d10``, or ``1d8 + 1d6`` for a mixed pool."""
+    if isinstance(sides, int):
+        return f"{number}d{sides}"
+    counts: dict[int, int] = {}
+    for size in sides:
+        counts[size] = counts.get(size, 0) + 1
+    return " + ".join(f"{n}d{size}" for size, n in counts.items())
+
+
+class Physical:
+    """Whose rolls are entered from real dice, and the faces entered so far.
+
+    :ivar tokens: the tokens whose rolls are asked for (their owners roll real dice).
+    :ivar entered: one entry per physical roll, in the order they come: the faces
+        entered, or ``None`` when the bridge rolled instead (timeout, or they let it).
+    :ivar asked: physical rolls met so far in this run.
+    :ivar ctx: the context of the step rolling now (whose attacker and defender roll).
+    :ivar log: where each entry's question and answer go as it is used (the resolution's
+        decision log), with :attr:`questions` holding them by index.
+    """
+
+    __slots__ = ("tokens", "entered", "asked", "ctx", "log", "questions")
+
+    def __init__(self, tokens: Iterable[str], entered: Iterable[list[int] | None] = ()) -> None:
+        self.tokens = frozenset(tokens)
+        self.entered: list[list[int] | None] = list(entered)
+        self.asked = 0
+        self.ctx: Any = None
+        self.log: list[Any] | None = None
+        self.questions: list[Any] = []
+
+    def roller(self, label: str) -> str | None:
+        """The token rolling a roll labelled ``label`` in the current step."""
+        ctx = self.ctx
+        if ctx is None:
+            return None
+        word = label.split(" ", 1)[0].lower()
+        if word in DEFENDER_ROLLS:
+            defender = ctx.defender
+            return defender.id if defender is not None else None
+        return ctx.attacker.id
+
+    def faces(self, number: int, sides: int | tuple[int, ...], label: str, step: str) -> tuple[list[int] | None, str | None]:
+        """The entered faces for this roll and how it was fulfilled (``"entered"``, ``"rolled"``);
+        ``(None, None)`` for a roll nobody rolls by hand. Raises :class:`FacesNeeded` when the
+        faces are still to be asked for."""
+        token = self.roller(label)
+        if token is None or token not in self.tokens or number <= 0:
+            return None, None
+        index = self.asked
+        if index >= len(self.entered):
+            raise FacesNeeded(index, token, label, number, sides, step)
+        self.asked += 1
+        if self.log is not None and index < len(self.questions):
+            self.log.append(self.questions[index])
+        faces = self.entered[index]
+        return (list(faces), "entered") if faces is not None else (None, "rolled")
+
+
 class Dice:
     """Rolls dice for one resolution, from a seed or a scripted list of faces.
 
     Hooks roll only through ``ctx.dice``; every roll lands in :attr:`rolls`.
     """
 
-    __slots__ = ("seed", "_key", "_counter", "_buffer", "_pos", "_script", "_used", "rolls", "step")
+    __slots__ = ("seed", "_key", "_counter", "_buffer", "_pos", "_script", "_used", "rolls", "step", "physical")
 
-    def __init__(self, seed: int | None = None, script: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, seed: int | None = None, script: Sequence[int] | None = None, physical: Physical | None = None
+    ) -> None:
         if seed is None and script is None:
             raise ValueError("dice need a seed or a script")
         self.seed = seed
@@ -154,6 +255,12 @@ class Dice:
         self._used = 0
         self.rolls: list[Roll] = []
         self.step = ""
+        #: Whose rolls are entered from real dice (``None``: the bridge rolls every one).
+        self.physical = physical
+
+    def fresh(self, physical: Physical | None) -> Dice:
+        """The same dice from the first throw again (the same seed or script), with ``physical``."""
+        return Dice(self.seed, self._script, physical)
 
     @property
     def scripted(self) -> bool:
@@ -249,6 +356,14 @@ class Dice:
         modifier: int = 0,
     ) -> Roll:
         """Roll ``n`` dice of ``sides`` sides (``n`` below 0 rolls none) and record it."""
+        if self.physical is not None:
+            entered, how = self.physical.faces(n, sides, label, self.step)
+            if how is not None:
+                faces = entered if entered is not None else self._thrown(n, sides)
+                roll = Roll(label, sides, faces, target, double, modifier, self.step)
+                roll.physical = how
+                self.rolls.append(roll)
+                return roll
         if n <= 0:
             faces = []
         elif self._script is None:
@@ -273,10 +388,28 @@ class Dice:
     def pool(self, sides: Iterable[int], *, label: str, target: int | None = None) -> Roll:
         """Roll a mixed pool such as ``[8, 6, 4]`` (one d8, one d6, one d4)."""
         sizes = tuple(sides)
-        faces = [self._face(s) for s in sizes]
+        how = None
+        if self.physical is not None:
+            entered, how = self.physical.faces(len(sizes), sizes, label, self.step)
+        faces = entered if how is not None and entered is not None else [self._face(s) for s in sizes]
         roll = Roll(label, sizes, faces, target=target, step=self.step)
+        roll.physical = how
         self.rolls.append(roll)
         return roll
+
+    def _thrown(self, n: int, sides: int) -> list[int]:
+        """``n`` faces as an unasked roll would get them (seeded or scripted)."""
+        if self._script is None:
+            return self._seeded(n, sides)
+        return [self._face(sides) for _ in range(n)]
+
+    def _one(self, roll: Roll, sides: int, why: str) -> int:
+        """One more die for ``roll`` (a reroll, an extra die): entered by hand if its roller rolls real dice."""
+        if self.physical is not None:
+            entered, how = self.physical.faces(1, sides, f"{roll.label} {why}", self.step)
+            if entered is not None:
+                return entered[0]
+        return self._face(sides)
 
     def reroll(self, roll: Roll, index: int) -> int:
         """Reroll one die: the old result is marked rerolled and a new one appended.
@@ -284,8 +417,9 @@ class Dice:
         Returns the index of the new result.
         """
         sides = roll.die_sides(index)
+        face = self._one(roll, sides, "(reroll)")
         roll.mark(index, "rerolled")
-        roll.faces.append(self._face(sides))
+        roll.faces.append(face)
         if not isinstance(roll.sides, int):
             roll.sides = roll.sides + (sides,)
         if roll.appended is None:
@@ -298,7 +432,7 @@ class Dice:
         size = sides if sides is not None else roll.die_sides(0)
         start = len(roll.faces)
         for _ in range(n):
-            roll.faces.append(self._face(size))
+            roll.faces.append(self._one(roll, size, "(extra die)"))
             if not isinstance(roll.sides, int):
                 roll.sides = roll.sides + (size,)
             if roll.appended is None:

@@ -276,7 +276,25 @@ def _success_results(roll: Roll, target: int) -> dict[str, Any]:
 
 
 def roll_to_foundry(roll: Roll) -> dict[str, Any]:
-    """Return the Foundry roll JSON of one recorded roll (see the module docstring)."""
+    """Return the Foundry roll JSON of one recorded roll (see the module docstring).
+
+    A roll asked for from real dice says so as Foundry's dice fulfilment does:
+    each die term of faces entered by hand has ``method: "manual"``, and the
+    roll's ``options.physical`` says how it was fulfilled (``"entered"``, or
+    ``"rolled"`` when the bridge rolled because no faces came).
+    """
+    out = _plain_roll(roll)
+    if roll.physical is None:
+        return out
+    out = {**out, "options": {**out["options"], "physical": roll.physical}}
+    if roll.physical == "entered":
+        out["terms"] = [
+            {**term, "method": "manual"} if term["class"] in ("Die", "PoolTerm") else term for term in out["terms"]
+        ]
+    return out
+
+
+def _plain_roll(roll: Roll) -> dict[str, Any]:
     target = roll.target
     if target is not None and roll.faces and roll.appended is None and not roll.inactive and type(roll.sides) is int:
         return _success_pool(roll, target)

@@ -8,7 +8,11 @@ answer was given in advance, it yields a :class:`Decision` and waits. Then it
 calls the step's hook (packs first, the ruleset's ``trylast`` implementation
 last, wrappers around them). After the hook: nested resolutions the step asked
 for run, a requested jump is checked against the step's ``goto`` list, and
-``ctx.end`` stops the cycle. The finished resolution is a plain record; nothing
+``ctx.end`` stops the cycle. A roll for a token whose owner rolls real dice
+(``physical``) with no faces entered yet stops the run (:class:`FacesNeeded`):
+the faces are asked for as a decision like any other, and the run starts
+again from the first step with the answers given so far and the faces (hooks
+are pure, so it comes back to the same roll). The finished resolution is a plain record; nothing
 here touches a clock, a socket, a database or ``random``. Whoever drives it —
 the socket server, the CLI, a test, the odds engine — supplies the seed or the
 scripted dice and answers the decisions.
@@ -26,8 +30,8 @@ import pluggy
 
 from ..errors import InvalidRequest, PluginError, SnapshotMutation, UnknownRuleset, VTTError
 from .context import AttackContext, EndCycle, SkipItem, TraceEntry, context_class
-from .dice import Dice
-from .steps import Answer, Ask, Decision, Option, Ruleset, Step
+from .dice import Dice, FacesNeeded, Physical, dice_text
+from .steps import Answer, Ask, Decision, Option, Param, Ruleset, Step
 from .tokens import _ATOMS, Token, thaw
 
 __all__ = ["Engine", "Resolution", "Policy", "parse_answer"]
@@ -466,6 +470,8 @@ class Engine:
         dice: list[int] | None = None,
         answers: Mapping[str, Any] | None = None,
         trace: bool = True,
+        physical: Iterable[str] | None = None,
+        faces: Iterable[list[int] | None] | None = None,
     ) -> Resolution:
         """Begin resolving an attack. ``declaration`` must already be validated.
 
@@ -475,10 +481,16 @@ class Engine:
         ``steps`` is empty, and when run without a policy no decision log):
         for callers that read only the outcome and the changes, such as the
         odds' Monte Carlo runs. Hooks run the same.
+
+        ``physical``: the tokens whose owners roll real dice; each of their rolls
+        is a ``faces`` decision to them (see :meth:`Resolution.answer`) unless
+        ``faces`` already holds it (a replay: one entry per such roll, in order,
+        the faces or ``None`` for a roll the bridge made; the record's ``physical``).
         """
         plan = self._plans.get(ruleset_id) or self.plan(ruleset_id)
         given = self._check(plan.ruleset, attacker, targets, answers)  # queues of its own: no copy needed
-        return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice), given, trace)
+        hands = Physical(physical, _entered(faces)) if physical else None
+        return Resolution(self, plan, tokens, attacker, targets, declaration, Dice(seed, dice, hands), given, trace)
 
     def starter(
         self,
@@ -522,6 +534,95 @@ class Engine:
         return given
 
 
+def _entered(faces: Iterable[Any] | None) -> list[list[int] | None]:
+    """Recorded faces for a replay, checked to be lists of whole numbers (or ``None``)."""
+    out: list[list[int] | None] = []
+    for entry in faces or ():
+        if entry is not None and (not isinstance(entry, list) or not all(type(f) is int for f in entry)):
+            raise InvalidRequest("recorded faces are lists of whole numbers", details={"faces": ["Not a valid list."]})
+        out.append(entry)
+    return out
+
+
+#: The answer to a faces question letting the bridge roll (its default, taken on timeout).
+LET_ROLL = Option(id="roll", label="Let the bridge roll")
+FACES_MAX = 200  # dice in one physical roll: no pool is bigger; a longer answer is refused
+
+
+def _faces_question(need: FacesNeeded, ctx: AttackContext | None) -> Decision:
+    """The question asking ``need``'s token's owner for the faces of their real dice."""
+    text = dice_text(need.number, need.sides)
+    name = ""
+    if ctx is not None and need.token in ctx.tokens:
+        name = f" ({ctx.tokens[need.token].name})"
+    sizes = need.sides if isinstance(need.sides, int) else list(need.sides)
+    enter = Option(
+        id="enter",
+        label="Enter the faces",
+        detail=text,
+        params={
+            "faces": Param(
+                "string",
+                "Faces",
+                required=True,
+                description=f"{need.number} numbers, one per die, as the dice show them ({text})",
+            )
+        },
+    )
+    return Decision(
+        key=f"faces-{need.index + 1}",
+        name="faces",
+        step=need.step,
+        prompt=f"Your {need.label} roll{name}, {text}: roll real dice and enter the faces",
+        token=need.token,
+        options=(enter, LET_ROLL),
+        default=LET_ROLL.id,
+        dice={"label": need.label, "number": need.number, "sides": sizes},
+    )
+
+
+def check_faces(decision: Decision, answer: Answer) -> Answer:
+    """A faces question's answer with its faces as a list of whole numbers, each checked
+    against its die (count and range); refused with the problem named otherwise.
+
+    The faces may come as a list (``[7, 3, 10]``) or as text (``"7 3 10"``, commas too).
+    """
+    if answer.option != "enter":
+        return decision.check(answer)
+    unknown = sorted(set(answer.params) - {"faces"})
+    if unknown:
+        raise InvalidRequest(
+            f"option 'enter' of {decision.key!r}: {unknown[0]}: Unknown parameter.",
+            details={"params": {name: ["Unknown parameter. Known: faces."] for name in unknown}},
+        )
+    dice = decision.dice or {}
+    number = dice.get("number", 0)
+    sides = dice.get("sides", 0)
+    given = answer.params.get("faces")
+    if isinstance(given, str) and len(given) <= FACES_MAX * 4:
+        words = given.replace(",", " ").split()
+        faces = [int(w) if w.isdigit() else w for w in words]
+    elif isinstance(given, list) and len(given) <= FACES_MAX:
+        faces = list(given)
+    else:
+        faces = None
+    problems: list[str] = []
+    if faces is None:
+        problems.append("The faces are a list of numbers, one per die.")
+    else:
+        for i, face in enumerate(faces):
+            size = sides if isinstance(sides, int) else (sides[i] if i < len(sides) else 0)
+            if type(face) is not int or not 1 <= face <= size:
+                problems.append(f"Die {i + 1} shows {face!r}: a d{size} shows 1-{size}.")
+        if len(faces) != number:
+            problems.insert(0, f"{number} faces needed ({dice_text(number, sides if isinstance(sides, int) else tuple(sides))}), {len(faces)} given.")
+    if problems:
+        raise InvalidRequest(
+            f"the faces for {decision.key!r}: {problems[0]}", details={"params": {"faces": problems}}
+        )
+    return Answer(option="enter", params={"faces": faces})
+
+
 class Resolution:
     """Drives one resolution: ``advance()`` until it returns ``None``, answering decisions.
 
@@ -533,7 +634,7 @@ class Resolution:
 
     __slots__ = (
         "engine", "traced", "plan", "tokens", "dice", "given", "decisions", "ctx", "pending", "result",
-        "_gen", "_send", "_auto", "__weakref__",
+        "_gen", "_send", "_auto", "_hands", "__weakref__",
     )  # fmt: skip
 
     def __init__(self, engine, plan, tokens, attacker, targets, declaration, dice, given, trace=True):
@@ -553,6 +654,11 @@ class Resolution:
         self._gen: Generator[Decision, tuple[Answer, str], Record] | None = None
         self._send: tuple[Answer, str] | None = None
         self._auto = False
+        #: With physical dice: what a run from the start needs (see :meth:`_again`).
+        self._hands: _Hands | None = None
+        if dice.physical is not None:
+            self._hands = _Hands((attacker, targets, declaration), given)
+            dice.physical.log = self.decisions
 
     # -- driver API ----------------------------------------------------------
 
@@ -571,6 +677,8 @@ class Resolution:
             return None
         if self.pending is not None and self._send is None:
             return self.pending
+        if self._hands is not None:
+            return self._advance_by_hand(self._hands)
         if self._gen is None:
             self._gen = self._resolve(self.plan, self.ctx)
         try:
@@ -584,6 +692,60 @@ class Resolution:
             self.result = stop.value
         return self.pending
 
+    def _advance_by_hand(self, hands: _Hands) -> Decision | None:
+        """:meth:`advance` with physical dice: a faces question may stop the run, which then
+        starts again from the first step (answers so far replayed, the faces entered)."""
+        while True:
+            if self._send is not None and self.pending is not None and self.pending.dice is not None and self._gen is None:
+                (answer, how), self._send = self._send, None
+                self._again(hands, self.pending, answer, how)
+            if self._gen is None:
+                self._gen = self._resolve(self.plan, self.ctx)
+            try:
+                if self._send is None:
+                    pending = next(self._gen)
+                else:
+                    sent, self._send = self._send, None
+                    hands.sent.append(sent)
+                    pending = self._gen.send(sent)
+                while pending is not None and hands.replay:
+                    pending = self._gen.send(hands.replay.pop(0))
+            except StopIteration as stop:
+                self.pending = None
+                self.result = stop.value
+                return None
+            except FacesNeeded as need:
+                self._gen = None
+                question = _faces_question(need, self.dice.physical.ctx if self.dice.physical else None)
+                self.pending = question
+                given = self._given(question.key, question.name) if self.given else None
+                if given is not None:
+                    self._send = (check_faces(question, given), "given")
+                elif self._auto:
+                    self._send = (_plain_answer(question.default), "default")
+                else:
+                    return question
+                continue
+            self.pending = pending
+            return pending
+
+    def _again(self, hands: _Hands, question: Decision, answer: Answer, how: str) -> None:
+        """Start the run over with the faces just answered (or ``None``: the bridge rolls)."""
+        old = self.dice.physical
+        assert old is not None
+        faces = list(answer.params["faces"]) if answer.option == "enter" else None
+        physical = Physical(old.tokens, [*old.entered, faces])
+        physical.questions = [*old.questions, (question, answer, how)]
+        self.decisions = physical.log = []
+        self.dice = self.dice.fresh(physical)
+        attacker, targets, declaration = hands.start
+        plan, engine = self.plan, self.engine
+        ctx_cls = plan.context_class if self.traced else plan.untraced_class
+        self.ctx = ctx_cls(plan.ruleset, self.tokens, attacker, targets, declaration, self.dice, None, None, "attack", None, engine.plugin_of, engine.hook_plugins)
+        self.given = {key: queue[:] for key, queue in hands.given.items()}
+        hands.replay = list(hands.sent)
+        self.pending = None
+
     def answer(self, option: Any, params: Mapping[str, Any] | None = None, *, how: str = "answered") -> None:
         """Answer the pending decision. An option not offered is refused and changes nothing."""
         decision = self._require_pending()
@@ -594,7 +756,10 @@ class Resolution:
                 answer = _with_params(option, params)
             else:
                 raise InvalidRequest("an answer's option is an option id", details={"option": ["Not a valid string."]})
-            decision.check(answer)
+            if decision.dice is not None:
+                answer = check_faces(decision, answer)
+            else:
+                decision.check(answer)
         except InvalidRequest as exc:
             raise InvalidRequest(exc.message, details={"answer": exc.details}) from None
         self._send = (answer, how)
@@ -653,6 +818,7 @@ class Resolution:
         then what it asked for (nested attacks, child steps per item, a repeat or a jump)."""
         dice = self.dice
         rolls = dice.rolls
+        physical = dice.physical
         trace = ctx.trace if self.traced else None
         # Answered on the spot by the rules' default, unless decisions wait for answers or,
         # traced, given answers are checked and logged (``_ask`` never waits in such a run).
@@ -669,7 +835,7 @@ class Resolution:
             if ask is not None:
                 try:
                     offered = compiled.options(ctx)
-                except (EndCycle, SkipItem):
+                except (EndCycle, SkipItem, FacesNeeded):
                     raise
                 except BaseException as exc:
                     raise self._fault(exc, compiled.options_hook, name) from exc
@@ -689,8 +855,12 @@ class Resolution:
             ctx._step = step
             first = len(rolls)
             ctx._plugin = plugin
+            if physical is not None:
+                physical.ctx = ctx
             try:
                 call(ctx)
+            except FacesNeeded:
+                raise
             except (EndCycle, SkipItem) as end:
                 ctx._plugin = None
                 if entry is not None:
@@ -712,6 +882,8 @@ class Resolution:
                         saved_step = dice.step
                         record = yield from self._resolve(plan, child)
                         dice.step = saved_step
+                        if physical is not None:
+                            physical.ctx = ctx
                         self._adopt(ctx, entry, record)
                 if compiled.children:
                     outer = ctx.item
@@ -924,7 +1096,7 @@ class Resolution:
         """Call a hook; a plugin's exception becomes a ``plugin_error`` naming plugin and hook."""
         try:
             return call(ctx)
-        except (EndCycle, SkipItem):
+        except (EndCycle, SkipItem, FacesNeeded):
             raise
         except BaseException as exc:
             raise self._fault(exc, hook, step) from exc
@@ -1012,6 +1184,24 @@ def _outcome(outcome: dict[str, Any]) -> dict[str, Any]:
     return plain
 
 
+class _Hands:
+    """What a resolution with physical dice keeps to run again from the first step.
+
+    :ivar start: ``(attacker, targets, declaration)`` as the resolution began.
+    :ivar given: the given answers' queues as they began (each run takes from copies).
+    :ivar sent: every answer sent to a waiting decision so far, in order.
+    :ivar replay: the answers a new run still has to be sent before it waits again.
+    """
+
+    __slots__ = ("start", "given", "sent", "replay")
+
+    def __init__(self, start: tuple[str, list[str], Mapping[str, Any]], given: dict[str, list[Answer]]) -> None:
+        self.start = start
+        self.given = {key: queue[:] for key, queue in given.items()}
+        self.sent: list[tuple[Answer, str]] = []
+        self.replay: list[tuple[Answer, str]] = []
+
+
 class Record:
     """A finished resolution. Cheap to make; :meth:`to_dict` builds the wire form.
 
@@ -1079,6 +1269,8 @@ class Record:
             out["seed"] = dice.seed
             out["dice"] = "scripted" if dice.scripted else "seeded"
             out["dice_used"] = dice.used
+            if dice.physical is not None:
+                out["physical"] = {"tokens": sorted(dice.physical.tokens), "faces": list(dice.physical.entered)}
             out["decisions"] = _wires(self.decisions) if self.decisions else []
             out["changes"] = self.changes
             out["packs"] = self.packs  # the plugins (and versions) it ran with: a replay knows

@@ -386,6 +386,9 @@ class Decision:
     options: tuple[Option, ...]
     default: str
     timeout: float | None = None
+    #: For a question asking for the faces of real dice: ``{"label", "number", "sides"}``
+    #: (``sides`` a list of sizes for a mixed pool); ``None`` for every other question.
+    dice: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not any(o.id == self.default for o in self.options):
@@ -429,6 +432,7 @@ class Decision:
             "options": [o.to_dict() for o in self.options],
             "default": self.default,
             "timeout": self.timeout,
+            **({"dice": dict(self.dice)} if self.dice is not None else {}),
         }
 
 

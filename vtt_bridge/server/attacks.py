@@ -108,7 +108,7 @@ def with_seq(entry: AuditEntry) -> dict[str, Any]:
 def _server_stopping() -> ServerStopping:
     return ServerStopping(
         "the server stopped before this attack finished; nothing was applied. "
-        "Send it again with the same request_id once reconnected"
+        "Send it again once reconnected: it is applied once"
     )
 
 
@@ -362,6 +362,9 @@ class Attacks:
                     "seed": seed,
                     "dice": dice,
                     "answers": request.get("answers"),
+                    # Whose rolls are asked for as faces of real dice (attacker, targets, and
+                    # any token a nested attack may bring in); the GM's scripted dice ask nobody.
+                    "physical": (runtime.physical_tokens(tokens) or None) if dice is None else None,
                 },
                 # The installed packs it runs with: the table's (or an applied what-if's).
                 "packs": request["packs"] if "packs" in request else list(bridge.packs(runtime.info)),
@@ -409,7 +412,10 @@ class Attacks:
             except BaseException as exc:
                 resolvers.drop(job)
                 if job.sent or job.settled:
-                    runtime.outbox.put("attack.failed", {"id": attack_id, **error_envelope(self._stopped(exc))})
+                    # With its request_id: the card of the attack sent again (same request_id,
+                    # a new attack id) takes this one's place.
+                    failed = {"id": attack_id, "request_id": request.get("request_id"), **error_envelope(self._stopped(exc))}
+                    runtime.outbox.put("attack.failed", failed)
                 raise
             finally:
                 for token_id in involved:

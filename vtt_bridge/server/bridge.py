@@ -323,6 +323,10 @@ class Bridge:
         if "packs" in request:
             request["packs"] = list(self.host.check_packs(request["packs"]))
         runtime = self.runtime(caller)
+        if "physical_dice_players" in request:
+            # The per-user switches change one by one; the others stay (None forgets one).
+            players = {**runtime.info.settings.get("physical_dice_players", {}), **request["physical_dice_players"]}
+            request["physical_dice_players"] = {user: on for user, on in players.items() if on is not None}
         runtime.info = await self.store.update_settings(caller.table, request)
         described = self.describe(runtime)
         runtime.outbox.put("table.updated", {"table": described})

@@ -7,6 +7,11 @@ outcome is reported to the engine explicitly: an answer, or the rules'
 default with why — ``timeout`` (nobody answered in time), ``disconnect``
 (nobody to ask, or everyone asked went away), ``invalid`` (the answer was
 not one of the options). The others who were asked get ``decision.closed``.
+
+Restart fairness: for one reconnect grace after this server started, a
+question about a token none of whose players is connected yet waits for one
+of them (they were likely connected before the restart, and their page is
+reconnecting) before it goes to the GM's default, as a dropped connection would.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ class Prompter:
         self.sio = sio
         self.reconnect_grace = RECONNECT_GRACE
         self.store = store
+        #: When this server started: players not back yet within a grace of it are waited for.
+        self.started = time.monotonic()
 
     async def ask(
         self, runtime: TableRuntime, decision: RemoteDecision, attack: Mapping[str, Any]
@@ -62,12 +69,15 @@ class Prompter:
         # one: socket.io's Redis manager carries the question there and the answer back.
         everyone = await self.store.sessions(runtime.id)
         sids = runtime.deciders(decision.token, everyone)
-        if not sids:
+        absent = self._not_back_yet(runtime, decision.token, everyone)
+        if absent:
+            sids = []  # not the GM's connections: the player's question waits for the player
+        elif not sids:
             return None, "disconnect", ([], None)
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
-        handle = runtime.prompt_out(payload, sids, timeout, everyone)  # for table.sync
+        handle = runtime.prompt_out(payload, sids, timeout, everyone, waiting_for=absent)  # for table.sync
         ref = f"{attack.get('id')}/{decision.key}"
         if isinstance(self.store, RedisStore):
             # table.sync on any process lists it (sent without waiting, before decision.asked).
@@ -86,11 +96,13 @@ class Prompter:
                 "options": payload.get("options", []),
                 "timeout": timeout,
                 "users": runtime.asked_users(handle),
+                # A question for the faces of real dice: how many of which size, and what for.
+                **({"dice": payload["dice"]} if "dice" in payload else {}),
             },
         )
         # The question runs through TRANSITIONS (see Question); sids grows by the connections
         # of users asked who came back during a reconnect grace.
-        question = Question(self, runtime, sids, payload, timeout, early, everyone)
+        question = Question(self, runtime, sids, payload, timeout, early, everyone, absent)
         try:
             answer, how, winner = await question.run()
         finally:
@@ -100,6 +112,18 @@ class Prompter:
                 self.store.question_settled(runtime.id, ref)
             runtime.early.pop((str(attack.get("id")), decision.key), None)
         return answer, how, (sids, winner)
+
+    def _not_back_yet(self, runtime: TableRuntime, token_id: str | None, everyone: Mapping[str, str] | None) -> list[str]:
+        """Soon after this server started: the players owning ``token_id`` when none of them is
+        connected yet (the question waits for them); else ``[]`` (asked as usual)."""
+        grace = self.reconnect_grace
+        if token_id is None or grace <= 0 or time.monotonic() - self.started >= grace:
+            return []
+        owners = runtime.player_owners(token_id)
+        connected = set(everyone.values()) if everyone is not None else set(runtime.users())
+        if not owners or connected & set(owners):
+            return []
+        return owners
 
     async def closed(
         self,
@@ -191,6 +215,7 @@ class Event(enum.Enum):
     ALL_TIMED_OUT = "everyone asked is out, one without answering in time"
     ALL_LEFT = "everyone asked left"
     CAME_BACK = "a user asked connected again"
+    NOT_BACK_YET = "soon after a restart, none of the players asked has reconnected yet"
     GRACE_OVER = "the reconnect grace ran out"
 
 
@@ -202,6 +227,7 @@ TRANSITIONS: dict[tuple[State, Event], State] = {
     (State.ASKING, Event.ALL_OUT_DROPPED): State.GRACE,
     (State.ASKING, Event.ALL_TIMED_OUT): State.TIMED_OUT,
     (State.ASKING, Event.ALL_LEFT): State.DISCONNECTED,
+    (State.ASKING, Event.NOT_BACK_YET): State.GRACE,
     (State.GRACE, Event.CAME_BACK): State.ASKING,
     (State.GRACE, Event.GRACE_OVER): State.DISCONNECTED,
     (State.GRACE, Event.GM_DEFAULT): State.DEFAULTED,
@@ -240,12 +266,15 @@ class Question:
         timeout: float,
         early: asyncio.Future[None],
         everyone: Mapping[str, str],
+        absent: list[str] | None = None,
     ) -> None:
         self.prompter, self.runtime, self.sids, self.payload, self.early = prompter, runtime, sids, payload, early
+        #: Players waited for from the start (see :meth:`Prompter._not_back_yet`).
+        self.absent = list(absent or ())
         self.loop = asyncio.get_running_loop()
         self.deadline = self.loop.time() + timeout
         self.state = State.ASKING
-        self.users = sorted(
+        self.users = self.absent or sorted(
             {runtime.sessions[sid].user if sid in runtime.sessions else everyone.get(sid, "") for sid in sids} - {""}
         )
         self.calls: dict[asyncio.Future[Any], str] = {}
@@ -286,6 +315,8 @@ class Question:
             self.returned.append(sid)
 
     async def run(self) -> tuple[Any, str, str | None]:
+        if self.absent:
+            await self.fire(Event.NOT_BACK_YET)
         while self.state in OPEN and self.waiting:
             done, self.waiting = await asyncio.wait(self.waiting, return_when=asyncio.FIRST_COMPLETED)
             # The GM's default wins over anything that arrived with it.

@@ -195,6 +195,31 @@ class TableRuntime:
         value = self.info.settings.get("decision_timeout")
         return float(value) if value is not None else self.default_timeout
 
+    def rolls_by_hand(self, user: str) -> bool:
+        """Whether ``user`` rolls real dice here: the GM's switch for them, else the table's
+        setting (for players; the GM rolls by hand only when switched on for ``gm``)."""
+        settings = self.info.settings
+        switch = (settings.get("physical_dice_players") or {}).get(user)
+        if switch is not None:
+            return bool(switch)
+        return user != GM_USER and bool(settings.get("physical_dice"))
+
+    def physical_tokens(self, token_ids: Iterable[str]) -> list[str]:
+        """Of ``token_ids``, those whose rolls are asked for as faces of real dice: a token
+        with a player owner (level 3) who rolls by hand; an unowned token when the GM does."""
+        settings = self.info.settings
+        if not settings.get("physical_dice") and not any((settings.get("physical_dice_players") or {}).values()):
+            return []  # the common case: nobody rolls by hand
+        out = []
+        for token_id in token_ids:
+            token = self.tokens.get(token_id)
+            if token is None:
+                continue
+            owners = self.player_owners(token_id)
+            if any(self.rolls_by_hand(u) for u in owners) or (not owners and self.rolls_by_hand(GM_USER)):
+                out.append(token_id)
+        return out
+
     def describe(self) -> dict[str, Any]:
         return {
             "id": self.info.id,
@@ -203,6 +228,8 @@ class TableRuntime:
                 **self.info.settings,
                 "decision_timeout": self.decision_timeout,
                 "attack_budget": budget_of(self.info.settings),
+                "physical_dice": bool(self.info.settings.get("physical_dice")),
+                "physical_dice_players": dict(self.info.settings.get("physical_dice_players") or {}),
             },
         }
 
@@ -283,7 +310,13 @@ class TableRuntime:
         return True
 
     def prompt_out(
-        self, payload: dict[str, Any], sids: Iterable[str], timeout: float, everyone: Mapping[str, str] | None = None
+        self,
+        payload: dict[str, Any],
+        sids: Iterable[str],
+        timeout: float,
+        everyone: Mapping[str, str] | None = None,
+        *,
+        waiting_for: Iterable[str] = (),
     ) -> int:
         """Note a decision put to ``sids`` (until :meth:`prompt_settled`); returns its handle.
 
@@ -294,6 +327,7 @@ class TableRuntime:
         others = everyone or {}
         users = sorted(
             {self.sessions[sid].user if sid in self.sessions else others.get(sid, "") for sid in sids} - {""}
+            | set(waiting_for)  # players waited for who are not connected yet (after a restart)
         )
         handle = next(self._prompt_ids)
         self.prompts[handle] = (payload, users, time.monotonic() + timeout)
@@ -314,6 +348,13 @@ class TableRuntime:
 
     def users(self) -> list[str]:
         return sorted({c.user for c in self.sessions.values()})
+
+    def player_owners(self, token_id: str) -> list[str]:
+        """The players (not the GM) who own ``token_id`` (level 3), connected or not."""
+        token = self.tokens.get(token_id)
+        if token is None:
+            return []
+        return sorted(u for u in token.ownership if u not in (GM_USER, "default") and level(token, u) >= OWNER)
 
     def deciders(self, token_id: str | None, everyone: Mapping[str, str] | None = None) -> list[str]:
         """The sockets to ask about a decision on ``token_id``.

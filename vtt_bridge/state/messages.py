@@ -149,11 +149,19 @@ class TableUpdate(StrictSchema):
     packs = fields.List(fields.String(validate=validate.Length(min=1, max=100)), validate=validate.Length(max=MAX_PACKS))
     # Audit entries the table keeps in a Redis store, the oldest going first (0: all); see docs/deploy.md.
     audit_keep = fields.Integer(strict=True, validate=validate.Range(0, 10_000_000))
+    # Physical dice: players roll real dice and enter the faces (see docs/protocol.md).
+    physical_dice = fields.Boolean()
+    # The GM's switch per user, over the table's: {"alice": false, "gm": true}; null forgets it.
+    physical_dice_players = fields.Dict(
+        keys=fields.String(validate=validate.Length(1, 64)),
+        values=fields.Boolean(allow_none=True),
+        validate=validate.Length(max=200),
+    )
 
     @validates_schema
     def _something(self, data: dict[str, Any], **kwargs: Any) -> None:
         if not data:
-            raise ValidationError("Give decision_timeout, attack_budget, packs, audit_keep or some of them.", "_schema")
+            raise ValidationError(f"Give at least one setting to change: {', '.join(self.fields)}.", "_schema")
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:

@@ -89,7 +89,7 @@ export function totalOf(roll) {
 /**
  * The dice of a roll for a card's dice row.
  * @param {object} roll  Foundry roll JSON from a record
- * @returns {{formula: string, label: string, total: number, superseded: boolean,
+ * @returns {{formula: string, label: string, total: number, superseded: boolean, physical: string|null,
  *   faces: Array<{value: number, sides: number, active: boolean, success: boolean|null,
  *   count: number|null, rerolled: boolean, discarded: boolean, colour: string|null}>}}
  */
@@ -123,6 +123,9 @@ export function describeRoll(roll) {
     label: roll.options?.flavor ?? "",
     total: roll.total,
     superseded: roll.options?.superseded === true,
+    // Physical dice (Foundry's manual fulfilment): "entered" from real dice, "rolled" by the
+    // bridge when no faces came in time; null for a roll nobody was asked for.
+    physical: roll.options?.physical ?? null,
     faces,
   };
 }

@@ -217,7 +217,17 @@ export function renderRoll(roll) {
   return h(
     "div",
     { class: `roll${d.superseded ? " superseded" : ""}${colour ? ` dice-${colour}` : ""}`, dataset: { colour } },
-    h("div", { class: "roll-head" }, h("span", { class: "flavor" }, d.label ? rich(d.label) : "roll"), h("code", {}, d.formula || "")),
+    h(
+      "div",
+      { class: "roll-head" },
+      h("span", { class: "flavor" }, d.label ? rich(d.label) : "roll"),
+      h("code", {}, d.formula || ""),
+      d.physical === "entered"
+        ? h("span", { class: "physical-badge", dataset: { physical: "entered" }, title: "faces entered from real dice" }, "real dice")
+        : d.physical === "rolled"
+          ? h("span", { class: "physical-badge rolled", dataset: { physical: "rolled" }, title: "no faces were entered in time: the bridge rolled" }, "rolled by the bridge")
+          : null,
+    ),
     h(
       "div",
       { class: "dice" },
@@ -257,6 +267,8 @@ export function onResolved(attack, options = {}) {
   const card = ensureCard(attack.id, about);
   card.attack = attack;
   card.seq = attack.seq || 0;
+  if (attack.request_id) card.requestId = attack.request_id;
+  replaceFailed(attack);
   if (!existed) placeCard(card);
   const model = cardModel(attack, { names });
   card.steps.replaceChildren();
@@ -321,8 +333,23 @@ export function failCard(id, error) {
 }
 
 export function onFailed(data) {
+  // A card already replaced by the attack sent again (same request) stays gone.
+  if (data.request_id && [...state.cards.values()].some((c) => c.requestId === data.request_id && c.id !== data.id && c.status === "resolved")) return;
   failCard(data.id, data.error);
+  const card = state.cards.get(data.id);
+  if (card && data.request_id) card.requestId = data.request_id;
   announce("failed", data);
+}
+
+/** The attack sent again after a stop resolved: its card takes the failed one's place. */
+function replaceFailed(attack) {
+  if (!attack.request_id) return;
+  for (const card of [...state.cards.values()]) {
+    if (card.id !== attack.id && card.requestId === attack.request_id && card.status === "failed") {
+      card.el.remove();
+      state.cards.delete(card.id);
+    }
+  }
 }
 
 export function onUndone(undo) {

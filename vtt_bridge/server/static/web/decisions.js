@@ -9,6 +9,7 @@
  * after a reconnect. The GM can take the default at once: on their own question by
  * answering it, on anyone's through `decision.default`. */
 
+import { diceSizes, readFaces } from "../common/faces.js";
 import { FormErrors } from "../common/schema-form.js";
 import { ensureCard, renderCardHead } from "./chat.js";
 import { call } from "./connection.js";
@@ -164,7 +165,8 @@ function nextDecision() {
   dialog.dataset.decision = data.key;
   const chosen = (data.options || []).find((o) => o.id === data.default);
   const defaultLabel = chosen ? withDetail(chosen) : data.default;
-  fill($("decision-options"), 
+  if (data.dice) fill($("decision-options"), facesForm(item));
+  else fill($("decision-options"), 
     ...(data.options || []).map((option) => {
       const schema = paramsSchema(option.params);
       const legacy = !!option.params && option.params.type !== "object";
@@ -215,6 +217,56 @@ function nextDecision() {
   state.decisionTimer = setInterval(tick, 200);
   tick();
   if (!dialog.open) dialog.showModal();
+}
+
+/** Physical dice: how many of which size and why, a field for the faces, and "let the bridge roll". */
+function facesForm(item) {
+  const { data } = item;
+  const dice = data.dice;
+  const sizes = diceSizes(dice);
+  const top = Math.max(...sizes);
+  const text = (data.options || []).find((o) => o.id === "enter")?.detail || `${dice.number}d${top}`;
+  const input = h("input", {
+    id: "faces-input",
+    type: "text",
+    inputmode: "numeric",
+    autocomplete: "off",
+    "aria-describedby": "faces-status",
+    placeholder: sizes.slice(0, 4).map((s) => String(Math.ceil(s / 2))).join(" ") + (sizes.length > 4 ? " …" : ""),
+  });
+  const status = h("p", { id: "faces-status", class: "hint", "aria-live": "polite" }, `0 of ${sizes.length} faces entered.`);
+  const enter = h("button", { type: "button", class: "option default-choice", dataset: { option: "enter" }, disabled: true }, `Enter ${text}`);
+  input.addEventListener("input", () => {
+    const read = readFaces(input.value, dice);
+    status.textContent = read.faces ? `${sizes.length} of ${sizes.length} faces entered.` : read.error;
+    status.classList.toggle("error", !read.faces && read.count >= sizes.length);
+    enter.disabled = !read.faces;
+  });
+  const submit = () => {
+    const read = readFaces(input.value, dice);
+    if (read.faces) answer(item, "enter", { faces: read.faces });
+  };
+  enter.addEventListener("click", submit);
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") {
+      ev.preventDefault();
+      submit();
+    }
+  });
+  const roll = (data.options || []).find((o) => o.id === "roll");
+  setTimeout(() => input.focus(), 0);
+  return h(
+    "div",
+    { class: "faces-form", dataset: { dice: text } },
+    h("p", { class: "faces-what" }, h("strong", {}, text), ` — ${dice.label} roll: ${sizes.length} ${sizes.length === 1 ? "die" : "dice"} of ${[...new Set(sizes)].map((s) => `${s} sides`).join(" and ")}`),
+    h("label", { for: "faces-input" }, `The faces your dice show, one number per die (1–${top})`),
+    input,
+    status,
+    h("div", { class: "option-row" }, enter),
+    roll
+      ? h("div", { class: "option-row" }, h("button", { type: "button", class: "option", dataset: { option: "roll" }, onclick: () => answer(item, "roll", {}) }, roll.label))
+      : null,
+  );
 }
 
 /** "Parry (Parry DV 5)" reads twice: "Parry DV 5" then; else "Do nothing (DV 0)". */

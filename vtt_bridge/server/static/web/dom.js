@@ -46,6 +46,8 @@ export function toast(message, kind = "info") {
 export function describeError(error) {
   if (!error) return "unknown error";
   if (error.code === "rate_limited") return rateLimited(error.details || {});
+  // The page sends such an attack again by itself once the server is back (same request).
+  if (error.code === "server_stopping") return "The server stopped before this attack finished; nothing was applied. It is sent again when the page is back.";
   let text = error.message || error.code || "error";
   const details = error.details && typeof error.details === "object" ? flattenDetails(error.details) : [];
   if (details.length) text += ` — ${details.join("; ")}`;
@@ -66,7 +68,7 @@ export function flattenDetails(details, prefix = "") {
     const path = prefix ? `${prefix}.${key}` : key;
     if (Array.isArray(value)) out.push(`${path}: ${value.join(" ")}`);
     else if (value && typeof value === "object") out.push(...flattenDetails(value, path));
-    else if (!["hook", "step", "plugin"].includes(key)) out.push(`${path}: ${value}`);
+    else if (!["hook", "step", "plugin", "request_id"].includes(key)) out.push(`${path}: ${value}`);
   }
   return out;
 }

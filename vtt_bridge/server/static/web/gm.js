@@ -1,4 +1,4 @@
-/* GM tools: the decision timeout, the packs active at the table, player keys (with a join link), new tokens, and the
+/* GM tools: the decision timeout, the packs active at the table, physical dice (the table's switch and one per player), player keys (with a join link), new tokens, and the
  * campaign in and out of the table as a file (`table.export` / `tokens.import`, where
  * the server has them). */
 
@@ -15,6 +15,7 @@ export function renderGMTools() {
     $("decision-timeout").value = state.table.settings.decision_timeout;
   }
   renderPacks();
+  if (gm) renderPhysical();
 }
 
 /** The installed packs, each with a switch: on means its hooks and Charms act at this table. */
@@ -35,6 +36,42 @@ function renderPacks() {
   );
 }
 
+/** The players the GM may switch physical dice for: owners of tokens, and whoever is connected. */
+function players() {
+  const names = new Set((state.users || []).filter((u) => u !== "gm"));
+  for (const token of state.tokens.values()) {
+    for (const [user, lvl] of Object.entries(token.ownership || {})) if (user !== "gm" && user !== "default" && Number(lvl) >= 3) names.add(user);
+  }
+  return [...names].sort();
+}
+
+/** Whether ``user`` rolls real dice: the GM's switch for them, else the table's setting. */
+export function rollsByHand(settings, user) {
+  const own = settings?.physical_dice_players?.[user];
+  if (own !== undefined && own !== null) return !!own;
+  return user !== "gm" && !!settings?.physical_dice;
+}
+
+function renderPhysical() {
+  const settings = state.table?.settings || {};
+  $("physical-table").checked = !!settings.physical_dice;
+  fill(
+    $("physical-players"),
+    ...["gm", ...players()].map((user) =>
+      h(
+        "label",
+        { class: "physical-player", dataset: { user } },
+        h("input", {
+          type: "checkbox",
+          checked: rollsByHand(settings, user),
+          onchange: (ev) => setPhysical({ physical_dice_players: { [user]: ev.target.checked } }),
+        }),
+        user === "gm" ? " GM (tokens no player owns)" : ` ${user}`,
+      ),
+    ),
+  );
+}
+
 async function setPacks() {
   const boxes = [...$("packs-list").querySelectorAll("input[data-pack]")];
   const packs = boxes.filter((b) => b.checked).map((b) => b.dataset.pack);
@@ -46,6 +83,15 @@ async function setPacks() {
     await reloadRulesets();
   } else toast(describeError(ack.error), "error");
   renderPacks();
+}
+
+async function setPhysical(change) {
+  const ack = await call("table.update", change);
+  if (ack.ok) {
+    state.table = ack.table;
+    renderPhysical();
+    toast(change.physical_dice === undefined ? "Physical dice switched" : `Physical dice ${change.physical_dice ? "on" : "off"} for the table`);
+  } else toast(describeError(ack.error), "error");
 }
 
 async function setTimeoutSeconds(ev) {
@@ -108,6 +154,7 @@ async function importTokens(ev) {
 
 export function wireGMTools() {
   $("timeout-form").addEventListener("submit", setTimeoutSeconds);
+  $("physical-table").addEventListener("change", (ev) => setPhysical({ physical_dice: ev.target.checked }));
   $("key-form").addEventListener("submit", issueKey);
   $("new-token").addEventListener("click", () => openEditor({ mode: "create" }));
   $("export-table").addEventListener("click", exportTable);
