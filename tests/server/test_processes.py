@@ -246,3 +246,52 @@ async def test_kill_9_under_load_loses_no_acknowledged_attack(tmp_path):
         await store.close()
     finally:
         second.stop()
+
+
+async def test_an_answer_sent_to_a_process_that_died_is_taken_by_the_process_that_asks_again(redis_url, store):
+    """kill -9 of the process asking bob: his answer, sent after, settles the retried attack."""
+    slow = ("--decision-timeout", "30")
+    with servers(_args(redis_url, *slow), _args(redis_url, *slow)) as (one, two):
+        seat = await seat_table(Node(one.url, store), tokens=BIG)
+        try:
+            gm = await seat.join("gm")
+            seat.server = Node(two.url, store)
+            # bob, on process two, answers the first question he is asked once told to, and no other.
+            release = asyncio.Event()
+            asked: list[dict] = []
+
+            async def bob_answers_once(decision: dict) -> str:
+                asked.append(decision)
+                if len(asked) > 1:
+                    await asyncio.Event().wait()
+                await release.wait()
+                return "block"
+
+            bob = await seat.join("bob", bob_answers_once)
+            request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "request_id": "swing"}
+            # (A call cut short by the server's death ends only at its timeout, in python-socketio.)
+            pending = asyncio.ensure_future(gm.call("attack", request, timeout=8))
+            [question] = await bob.wait_for("decision", timeout=8)
+            before = await seat.state()
+            one.kill()  # the process asking bob dies; then bob answers
+            release.set()
+            with pytest.raises(Exception):
+                await pending
+            assert await seat.state() == before
+            # The GM, reconnected through process two, sends the request again.
+            again = await Client(two.url).connect(seat.auth("gm"))
+            seat.clients.append(again)
+            ack = await again.call("attack", request, timeout=20)
+            assert ack["ok"], ack
+            assert ack["retried"] is False  # resolved anew (the first never committed)
+            [decision] = ack["attack"]["decisions"]
+            assert decision["how"] == "answered" and decision["answer"] == {"option": "block"}
+            assert len(asked) == 1  # taken, not asked again
+            # bob is told his question is over: the attack he was asked in, settled by his answer.
+            [closed] = await bob.wait_for("decision.closed", timeout=5)
+            assert closed == {"attack": question["attack"]["id"], "key": "defense", "how": "answered"}
+            tokens = await seat.tokens()
+            assert tokens["b"]["version"] == 2
+            assert replay(await store.audit(seat.id)) == tokens
+        finally:
+            await seat.close()
