@@ -295,3 +295,33 @@ async def test_an_answer_sent_to_a_process_that_died_is_taken_by_the_process_tha
             assert replay(await store.audit(seat.id)) == tokens
         finally:
             await seat.close()
+
+
+async def test_an_answer_nobody_asks_for_again_ends_with_decision_closed_to_its_sender(redis_url, store):
+    """kill -9 of the process asking bob, no retry: bob's answer is given up and he is told so."""
+    quick = ("--decision-timeout", "3")
+    with servers(_args(redis_url, *quick), _args(redis_url, *quick)) as (one, two):
+        seat = await seat_table(Node(one.url, store), tokens=BIG)
+        try:
+            gm = await seat.join("gm")
+            seat.server = Node(two.url, store)
+            release = asyncio.Event()
+
+            async def bob_answers_when_told(decision: dict) -> str:
+                await release.wait()
+                return "block"
+
+            bob = await seat.join("bob", bob_answers_when_told)
+            request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "request_id": "lost"}
+            pending = asyncio.ensure_future(gm.call("attack", request, timeout=5))
+            [question] = await bob.wait_for("decision", timeout=5)
+            one.kill()
+            release.set()
+            with pytest.raises(Exception):
+                await pending
+            # Kept for the question's timeout (3 s) and 30 s more, then given up: bob is told.
+            [closed] = await bob.wait_for("decision.closed", timeout=45)
+            assert closed == {"attack": question["attack"]["id"], "key": "defense", "how": "disconnect"}
+            assert (await seat.tokens())["b"]["version"] == 1
+        finally:
+            await seat.close()
