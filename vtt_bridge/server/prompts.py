@@ -137,7 +137,7 @@ class Prompter:
         """
         timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
         # With several server processes the decider may be connected to another
-        # one: socket.io's Redis manager carries the question there and the answer back.
+        # one: the bus carries the question there and the answer back (call_there).
         everyone = await self.store.sessions(runtime.id)
         sids = runtime.deciders(decision.token, everyone)
         if not sids:
