@@ -167,15 +167,17 @@ async def test_a_game_through_nginx_in_front_of_two_processes(tmp_path, redis_ur
                 # Each player from a machine of their own; seated until one sits on each process.
                 where: dict[str, int] = {}
                 clients: dict[str, Client] = {}
+                sources: dict[str, str] = {}
 
                 async def sit(user: str, policy=None, *, transports=("websocket",), avoid=None) -> None:
                     for n in range(2, 40):
                         before = [_get(u + "/healthz")["connections"] for u in direct]
-                        client = Client(url, policy, transports=transports, source=f"127.0.0.{n + 10 * len(where)}")
+                        source = f"127.0.0.{n + 10 * len(where)}"
+                        client = Client(url, policy, transports=transports, source=source)
                         await client.connect(seat.auth(user))
                         landed = await _landed(direct, before)
                         if landed is not None and landed != avoid:
-                            where[user], clients[user] = landed, client
+                            where[user], clients[user], sources[user] = landed, client, source
                             seat.clients.append(client)
                             return
                         await client.close()
@@ -222,6 +224,22 @@ async def test_a_game_through_nginx_in_front_of_two_processes(tmp_path, redis_ur
                 # Both processes served: one connection each, and the same store behind nginx.
                 assert sorted(_get(u + "/healthz")["connections"] for u in direct) == [1, 1]
                 assert _get(url + "/healthz")["tables"] == health["tables"] + 1
+
+                # The GM's process dies (kill -9): from the same machine the GM comes back through
+                # nginx, which takes the next process, and plays on.
+                processes[where["gm"]].kill()
+                back = Client(url, transports=("polling", "websocket"), source=sources["gm"])
+                await back.connect(seat.auth("gm"))
+                seat.clients.append(back)
+                third = await back.call(
+                    "attack",
+                    {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}},
+                    timeout=20,
+                )
+                assert third["ok"], third
+                await bob.wait_for("attack.resolved", 3, timeout=10)
+                assert _get(url + "/healthz")["ok"] is True
+                assert _get(direct[where["bob"]] + "/healthz")["connections"] == 2
             finally:
                 await seat.close()
     finally:
