@@ -231,11 +231,8 @@ async def test_a_game_through_nginx_in_front_of_two_processes(tmp_path, redis_ur
                 back = Client(url, transports=("polling", "websocket"), source=sources["gm"])
                 await back.connect(seat.auth("gm"))
                 seat.clients.append(back)
-                third = await back.call(
-                    "attack",
-                    {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "answers": {"defense": "none"}},
-                    timeout=20,
-                )
+                scripted = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]}
+                third = await back.call("attack", {**scripted, "answers": {"defense": "none"}}, timeout=20)
                 assert third["ok"], third
                 await bob.wait_for("attack.resolved", 3, timeout=10)
                 assert _get(url + "/healthz")["ok"] is True
