@@ -1,7 +1,7 @@
 """Suite-wide settings.
 
 In CI (``VTT_BRIDGE_REQUIRE_ALL=1``, set by ``.ci/run``) every real component —
-redis-server, Node, Chromium — is installed, so a skipped test means something
+redis-server, nginx, Node, Chromium — is installed, so a skipped test means something
 did not run that must: the session fails.
 """
 

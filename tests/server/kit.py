@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import socketio
 
 from vtt_bridge.server import BridgeServer, create_table, issue_key
@@ -43,11 +44,23 @@ def answer(option: Any) -> Policy:
 
 
 class Client:
-    def __init__(self, url: str, policy: Policy | None = None, *, transports: tuple[str, ...] = ("websocket",)) -> None:
+    def __init__(
+        self,
+        url: str,
+        policy: Policy | None = None,
+        *,
+        transports: tuple[str, ...] = ("websocket",),
+        source: str | None = None,
+    ) -> None:
         self.url = url
         self.policy = policy
         self.transports = list(transports)
-        self.sio = socketio.AsyncClient(reconnection=False)
+        # ``source``: the local address the client connects from (another 127.x.y.z looks
+        # like another player's machine to a load balancer that hashes the client's address).
+        self.session = (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(source, 0))) if source else None
+        )
+        self.sio = socketio.AsyncClient(reconnection=False, http_session=self.session)
         self.events: list[tuple[str, Any]] = []
         self.decisions: list[dict] = []
         self.refused: Any = None
@@ -106,6 +119,8 @@ class Client:
     async def close(self) -> None:
         if self.sio.connected:
             await self.sio.disconnect()
+        if self.session is not None:
+            await self.session.close()
 
 
 @dataclass

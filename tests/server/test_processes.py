@@ -246,3 +246,82 @@ async def test_kill_9_under_load_loses_no_acknowledged_attack(tmp_path):
         await store.close()
     finally:
         second.stop()
+
+
+async def test_an_answer_sent_to_a_process_that_died_is_taken_by_the_process_that_asks_again(redis_url, store):
+    """kill -9 of the process asking bob: his answer, sent after, settles the retried attack."""
+    slow = ("--decision-timeout", "30")
+    with servers(_args(redis_url, *slow), _args(redis_url, *slow)) as (one, two):
+        seat = await seat_table(Node(one.url, store), tokens=BIG)
+        try:
+            gm = await seat.join("gm")
+            seat.server = Node(two.url, store)
+            # bob, on process two, answers the first question he is asked once told to, and no other.
+            release = asyncio.Event()
+            asked: list[dict] = []
+
+            async def bob_answers_once(decision: dict) -> str:
+                asked.append(decision)
+                if len(asked) > 1:
+                    await asyncio.Event().wait()
+                await release.wait()
+                return "block"
+
+            bob = await seat.join("bob", bob_answers_once)
+            request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "request_id": "swing"}
+            # (A call cut short by the server's death ends only at its timeout, in python-socketio.)
+            pending = asyncio.ensure_future(gm.call("attack", request, timeout=8))
+            [question] = await bob.wait_for("decision", timeout=8)
+            before = await seat.state()
+            one.kill()  # the process asking bob dies; then bob answers
+            release.set()
+            with pytest.raises(Exception):
+                await pending
+            assert await seat.state() == before
+            # The GM, reconnected through process two, sends the request again.
+            again = await Client(two.url).connect(seat.auth("gm"))
+            seat.clients.append(again)
+            ack = await again.call("attack", request, timeout=20)
+            assert ack["ok"], ack
+            assert ack["retried"] is False  # resolved anew (the first never committed)
+            [decision] = ack["attack"]["decisions"]
+            assert decision["how"] == "answered" and decision["answer"] == {"option": "block"}
+            assert len(asked) == 1  # taken, not asked again
+            # bob is told his question is over: the attack he was asked in, settled by his answer.
+            [closed] = await bob.wait_for("decision.closed", timeout=5)
+            assert closed == {"attack": question["attack"]["id"], "key": "defense", "how": "answered"}
+            tokens = await seat.tokens()
+            assert tokens["b"]["version"] == 2
+            assert replay(await store.audit(seat.id)) == tokens
+        finally:
+            await seat.close()
+
+
+async def test_an_answer_nobody_asks_for_again_ends_with_decision_closed_to_its_sender(redis_url, store):
+    """kill -9 of the process asking bob, no retry: bob's answer is given up and he is told so."""
+    quick = ("--decision-timeout", "3")
+    with servers(_args(redis_url, *quick), _args(redis_url, *quick)) as (one, two):
+        seat = await seat_table(Node(one.url, store), tokens=BIG)
+        try:
+            gm = await seat.join("gm")
+            seat.server = Node(two.url, store)
+            release = asyncio.Event()
+
+            async def bob_answers_when_told(decision: dict) -> str:
+                await release.wait()
+                return "block"
+
+            bob = await seat.join("bob", bob_answers_when_told)
+            request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6], "request_id": "lost"}
+            pending = asyncio.ensure_future(gm.call("attack", request, timeout=5))
+            [question] = await bob.wait_for("decision", timeout=5)
+            one.kill()
+            release.set()
+            with pytest.raises(Exception):
+                await pending
+            # Kept for the question's timeout (3 s) and 30 s more, then given up: bob is told.
+            [closed] = await bob.wait_for("decision.closed", timeout=45)
+            assert closed == {"attack": question["attack"]["id"], "key": "defense", "how": "disconnect"}
+            assert (await seat.tokens())["b"]["version"] == 1
+        finally:
+            await seat.close()

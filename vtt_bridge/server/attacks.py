@@ -378,10 +378,14 @@ class Attacks:
                 runtime.busy[token_id] = attack_id
             try:
                 reply = await resolvers.begin(job)
+                questions = 0
                 while isinstance(reply, Asked):
                     decision = reply.decision
                     self._steps(runtime, about, job.sent - len(reply.steps), reply.steps)
-                    answer, how, asked = await self.prompter.ask(runtime, decision, about)
+                    # A retry of the request (after this process died) asks the same question again.
+                    ident = f"{request_id}/{questions}" if request_id is not None else None
+                    questions += 1
+                    answer, how, asked = await self.prompter.ask(runtime, decision, about, ident)
                     reply = await resolvers.settle(job, answer, how)
                     await self.prompter.closed(runtime, asked, about, decision, how if isinstance(reply, Failed) else reply.how)
                 if isinstance(reply, Failed):

@@ -94,8 +94,14 @@ class Bridge:
         self._heartbeat: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.attacks = Attacks(self)
+        prompter = self.attacks.prompter
+        prompter.local_user = lambda sid: caller.user if (caller := self.callers.get(sid)) is not None else None
         if isinstance(sio.manager, RedisBus):
             sio.manager.commands["decision.default"] = self._default_from_elsewhere
+            # Questions put to connections on other processes, and their answers (see prompts.py).
+            sio.manager.commands["decision.ask"] = prompter.asked_here
+            sio.manager.commands["decision.answer"] = prompter.answered_there
+            sio.manager.commands["decision.cancel"] = prompter.cancelled_there
 
     async def start(self) -> None:
         await self.resolvers.start()
@@ -269,6 +275,7 @@ class Bridge:
             await asyncio.gather(*self._background, return_exceptions=True)
         for runtime in self.tables.values():
             await runtime.outbox.close()
+        await self.attacks.prompter.close()
         await self.resolvers.close()
         await self.attacks.odds_runner.close()
 

@@ -5,8 +5,8 @@ an attack's three or four broadcasts were as many Redis round trips through
 redis-py, each also checked for binary data, delivered through a task per
 recipient, and received back by every process (its own included) on one
 channel for all tables. :class:`RedisBus` keeps that manager's protocol for
-what is rare — a ``decision`` put to a client connected to another process
-and its answer coming back, a disconnect — and carries a table's broadcasts
+what is rare — an event to one connection on another process (a
+``decision.closed``), a disconnect — and carries a table's broadcasts
 its own way:
 
 - one message per batch (the :class:`~.tables.Outbox` sends whatever an
@@ -18,8 +18,10 @@ its own way:
   receives only the tables its clients sit at;
 - a process skips its own messages by their first line (its id), unparsed;
 - the same channel carries the few commands one process sends the table's
-  others (:meth:`RedisBus.command`: the GM's ``decision.default`` for a
-  question another process asks).
+  others (:meth:`RedisBus.command`): a ``decision`` put to a client
+  connected to another process, its answer and its cancelling (see
+  :mod:`.prompts`), and the GM's ``decision.default`` for a question
+  another process asks.
 
 Every message, batches and socket.io's own alike, arrives over the store's
 one :class:`~vtt_bridge.state.redis_link.Subscriber` connection and is handled

@@ -12,26 +12,42 @@ Restart fairness: for one reconnect grace after this server started, a
 question about a token none of whose players is connected yet waits for one
 of them (they were likely connected before the restart, and their page is
 reconnecting) before it goes to the GM's default, as a dropped connection would.
+
+With several server processes on one Redis, a question to a connection on
+another process travels as a bus command (``decision.ask``); that process
+asks its client, keeps the answer in the store under the question's identity
+(the attack's ``request_id`` and the question's place in it) and sends it
+back (``decision.answer``). If the asking process died meanwhile, the answer
+waits there: the process that resolves the retried request asks the same
+question again and takes the kept answer instead of asking anew, and the
+user who sent it gets ``decision.closed`` once it is settled (or, when no
+process asks again, when the answer is given up).
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import socketio
 
 from ..state import RedisStore
+from ..state.keys import new_id
+from ..state.records import dumps
 from ..state.store import Store
+from .bus import RedisBus
 from .logs import fields
 from .tables import TableRuntime
 from .pool import RemoteDecision
 
-__all__ = ["DROPPED", "RECONNECT_GRACE", "TRANSITIONS", "Event", "Prompter", "Question", "State"]
+__all__ = [
+    "ANSWER_KEEP", "DROPPED", "RECONNECT_GRACE", "TRANSITIONS", "Audience", "Event", "Prompter", "Question", "State",
+]
 
 # Why a connection ended, when it was lost rather than closed with a goodbye
 # (socket.io's DISCONNECT): a question put to it waits a little for its user
@@ -44,8 +60,47 @@ RECONNECT_GRACE = 10.0
 # With several server processes: how often a question out to a connection on
 # another process looks whether it has ended, or a user asked has come back there.
 REMOTE_POLL = 0.25
+# Seconds an answer to a question asked by another process is kept past that question's
+# timeout, for a process that asks it again when the asking one died (the retry of its
+# request through another process, after the table's lease expires).
+ANSWER_KEEP = 30.0
 
 log = logging.getLogger("vtt_bridge.server")
+
+
+class Audience(NamedTuple):
+    """Who a question went to: what :meth:`Prompter.closed` needs to tell them it is settled."""
+
+    sids: list[str]  # the connections asked
+    winner: str | None  # the one whose answer settled it
+    ident: str | None  # the question's identity across processes (None: no request_id, or one process)
+    earlier: dict[str, Any] | None  # an answer kept for this question, sent to a process that died
+
+
+def sight(decision: RemoteDecision) -> str:
+    """A digest of the question as its decider sees it (all but its timeout): an answer kept
+    for it is taken only by the same question."""
+    wire = {k: v for k, v in decision.to_dict().items() if k != "timeout"}
+    return hashlib.sha256(dumps(wire).encode()).hexdigest()
+
+
+def _announce(runtime: TableRuntime, decision: RemoteDecision, payload: Mapping[str, Any], users: list[str]) -> None:
+    """``decision.asked`` to the whole table: whom the question waits for, and for how long."""
+    runtime.outbox.put(
+        "decision.asked",
+        {
+            "attack": payload["attack"].get("id"),
+            "key": decision.key,
+            "prompt": payload.get("prompt"),
+            "token": decision.token,
+            "default": payload.get("default"),
+            "options": payload.get("options", []),
+            "timeout": payload["timeout"],
+            "users": users,
+            # A question for the faces of real dice: how many of which size, and what for.
+            **({"dice": payload["dice"]} if "dice" in payload else {}),
+        },
+    )
 
 
 class Prompter:
@@ -55,28 +110,63 @@ class Prompter:
         self.store = store
         #: When this server started: players not back yet within a grace of it are waited for.
         self.started = time.monotonic()
+        # The user of a connection to this process (set by the bridge).
+        self.local_user: Callable[[str], str | None] = lambda sid: None
+        # Questions this process put to connections on other processes: ask id → the answer.
+        self.there: dict[str, asyncio.Future[Any]] = {}
+        # Questions other processes put to this process's connections: ask id → the call.
+        self.here: dict[str, asyncio.Future[Any]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def bus(self) -> RedisBus | None:
+        manager = self.sio.manager
+        return manager if isinstance(manager, RedisBus) and isinstance(self.store, RedisStore) else None
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
 
     async def ask(
-        self, runtime: TableRuntime, decision: RemoteDecision, attack: Mapping[str, Any]
-    ) -> tuple[Any, str, tuple[list[str], str | None]]:
-        """Put ``decision`` to its deciders: ``(answer, how, (who was asked, who answered))``.
+        self, runtime: TableRuntime, decision: RemoteDecision, attack: Mapping[str, Any], ident: str | None = None
+    ) -> tuple[Any, str, Audience]:
+        """Put ``decision`` to its deciders: ``(answer, how, who was asked)``.
 
         ``how`` is ``answered``, ``timeout`` or ``disconnect``; the resolver checks
         the answer against the options and may still settle it as ``invalid``.
+        ``ident`` names the question across processes (its attack's request_id
+        and its place in the attack): an answer a user sent to this same
+        question, asked by a process that died, is taken instead of asking.
         """
         timeout = decision.timeout if decision.timeout is not None else runtime.decision_timeout
         # With several server processes the decider may be connected to another
-        # one: socket.io's Redis manager carries the question there and the answer back.
+        # one: the bus carries the question there and the answer back (call_there).
         everyone = await self.store.sessions(runtime.id)
         sids = runtime.deciders(decision.token, everyone)
         absent = self._not_back_yet(runtime, decision.token, everyone)
         if absent:
             sids = []  # not the GM's connections: the player's question waits for the player
         elif not sids:
-            return None, "disconnect", ([], None)
+            return None, "disconnect", Audience([], None, None, None)
         # The steps before the question reach the table before the question does.
         await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
+        seen = sight(decision)
+        if self.bus is None:
+            ident = None
+        earlier = await self.store.answer_taken(runtime.id, ident) if ident is not None else None
+        if earlier is not None and earlier.get("sight") == seen:
+            users = {runtime.sessions[sid].user if sid in runtime.sessions else everyone.get(sid) for sid in sids}
+            if earlier.get("user") in users | set(absent):
+                # Answered already, to a process that died before it could take the answer.
+                _announce(runtime, decision, payload, [earlier["user"]])
+                return earlier.get("answer"), "answered", Audience([], None, None, earlier)
         handle = runtime.prompt_out(payload, sids, timeout, everyone, waiting_for=absent)  # for table.sync
         ref = f"{attack.get('id')}/{decision.key}"
         if isinstance(self.store, RedisStore):
@@ -85,24 +175,10 @@ class Prompter:
             self.store.question_out(runtime.id, ref, entry, timeout)
         early = runtime.early[(str(attack.get("id")), decision.key)] = asyncio.get_running_loop().create_future()
         # The whole table sees whom it waits for, and for how long.
-        runtime.outbox.put(
-            "decision.asked",
-            {
-                "attack": attack.get("id"),
-                "key": decision.key,
-                "prompt": payload.get("prompt"),
-                "token": decision.token,
-                "default": payload.get("default"),
-                "options": payload.get("options", []),
-                "timeout": timeout,
-                "users": runtime.asked_users(handle),
-                # A question for the faces of real dice: how many of which size, and what for.
-                **({"dice": payload["dice"]} if "dice" in payload else {}),
-            },
-        )
+        _announce(runtime, decision, payload, runtime.asked_users(handle))
         # The question runs through TRANSITIONS (see Question); sids grows by the connections
         # of users asked who came back during a reconnect grace.
-        question = Question(self, runtime, sids, payload, timeout, early, everyone, absent)
+        question = Question(self, runtime, sids, payload, timeout, early, everyone, absent, (ident, seen))
         try:
             answer, how, winner = await question.run()
         finally:
@@ -111,7 +187,7 @@ class Prompter:
             if isinstance(self.store, RedisStore):
                 self.store.question_settled(runtime.id, ref)
             runtime.early.pop((str(attack.get("id")), decision.key), None)
-        return answer, how, (sids, winner)
+        return answer, how, Audience(sids, winner, ident, earlier)
 
     def _not_back_yet(self, runtime: TableRuntime, token_id: str | None, everyone: Mapping[str, str] | None) -> list[str]:
         """Soon after this server started: the players owning ``token_id`` when none of them is
@@ -128,22 +204,139 @@ class Prompter:
     async def closed(
         self,
         runtime: TableRuntime,
-        asked: tuple[list[str], str | None],
+        asked: Audience,
         attack: Mapping[str, Any],
         decision: RemoteDecision,
         how: str,
     ) -> None:
-        """Tell everyone else who was asked that the decision is settled, and how."""
-        sids, winner = asked
+        """Tell everyone else who was asked that the decision is settled, and how.
+
+        Also whoever sent an answer to this question that the process asking
+        it then could not take (it had died; or the question was settled
+        first): their ``decision.closed`` names the attack they were asked in.
+        """
+        sids, winner, ident, earlier = asked
         closed = {"attack": attack.get("id"), "key": decision.key, "how": how}
         runtime.outbox.put("decision.settled", closed)
         for sid in sids:
             if sid != winner:
                 await self.sio.emit("decision.closed", closed, to=sid)
+        late = None
+        if ident is not None:
+            try:
+                late = await self.store.answer_taken(runtime.id, ident)
+            except Exception:
+                log.warning("taking a kept answer failed", exc_info=True, extra=fields(table=runtime.id))
+        for entry in (earlier, late):
+            if entry is None or not isinstance(entry.get("sid"), str):
+                continue
+            if entry.get("attack") == attack.get("id") and entry["sid"] in sids:
+                continue  # asked here, and told above (or it won)
+            told = {"attack": entry.get("attack"), "key": decision.key, "how": how}
+            await self.sio.emit("decision.closed", told, to=entry["sid"])
         log.debug(
             "decision settled",
             extra=fields(table=runtime.id, attack=attack.get("id"), decision=decision.key, how=how),
         )
+
+    # -- questions across processes (a shared store) ---------------------------------
+
+    def call_there(
+        self, runtime: TableRuntime, sid: str, payload: dict[str, Any], seconds: float, question: tuple[str | None, str]
+    ) -> asyncio.Future[Any]:
+        """Put ``payload`` to ``sid``, a connection on another process: its answer, as ``sio.call``
+        would give it (raises socket.io's ``TimeoutError`` after ``seconds``)."""
+        bus = self.bus
+        assert bus is not None
+        ask = new_id("ask")
+        future = self.there[ask] = asyncio.get_running_loop().create_future()
+        ident, seen = question
+        bus.command(
+            runtime.room,
+            "decision.ask",
+            {
+                "table": runtime.id, "room": runtime.room, "sid": sid, "ask": ask, "from": bus.host_id,
+                "payload": payload, "timeout": seconds, "ident": ident, "sight": seen,
+            },
+        )
+        return asyncio.ensure_future(self._answer_from_there(bus, runtime.room, ask, future, seconds))
+
+    async def _answer_from_there(
+        self, bus: RedisBus, room: str, ask: str, future: asyncio.Future[Any], seconds: float
+    ) -> Any:
+        try:
+            async with asyncio.timeout(seconds):
+                return await future
+        except TimeoutError:
+            raise socketio.exceptions.TimeoutError() from None
+        except asyncio.CancelledError:
+            bus.command(room, "decision.cancel", {"ask": ask})  # settled: the other process stops asking
+            raise
+        finally:
+            self.there.pop(ask, None)
+
+    def asked_here(self, data: Any) -> None:
+        """Bus command ``decision.ask``: another process puts a question to a connection, maybe this process's."""
+        sid = data.get("sid") if isinstance(data, dict) else None
+        if isinstance(sid, str) and self.sio.manager.is_connected(sid, "/"):
+            self._later(self._ask_here(data))
+
+    async def _ask_here(self, data: dict[str, Any]) -> None:
+        sid, ask, seconds = data["sid"], data["ask"], float(data["timeout"])
+        call = self.here[ask] = asyncio.ensure_future(
+            self.sio.call("decision", data["payload"], to=sid, timeout=seconds, ignore_queue=True)
+        )
+        try:
+            await asyncio.wait([call])
+        finally:
+            self.here.pop(ask, None)
+        if call.cancelled() or call.exception() is not None:
+            return  # settled elsewhere, timed out (the asker times out too) or gone
+        answer = call.result()
+        bus, table, ident = self.bus, data["table"], data.get("ident")
+        assert bus is not None
+        keep = seconds + ANSWER_KEEP
+        payload = data["payload"]
+        entry = {
+            "answer": answer, "sid": sid, "user": self.local_user(sid), "ask": ask, "sight": data.get("sight"),
+            "attack": payload.get("attack", {}).get("id"), "key": payload.get("key"),
+        }
+        if ident is not None:
+            # Kept before it is sent: a process that asks again finds it if the asker died.
+            self.store.answer_kept(table, ident, entry, keep + 5)
+        bus.command(
+            data["room"],
+            "decision.answer",
+            {"to": data["from"], "ask": ask, "answer": answer, "table": table, "ident": ident},
+        )
+        if ident is None:
+            return
+        await asyncio.sleep(keep)
+        # Nobody took it: the asker died and nobody asked again. Its sender is told it is over.
+        kept = await self.store.answer(table, ident)
+        if kept is not None and kept.get("ask") == ask:
+            kept = await self.store.answer_taken(table, ident)
+            if kept is not None and kept.get("ask") == ask:
+                told = {"attack": entry["attack"], "key": entry["key"], "how": "disconnect"}
+                await self.sio.emit("decision.closed", told, to=sid, ignore_queue=True)
+
+    def answered_there(self, data: Any) -> None:
+        """Bus command ``decision.answer``: an answer to a question, maybe one this process asked."""
+        bus = self.bus
+        if bus is None or not isinstance(data, dict) or data.get("to") != bus.host_id:
+            return
+        future = self.there.get(data.get("ask"))
+        if future is not None and not future.done():
+            future.set_result(data.get("answer"))
+        elif data.get("ident") is not None:
+            # Settled before it arrived (its sender was told so): nobody needs it kept.
+            self._later(self.store.answer_taken(data["table"], data["ident"]))
+
+    def cancelled_there(self, data: Any) -> None:
+        """Bus command ``decision.cancel``: a question put to a connection here is settled."""
+        call = self.here.get(data.get("ask")) if isinstance(data, dict) else None
+        if call is not None:
+            call.cancel()
 
     async def _connected(self, runtime: TableRuntime, sid: str, deadline: float) -> bool:
         """Wait (briefly) until ``sid`` has finished connecting: a connection is joined to its
@@ -267,10 +460,12 @@ class Question:
         early: asyncio.Future[None],
         everyone: Mapping[str, str],
         absent: list[str] | None = None,
+        identity: tuple[str | None, str] = (None, ""),
     ) -> None:
         self.prompter, self.runtime, self.sids, self.payload, self.early = prompter, runtime, sids, payload, early
         #: Players waited for from the start (see :meth:`Prompter._not_back_yet`).
         self.absent = list(absent or ())
+        self.identity = identity
         self.loop = asyncio.get_running_loop()
         self.deadline = self.loop.time() + timeout
         self.state = State.ASKING
@@ -298,12 +493,13 @@ class Question:
     def ask(self, sid: str, seconds: float) -> None:
         prompter, runtime = self.prompter, self.runtime
         payload = {**self.payload, "timeout": round(seconds, 3)}
-        call = asyncio.ensure_future(prompter.sio.call("decision", payload, to=sid, timeout=seconds))
-        self.calls[call] = sid
-        if sid in runtime.sessions or not prompter.store.shared:
+        if sid in runtime.sessions or not prompter.store.shared or prompter.bus is None:
+            call = asyncio.ensure_future(prompter.sio.call("decision", payload, to=sid, timeout=seconds))
             departure = runtime.departure(sid, local=sid in runtime.sessions)
-        else:
+        else:  # a connection on another process: asked there (Prompter.call_there)
+            call = prompter.call_there(runtime, sid, payload, seconds, self.identity)
             departure = self.remote[sid] = self.loop.create_future()
+        self.calls[call] = sid
         self.gone[departure] = sid
         self.waiting.update((call, departure))
 

@@ -22,6 +22,7 @@ keys share one slot and its Lua scripts run on one node::
     t:{<table>}:sessions    hash  socket id → "node<TAB>user", every open connection
     t:{<table>}:departed    hash  socket id → why it ended (socket.io's reason), for a minute
     t:{<table>}:questions   hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
+    t:{<table>}:answers     hash  "<request_id>/<n>" → an answer to a question asked across processes
     node:<node>             str   a live server process (expires unless renewed)
 
 A store written before the hash tags (``t:<table>:...``) is renamed to this
@@ -808,6 +809,33 @@ class RedisStore(Store):
         """The questions out at the table on any process, by ref, as :meth:`question_out` noted them."""
         raw = await self._hgetall(self._key(table_id, "questions"))
         return {ref: json.loads(value) for ref, value in raw.items()}
+
+
+    # -- answers to questions asked across processes, kept for whoever asks again ----
+
+    def answer_kept(self, table_id: str, ref: str, entry: Mapping[str, Any], seconds: float) -> None:
+        """Keep an answer (``entry``: JSON-able) to the question ``ref`` for ``seconds``.
+
+        Sent without waiting, behind this process's earlier commands (so before
+        the message that carries the answer to the asking process). The table's
+        hash of answers lives as long as its newest answer.
+        """
+        key = self._key(table_id, "answers")
+        self.link.send("HSET", key, ref, dumps(entry))
+        self.link.send("PEXPIRE", key, max(1, int(seconds * 1000)), "GT")
+        self.link.send("PEXPIRE", key, max(1, int(seconds * 1000)), "NX")
+
+    async def answer(self, table_id: str, ref: str) -> dict[str, Any] | None:
+        """The answer kept for ``ref``, if any (left in place)."""
+        raw = await self.link.call("HGET", self._key(table_id, "answers"), ref)
+        return json.loads(raw) if raw is not None else None
+
+    async def answer_taken(self, table_id: str, ref: str) -> dict[str, Any] | None:
+        """Take the answer kept for ``ref``: it, if this call removed it (``None`` if none, or
+        another process took it first)."""
+        key = self._key(table_id, "answers")
+        raw, removed = await asyncio.gather(self.link.call("HGET", key, ref), self.link.call("HDEL", key, ref))
+        return json.loads(raw) if raw is not None and removed else None
 
 
 def _pack_difference(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> str:
