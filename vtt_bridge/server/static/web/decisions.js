@@ -9,6 +9,7 @@
  * after a reconnect. The GM can take the default at once: on their own question by
  * answering it, on anyone's through `decision.default`. */
 
+import { optionDetail, optionText } from "../common/decisions.js";
 import { FormErrors } from "../common/schema-form.js";
 import { ensureCard, renderCardHead } from "./chat.js";
 import { call } from "./connection.js";
@@ -163,7 +164,7 @@ function nextDecision() {
   $("decision-prompt").textContent = data.prompt || human(data.name);
   dialog.dataset.decision = data.key;
   const chosen = (data.options || []).find((o) => o.id === data.default);
-  const defaultLabel = chosen ? withDetail(chosen) : data.default;
+  const defaultLabel = chosen ? optionText(chosen, data.options) : data.default;
   fill($("decision-options"), 
     ...(data.options || []).map((option) => {
       const schema = paramsSchema(option.params);
@@ -191,7 +192,7 @@ function nextDecision() {
         },
         h("span", { class: "option-label" }, option.label || option.id),
         // What choosing it means, where the rules know: "Dodge DV 7", "Parry DV 5 (daiklave)".
-        option.detail ? h("span", { class: "option-detail" }, option.detail) : null,
+        optionDetail(option, data.options) ? h("span", { class: "option-detail" }, optionDetail(option, data.options)) : null,
         option.id === data.default ? h("span", { class: "hint" }, " (default)") : null,
       );
       return h("div", { class: "option-row", dataset: { optionRow: option.id } }, button, form ? h("div", { class: "params" }, form.node) : null);
@@ -215,13 +216,6 @@ function nextDecision() {
   state.decisionTimer = setInterval(tick, 200);
   tick();
   if (!dialog.open) dialog.showModal();
-}
-
-/** "Parry (Parry DV 5)" reads twice: "Parry DV 5" then; else "Do nothing (DV 0)". */
-function withDetail(option) {
-  const label = option.label || option.id;
-  if (!option.detail) return label;
-  return option.detail.toLowerCase().startsWith(label.toLowerCase()) ? option.detail : `${label} (${option.detail})`;
 }
 
 /** Free-text parameters of an old pack: numbers typed as numbers are sent as numbers. */
