@@ -38,6 +38,7 @@ PUBLIC = [
     "UnknownRuleset",
     "VTTError",
     "error_envelope",
+    "field_help",
     "freeze",
     "hookimpl",
     "hookspec",

@@ -29,7 +29,7 @@ from .errors import (
 from .hookspecs import hookimpl, hookspec
 from .memo import per_snapshot
 from .plugins import Host, PluginInfo, make_host
-from .schemas import CharmUse, StrictSchema, TokenSchema
+from .schemas import CharmUse, StrictSchema, TokenSchema, field_help
 
 __version__ = "0.1.0"
 
@@ -68,6 +68,7 @@ __all__ = [
     "UnknownRuleset",
     "VTTError",
     "error_envelope",
+    "field_help",
     "freeze",
     "hookimpl",
     "hookspec",
