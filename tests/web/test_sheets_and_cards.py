@@ -463,3 +463,23 @@ def test_the_declaration_offers_only_the_charms_the_attacker_knows(expect, live_
     expect(listed).to_have_count(0)
     alice.screenshot(path=str(artifacts / "declaration-known-charms.png"), full_page=True)
     assert errors == []
+
+
+def test_a_godsgloom_attack_form_reads_plainly_and_folds_the_modifiers(expect, live_server, seated):
+    # Issue 28: every ruleset's form by plain names with one-line help, not raw field names.
+    make, open_page, errors = seated
+    seat = make(GODSGLOOM_TOKENS)
+    alice = open_page(seat, "alice")
+    alice.select_option("#attack-ruleset", "godsgloom")
+    alice.click('#attack-targets [data-token="raiders"]')
+    declaration = alice.locator("#declaration")
+    expect(declaration.locator('.field[for="decl-attack"]')).to_contain_text("Attack")
+    expect(declaration.locator('.field[for="decl-attack"] .help')).to_contain_text("the defender rolls only blue dice")
+    more = declaration.locator("details.more-options")
+    expect(more.locator("> summary")).to_have_text(re.compile(r"^More options \(3\)"))
+    more.locator("> summary").click()
+    expect(more).to_contain_text("Defender's modifiers")
+    expect(more).to_contain_text("Auto-successes granted")
+    shown = declaration.evaluate("el => el.innerText.toLowerCase()")
+    assert not [raw for raw in ("defender_modifiers", "defender modifiers", "modifiers.attack") if raw in shown], shown
+    assert errors == []
