@@ -377,7 +377,12 @@ def test_pack_data_the_server_refuses_is_named_and_nothing_is_created(restartabl
         gm.fill('#token-editor .pack[data-plugin="not_installed_pack"] [data-path="momentum"]', "2")
         gm.click("#token-save")
         expect(gm.locator("#token-editor")).to_be_visible()
-        # Named at the pack (flags.<plugin>) or, where the server knows no flags at all, on top.
+        # Named at the pack (flags.<plugin>) or, where the server knows no flags at all, on top
+        # (once the refusal has come back: the editor was open before the save too).
+        gm.wait_for_function(
+            "(document.querySelector('#token-editor .pack[data-plugin=\"not_installed_pack\"] .form-error')?.innerText || '').trim()"
+            " || (document.getElementById('token-form-error')?.innerText || '').includes('flags')"
+        )
         at_pack = pack.locator(".form-error").inner_text().strip()
         on_top = gm.locator("#token-form-error").inner_text()
         assert at_pack or "flags" in on_top, (at_pack, on_top)
