@@ -28,8 +28,9 @@ from .errors import (
 )
 from .hookspecs import hookimpl, hookspec
 from .memo import per_snapshot
+from .odds import AttackOutcome, Distribution, ExactOdds, OddsRequest, Probe, outcome_from
 from .plugins import Host, PluginInfo, make_host
-from .schemas import CharmUse, StrictSchema, TokenSchema
+from .schemas import CharmUse, StrictSchema, TokenSchema, field_help
 
 __version__ = "0.1.0"
 
@@ -37,13 +38,16 @@ __all__ = [
     "Answer",
     "Ask",
     "AttackContext",
+    "AttackOutcome",
     "CharmUse",
     "Conflict",
     "Decision",
     "Declarable",
     "Dice",
     "DiceExhausted",
+    "Distribution",
     "Engine",
+    "ExactOdds",
     "Forbidden",
     "FrozenDict",
     "Host",
@@ -51,11 +55,13 @@ __all__ = [
     "InternalError",
     "InvalidRequest",
     "NotFound",
+    "OddsRequest",
     "Option",
     "Param",
     "PluginError",
     "PluginInfo",
     "PluginValidationError",
+    "Probe",
     "Resolution",
     "Roll",
     "Ruleset",
@@ -68,11 +74,13 @@ __all__ = [
     "UnknownRuleset",
     "VTTError",
     "error_envelope",
+    "field_help",
     "freeze",
     "hookimpl",
     "hookspec",
     "make_host",
     "ok_envelope",
+    "outcome_from",
     "parse_answer",
     "per_snapshot",
     "roll_to_foundry",

@@ -102,13 +102,15 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     produce with the rules' default for every decision not answered in
     ``request.answers``. The host uses it only when every other plugin that
     implements one of the ruleset's hooks is named in the answer's
-    ``accounts_for``; otherwise it resolves the attack N times through the
-    real pipeline (Monte Carlo). See :mod:`vtt_bridge.odds.method`.
+    ``accounts_for``, implements only hooks in its ``probed`` (those the model
+    runs for real through ``request.probe()``), or is inert and not declared;
+    otherwise it resolves the attack N times through the real pipeline (Monte
+    Carlo). See :mod:`vtt_bridge.odds.method` and "Keeping exact odds exact".
 
     :param ruleset: the ruleset id of the attack.
-    :param request: the validated request (:class:`~vtt_bridge.odds.OddsRequest`):
+    :param request: the validated request (:class:`~vtt_bridge.OddsRequest`):
         tokens, attacker, targets, declaration, answers.
-    :return: an :class:`~vtt_bridge.odds.ExactOdds`, or ``None`` when this plugin
+    :return: an :class:`~vtt_bridge.ExactOdds`, or ``None`` when this plugin
         has no exact model for that ruleset or that request (an unknown
         declaration, an answer it does not model): the odds then use Monte
         Carlo.

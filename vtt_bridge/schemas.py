@@ -6,9 +6,25 @@ builds its message schemas from them too.
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import EXCLUDE, RAISE, Schema, fields, validate
 
-__all__ = ["CharmUse", "StrictSchema", "TokenSchema", "fields", "validate"]
+__all__ = ["CharmUse", "StrictSchema", "TokenSchema", "field_help", "fields", "validate"]
+
+
+def field_help(title: str, help: str, *, situational: bool = False) -> dict[str, Any]:
+    """A field's plain title and one-line help, as keyword arguments for a marshmallow field.
+
+    ``fields.Integer(load_default=0, **field_help("Stunt dice", "0-3 dice the GM awards"))``:
+    ``rulesets.list`` describes the field with ``title`` and ``description``, and the web
+    table and the Foundry module label it so. ``situational=True`` marks a field only some
+    attacks need (cover, range, a flurry): the web table folds it under "More options".
+    """
+    about: dict[str, Any] = {"title": title, "description": help}
+    if situational:
+        about["situational"] = True
+    return {"metadata": about}
 
 
 class StrictSchema(Schema):

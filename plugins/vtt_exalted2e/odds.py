@@ -26,8 +26,10 @@ than repeating them. From there, with ``rules.py``'s own functions:
   (see :func:`_stray_blows`).
 
 Because the probe runs every plugin's hooks up to the attack roll, a pack's
-effects there are included as they really happen; the Excellencies pack is
-accounted for on that ground (see :data:`EXCELLENCIES`).
+effects there are included as they really happen: the model says so in
+``probed`` (see :data:`PROBED`), and any pack acting only there keeps the odds
+exact. The Excellencies pack, which also offers options later, is accounted for
+by name (see :data:`EXCELLENCIES`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ DECLINES = {"attack_reroll": "decline", "defense_reroll": "decline", "damage_eff
 #: whose defaults ("decline") change nothing. Answering one of those is
 #: not modelled (see :func:`_defaults_only`).
 EXCELLENCIES = "vtt_excellencies"
+
+#: The hooks the probe runs for real before the attack roll's dice: a pack's hook here
+#: (every pack's runs before the ruleset's own, which is ``trylast``) is in the working
+#: numbers the model reads — ``ctx.attack_pool``, ``ctx.auto_successes``, ``ctx.dv``,
+#: ``ctx.defense_dice`` — so a Charm that only sets those keeps the odds exact.
+PROBED = frozenset({"exalted2e_declare_attack", "exalted2e_declare_defense", "exalted2e_defense_options", "exalted2e_attack_roll"})
 
 
 #: What an attack's levels distribution holds besides health levels: a miss,
@@ -249,4 +257,4 @@ def vtt_bridge_exact_odds(ruleset: str, request: OddsRequest) -> ExactOdds | Non
     outcomes = exalted2e_outcomes(request)
     if outcomes is None:
         return None
-    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({EXCELLENCIES}))
+    return ExactOdds(outcomes=outcomes, accounts_for=frozenset({EXCELLENCIES}), probed=PROBED)

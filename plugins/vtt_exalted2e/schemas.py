@@ -37,11 +37,9 @@ cannot use a hand for parrying if they are holding a weapon in it" (seed 002).
 
 from __future__ import annotations
 
-from typing import Any
-
 from marshmallow import ValidationError, post_load, pre_load, validates_schema
 
-from vtt_bridge import CharmUse, StrictSchema
+from vtt_bridge import CharmUse, StrictSchema, field_help
 from vtt_bridge.schemas import fields, validate
 
 from .rules import COVER, DAMAGE_TYPES, DYING, INCAPACITATED, SHIELDS, default_track, free_hands
@@ -80,14 +78,6 @@ def _hardness(**kw):
     )
 
 
-# Plain labels and one-line help for the forms (``rulesets.list`` passes them on as
-# ``title``, ``description`` and ``situational``: a form shows a situational field under
-# "More options").
-def _about(title: str, help: str, *, situational: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {"title": title, "description": help}
-    if situational:
-        out["situational"] = True
-    return {"metadata": out}
 
 
 class Attributes(StrictSchema):
@@ -162,13 +152,13 @@ class HealthTrackSchema(StrictSchema):
         _Penalty(),
         required=True,
         validate=validate.Length(min=1, max=50),
-        **_about("Wound penalties", "each health level's penalty, top first: 0 to -10, I (Incapacitated), D (Dying)"),
+        **field_help("Wound penalties", "each health level's penalty, top first: 0 to -10, I (Incapacitated), D (Dying)"),
     )
     damage = fields.List(
         fields.String(allow_none=True, validate=validate.OneOf(DAMAGE_TYPES)),
         required=True,
         validate=validate.Length(max=50),
-        **_about("Damage", "each level's damage, top first: B, L, A, or none"),
+        **field_help("Damage", "each level's damage, top first: B, L, A, or none"),
     )
 
     @validates_schema
@@ -189,7 +179,7 @@ class TokenSystem(StrictSchema):
     weapons = fields.List(fields.Nested(Weapon), load_default=list, validate=validate.Length(max=50))
     armor = fields.Nested(Armor, load_default=None, allow_none=True)
     hardness = _hardness(
-        **_about("Hardness", "from magic, per damage type (B, L, A): an attack whose raw damage is no more than it deals none")
+        **field_help("Hardness", "from magic, per damage type (B, L, A): an attack whose raw damage is no more than it deals none")
     )
     natural_armor = fields.Boolean(load_default=False)
     shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
@@ -199,13 +189,13 @@ class TokenSystem(StrictSchema):
     dv_penalty = _int(
         load_default=0,
         validate=validate.Range(min=0, max=50),
-        **_about("DV penalty", "-N to both DVs from the actions this token took since it last acted"),
+        **field_help("DV penalty", "-N to both DVs from the actions this token took since it last acted"),
     )
     onslaught = fields.Dict(
         keys=fields.String(),
         values=_int(validate=validate.Range(min=0, max=50)),
         load_default=dict,
-        **_about("Onslaught", "per attacker (token id, or group:NAME): -N to both DVs against it, from its attacks this action"),
+        **field_help("Onslaught", "per attacker (token id, or group:NAME): -N to both DVs against it, from its attacks this action"),
     )
 
     @validates_schema
@@ -299,29 +289,29 @@ class Declaration(StrictSchema):
     the attacker's new action as ``new_action`` does).
     """
 
-    type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)), **_about('Attack type', "melee, ranged (Archery), martial arts or thrown; default: the weapon's Ability"))
-    weapon = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100), **_about('Weapon', "one of the attacker's weapons; default: its first"))
-    stunt = _int(load_default=0, validate=validate.Range(min=0, max=3), **_about('Stunt dice', '0-3 dice the GM awards for describing the attack well'))
-    undodgeable = fields.Boolean(load_default=False, **_about('Undodgeable (magic)', 'the target cannot dodge it, not even with a stunt', situational=True))
-    unblockable = fields.Boolean(load_default=False, **_about('Unblockable (magic)', 'the target cannot parry it', situational=True))
-    range_band = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("within", "double", "triple")), **_about('Range band', "ranged attacks: within the weapon's Range, double or triple it (fewer dice)", situational=True))
-    distance = _int(load_default=None, allow_none=True, validate=validate.Range(min=0), **_about('Distance (yards)', "ranged attacks: how far, measured against the weapon's Range", situational=True))
-    off_hand = fields.Boolean(load_default=False, **_about('Off hand', 'the attack is made with the off hand', situational=True))
-    cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)), **_about("Target's cover", "hard cover between attacker and target: a bonus to the target's DVs", situational=True))
-    height = _int(load_default=0, validate=validate.Range(min=-3, max=3), **_about('Height advantage', "the target's height advantage, -3 to +3 (negative: the target is lower)", situational=True))
-    terrain = _int(load_default=0, validate=validate.Range(min=0, max=3), **_about('Unstable ground', "0-3: a penalty to the target's Dodge DV for poor footing", situational=True))
-    new_action = fields.Boolean(load_default=False, **_about("Attacker's new action", "the attacker's tick has come: its DV penalties and the onslaught on it lapse", situational=True))
-    unaware = fields.Boolean(load_default=False, **_about('Target unaware', 'the target does not see it coming and cannot defend', situational=True))
-    coordinated = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100), **_about('Coordinated with (group)', 'a group name: the attacks of one coordinated attack share one onslaught penalty', situational=True))
-    dodge_inapplicable = fields.Boolean(load_default=False, **_about('No room to dodge', 'closed ranks, a narrow ledge: Dodge DV 0 unless a stunt gets round it', situational=True))
-    post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20), **_about('Damage after soak +/-', 'effects adding to or taking from the damage dice after soak, -20 to +20', situational=True))
-    bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20), **_about('Bystanders in the way', 'on a botch the GM may rule that the blow strikes one of them', situational=True))
+    type = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(ATTACK_TYPES)), **field_help('Attack type', "melee, ranged (Archery), martial arts or thrown; default: the weapon's Ability"))
+    weapon = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100), **field_help('Weapon', "one of the attacker's weapons; default: its first"))
+    stunt = _int(load_default=0, validate=validate.Range(min=0, max=3), **field_help('Stunt dice', '0-3 dice the GM awards for describing the attack well'))
+    undodgeable = fields.Boolean(load_default=False, **field_help('Undodgeable (magic)', 'the target cannot dodge it, not even with a stunt', situational=True))
+    unblockable = fields.Boolean(load_default=False, **field_help('Unblockable (magic)', 'the target cannot parry it', situational=True))
+    range_band = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(("within", "double", "triple")), **field_help('Range band', "ranged attacks: within the weapon's Range, double or triple it (fewer dice)", situational=True))
+    distance = _int(load_default=None, allow_none=True, validate=validate.Range(min=0), **field_help('Distance (yards)', "ranged attacks: how far, measured against the weapon's Range", situational=True))
+    off_hand = fields.Boolean(load_default=False, **field_help('Off hand', 'the attack is made with the off hand', situational=True))
+    cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)), **field_help("Target's cover", "hard cover between attacker and target: a bonus to the target's DVs", situational=True))
+    height = _int(load_default=0, validate=validate.Range(min=-3, max=3), **field_help('Height advantage', "the target's height advantage, -3 to +3 (negative: the target is lower)", situational=True))
+    terrain = _int(load_default=0, validate=validate.Range(min=0, max=3), **field_help('Unstable ground', "0-3: a penalty to the target's Dodge DV for poor footing", situational=True))
+    new_action = fields.Boolean(load_default=False, **field_help("Attacker's new action", "the attacker's tick has come: its DV penalties and the onslaught on it lapse", situational=True))
+    unaware = fields.Boolean(load_default=False, **field_help('Target unaware', 'the target does not see it coming and cannot defend', situational=True))
+    coordinated = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=100), **field_help('Coordinated with (group)', 'a group name: the attacks of one coordinated attack share one onslaught penalty', situational=True))
+    dodge_inapplicable = fields.Boolean(load_default=False, **field_help('No room to dodge', 'closed ranks, a narrow ledge: Dodge DV 0 unless a stunt gets round it', situational=True))
+    post_soak = _int(load_default=0, validate=validate.Range(min=-20, max=20), **field_help('Damage after soak +/-', 'effects adding to or taking from the damage dice after soak, -20 to +20', situational=True))
+    bystanders = fields.List(fields.String(validate=validate.Length(min=1, max=200)), load_default=list, validate=validate.Length(max=20), **field_help('Bystanders in the way', 'on a botch the GM may rule that the blow strikes one of them', situational=True))
     charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))
     flurry = fields.Nested(
         Flurry,
         load_default=None,
         allow_none=True,
-        **_about("Flurry", "this attack is one of several on one tick (a multiple-action penalty)", situational=True),
+        **field_help("Flurry", "this attack is one of several on one tick (a multiple-action penalty)", situational=True),
     )
 
     @validates_schema

@@ -32,7 +32,7 @@ WAR = "war"
 DODGE = "dodge"
 PARRY = "parry"
 # The same id as exalted2e's "Do nothing and accept the attack".
-NOTHING = Option(id="nothing", label="Do nothing (DV 0; shields, fortifications and terrain still count)")
+NOTHING = Option(id="nothing", label="Do nothing")
 NO_REROLL = Option(id="decline", label="Keep the roll")
 NO_COUNTER = Option(id="decline", label="No counterattack")
 NO_STUNT = Option(id="decline", label="No stunt")
@@ -194,7 +194,7 @@ def _defense_values(foe, decl, ranged: bool) -> _Defenses:
     return _Defenses(
         war=war,
         dvs=MappingProxyType(dvs),
-        options=[_defense_option(key, dv) for key, dv in dvs.items()] + [NOTHING],
+        options=[_defense_option(key, dv) for key, dv in dvs.items()] + [_nothing_option(war.modifiers + (exalted.wound_penalty_json(foe["health"]) if solo is not None else 0))],
         best=max(dvs, key=dvs.__getitem__),
         note=(
             f"War DV ({commander['intelligence']} + {commander['war']} + {foe['defense']}) ÷ 2"
@@ -214,6 +214,12 @@ def exalted2e_mass_defense_options(ctx) -> list[Option]:
 
 
 _DV_LABELS = {WAR: "War DV", DODGE: "Dodge DV", PARRY: "Parry DV"}
+
+
+@lru_cache(maxsize=64)
+def _nothing_option(kept: int) -> Option:
+    """Doing nothing: DV 0, then what still applies (formation, shield or cover, height; a solo's wounds)."""
+    return Option(id=NOTHING.id, label=NOTHING.label, detail=f"DV {kept} (0, then shields, fortifications and terrain still count)")
 
 
 @lru_cache(maxsize=256)

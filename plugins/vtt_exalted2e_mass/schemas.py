@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from marshmallow import ValidationError, post_load, validates_schema
 
-from vtt_bridge import CharmUse, StrictSchema
+from vtt_bridge import CharmUse, StrictSchema, field_help
 from vtt_bridge.schemas import fields, validate
 from vtt_exalted2e.rules import DAMAGE_TYPES, LETHAL, SHIELDS, COVER, default_track
 from vtt_exalted2e.schemas import HealthTrackSchema
@@ -50,70 +50,71 @@ def _int(**kw):
     return fields.Integer(strict=True, **kw)
 
 
-def _per_type():
+def _per_type(**kw):
     return fields.Dict(
         keys=fields.String(validate=validate.OneOf(DAMAGE_TYPES)),
         values=_int(validate=validate.Range(min=0, max=100)),
         load_default=dict,
+        **kw,
     )
 
 
 class Commander(StrictSchema):
     """The unit's commander: the traits the War Events read, and how its DVs round."""
 
-    wits = _int(required=True, validate=_rating)
-    intelligence = _int(required=True, validate=_rating)
-    charisma = _int(required=True, validate=_rating)
-    war = _int(required=True, validate=_rating)
-    essence = _int(load_default=1, validate=validate.Range(min=1, max=10))
-    exalted = fields.Boolean(load_default=False)
-    motes = _int(load_default=0, validate=validate.Range(min=0, max=500))  # Essence for Charm packs
+    wits = _int(required=True, validate=_rating, **field_help("Wits", "the commander's: adds to the attack roll"))
+    intelligence = _int(required=True, validate=_rating, **field_help("Intelligence", "the commander's: adds to War DV"))
+    charisma = _int(required=True, validate=_rating, **field_help("Charisma", "the commander's: adds to raw damage"))
+    war = _int(required=True, validate=_rating, **field_help("War", "the commander's: adds to the attack roll and War DV"))
+    essence = _int(load_default=1, validate=validate.Range(min=1, max=10), **field_help("Essence", "the commander's"))
+    exalted = fields.Boolean(load_default=False, **field_help("Exalted commander", "an Exalted commander rounds War DV up, a mortal down"))
+    motes = _int(load_default=0, validate=validate.Range(min=0, max=500), **field_help("Motes", "the commander's Essence for Charm packs"))
 
 
 class SoloWeapon(StrictSchema):
-    accuracy = _int(load_default=0, validate=validate.Range(min=-10, max=10))
-    damage = _int(load_default=0, validate=validate.Range(min=-10, max=50))
-    strength = fields.Boolean(load_default=True)  # false: Strength does not add (a crossbow)
-    defense = _int(load_default=None, allow_none=True, validate=validate.Range(min=-10, max=10))
-    overwhelming = _int(load_default=1, validate=validate.Range(min=0, max=20))
+    accuracy = _int(load_default=0, validate=validate.Range(min=-10, max=10), **field_help("Accuracy", "dice added to the attack roll"))
+    damage = _int(load_default=0, validate=validate.Range(min=-10, max=50), **field_help("Damage", "added to raw damage"))
+    strength = fields.Boolean(load_default=True, **field_help("Adds Strength", "off for a crossbow: Strength does not add to its damage"))
+    defense = _int(load_default=None, allow_none=True, validate=validate.Range(min=-10, max=10), **field_help("Defense", "added to Parry DV; none: it cannot parry"))
+    overwhelming = _int(load_default=1, validate=validate.Range(min=0, max=20), **field_help("Overwhelming", "its minimum damage pool (or Essence, if higher)"))
 
 
 class SoloArmor(StrictSchema):
-    bashing = _int(load_default=0, validate=validate.Range(min=0, max=50))
-    lethal = _int(load_default=0, validate=validate.Range(min=0, max=50))
+    bashing = _int(load_default=0, validate=validate.Range(min=0, max=50), **field_help("Bashing soak", "from armor"))
+    lethal = _int(load_default=0, validate=validate.Range(min=0, max=50), **field_help("Lethal soak", "from armor"))
 
 
 class Solo(StrictSchema):
     """A solo unit's individual-combat stats (seed 000: "normal attack roll", "normal combat DVs")."""
 
-    dexterity = _int(required=True, validate=_rating)
-    strength = _int(required=True, validate=_rating)
-    stamina = _int(required=True, validate=_rating)
-    ability = _int(required=True, validate=_rating)
-    dodge = _int(load_default=0, validate=_rating)
-    weapon = fields.Nested(SoloWeapon, load_default=lambda: SoloWeapon().load({}))
-    armor = fields.Nested(SoloArmor, load_default=lambda: SoloArmor().load({}))
+    dexterity = _int(required=True, validate=_rating, **field_help("Dexterity", "in the attack roll and the DVs"))
+    strength = _int(required=True, validate=_rating, **field_help("Strength", "adds to damage"))
+    stamina = _int(required=True, validate=_rating, **field_help("Stamina", "adds to soak; sets the health track"))
+    ability = _int(required=True, validate=_rating, **field_help("Ability", "dots of the Ability the weapon is used with; at most its War rating of them count"))
+    dodge = _int(load_default=0, validate=_rating, **field_help("Dodge", "in its Dodge DV"))
+    weapon = fields.Nested(SoloWeapon, load_default=lambda: SoloWeapon().load({}), **field_help("Weapon", "the solo unit's weapon"))
+    armor = fields.Nested(SoloArmor, load_default=lambda: SoloArmor().load({}), **field_help("Armor", "the solo unit's armor"))
 
 
 class TokenSystem(StrictSchema):
     """A unit or a solo unit (see the module docstring for the JSON)."""
 
-    magnitude = _int(required=True, validate=validate.Range(min=0, max=9))
-    drill = _int(load_default=0, validate=validate.Range(min=0, max=5))
-    might = _int(load_default=0, validate=validate.Range(min=0, max=10))
-    accuracy = _int(load_default=0, validate=validate.Range(min=-10, max=10))
-    damage = _int(load_default=0, validate=validate.Range(min=-10, max=20))
-    defense = _int(load_default=0, validate=validate.Range(min=-10, max=10))
-    damage_type = fields.String(load_default=LETHAL, validate=validate.OneOf(DAMAGE_TYPES))
-    soak = _per_type()
-    hardness = _per_type()
-    formation = fields.String(load_default="relaxed", validate=validate.OneOf(tuple(FORMATIONS)))
-    shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)))
-    elite = fields.Boolean(load_default=False)
-    health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True)
-    conditions = fields.List(fields.String(validate=validate.Length(min=1, max=50)), load_default=list, validate=validate.Length(max=50))
-    commander = fields.Nested(Commander, required=True)
-    solo = fields.Nested(Solo, load_default=None, allow_none=True)
+    magnitude = _int(required=True, validate=validate.Range(min=0, max=9), **field_help("Magnitude", "0 (a solo unit) to 9: the difference adds to the attack's successes"))
+    drill = _int(load_default=0, validate=validate.Range(min=0, max=5), **field_help("Drill", "0-5: how well trained the unit is"))
+    might = _int(load_default=0, validate=validate.Range(min=0, max=10), **field_help("Might", "health levels added to every hit it lands"))
+    accuracy = _int(load_default=0, validate=validate.Range(min=-10, max=10), **field_help("Unit Accuracy", "dice added to its attack roll"))
+    damage = _int(load_default=0, validate=validate.Range(min=-10, max=20), **field_help("Unit Damage", "added to its raw damage"))
+    defense = _int(load_default=0, validate=validate.Range(min=-10, max=10), **field_help("Unit Defense", "added to War DV"))
+    damage_type = fields.String(load_default=LETHAL, validate=validate.OneOf(DAMAGE_TYPES), **field_help("Damage type", "B, L or A: of the health levels its hits deal"))
+    soak = _per_type(**field_help("Soak", "per damage type (B, L, A): subtracted from the damage pool"))
+    hardness = _per_type(**field_help("Hardness", "per damage type (B, L, A): an attack whose raw damage is no more than it deals none"))
+    formation = fields.String(load_default="relaxed", validate=validate.OneOf(tuple(FORMATIONS)), **field_help("Formation", "unordered -1 Accuracy and DV, relaxed 0, close -2 Accuracy +2 DV"))
+    shield = fields.String(load_default=None, allow_none=True, validate=validate.OneOf(tuple(SHIELDS)), **field_help("Shield", "adds to War DV"))
+    elite = fields.Boolean(load_default=False, **field_help("Elite", "not extras: the full seven health levels"))
+    health = fields.Nested(HealthTrackSchema, load_default=None, allow_none=True, **field_help("Health track", "levels and their damage; default: 3 levels for extras, 7 for elite"))
+    conditions = fields.List(fields.String(validate=validate.Length(min=1, max=50)), load_default=list, validate=validate.Length(max=50), **field_help("Conditions", "e.g. routed"))
+    commander = fields.Nested(Commander, required=True, **field_help("Commander", "the traits the War Events read"))
+    solo = fields.Nested(Solo, load_default=None, allow_none=True, **field_help("Solo unit", "a single character's stats; empty for a unit"))
 
     @validates_schema
     def _solo_is_one_character(self, data, **kwargs):
@@ -149,11 +150,11 @@ class Declaration(StrictSchema):
     those are decisions).
     """
 
-    attack = fields.String(load_default="close", validate=validate.OneOf(ATTACKS))
-    stunt = _int(load_default=0, validate=validate.Range(min=0, max=3))
-    undodgeable = fields.Boolean(load_default=False)
-    unblockable = fields.Boolean(load_default=False)
-    penalty = _int(load_default=0, validate=validate.Range(min=0, max=50))
-    cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)))
-    height = _int(load_default=0, validate=validate.Range(min=-3, max=3))
+    attack = fields.String(load_default="close", validate=validate.OneOf(ATTACKS), **field_help("Attack", "close or ranged"))
+    stunt = _int(load_default=0, validate=validate.Range(min=0, max=3), **field_help("Stunt dice", "0-3 dice the GM awards for describing the attack well"))
+    undodgeable = fields.Boolean(load_default=False, **field_help("Undodgeable (magic)", "a solo defender cannot use its Dodge DV; War DV still applies", situational=True))
+    unblockable = fields.Boolean(load_default=False, **field_help("Unblockable (magic)", "a solo defender cannot use its Parry DV; War DV still applies", situational=True))
+    penalty = _int(load_default=0, validate=validate.Range(min=0, max=50), **field_help("External penalty", "successes taken from the attack roll before DV", situational=True))
+    cover = fields.String(load_default="none", validate=validate.OneOf(tuple(COVER)), **field_help("Defender's cover", "hard cover or a fortification: a bonus to War DV", situational=True))
+    height = _int(load_default=0, validate=validate.Range(min=-3, max=3), **field_help("Height advantage", "the defender's, -3 to +3 (close attacks only)", situational=True))
     charms = fields.List(fields.Nested(CharmUse), load_default=list, validate=validate.Length(max=20))

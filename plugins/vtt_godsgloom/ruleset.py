@@ -12,7 +12,9 @@ dice: attacker 🟥, attacker 🟦, defender 🟥, defender 🟦.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import lru_cache
+from math import comb
 from typing import Any
 
 from vtt_bridge import AttackContext, Ask, InvalidRequest, Option, Roll, Ruleset, StashKey, Step, hookimpl
@@ -206,7 +208,16 @@ def _pool_options(ctx: AttackContext, side: str) -> list[Option]:
 @lru_cache(maxsize=4096)
 def _pool_option(rolled: tuple[tuple[str, tuple[int, ...]], ...]) -> Option:
     shown = ", ".join(f"{ICON[colour]} {list(faces)}" for colour, faces in rolled)
-    return Option(id="pool", label=f"Pool Reroll: reroll every die, both colours, successes too ({shown})")
+    # What it gives: the chance the rerolled dice show more successes (3+) than now.
+    dice = sum(len(faces) for _, faces in rolled)
+    now = sum(1 for _, faces in rolled for face in faces if face >= SUCCESS)
+    p = Fraction(7 - SUCCESS, 6)  # d6: faces SUCCESS..6
+    better = sum(comb(dice, k) * p**k * (1 - p) ** (dice - k) for k in range(now + 1, dice + 1))
+    return Option(
+        id="pool",
+        label=f"Pool Reroll: reroll every die, both colours, successes too ({shown})",
+        detail=f"{round(100 * better)}% to beat {now} {'success' if now == 1 else 'successes'}",
+    )
 
 
 def _single_options(ctx: AttackContext, side: str) -> list[Option]:
@@ -230,7 +241,10 @@ def _die_options(colour: str, faces: tuple[int, ...]) -> tuple[Option, ...]:
 @lru_cache(maxsize=1024)
 def _die_option(colour: str, position: int, face: int) -> Option:
     mark = " ✓" if face >= SUCCESS else ""
-    return Option(id=f"die:{colour}:{position}", label=f"Reroll {ICON[colour]} die {position} (shows {face}{mark})")
+    # A 3+ succeeds: 4 faces in 6 turn a miss into a success, 2 in 6 lose one.
+    keeps = Fraction(7 - SUCCESS, 6)
+    detail = f"{round(100 * (1 - keeps))}% to lose this success" if face >= SUCCESS else f"{round(100 * keeps)}% to make it a success"
+    return Option(id=f"die:{colour}:{position}", label=f"Reroll {ICON[colour]} die {position} (shows {face}{mark})", detail=detail)
 
 
 def _spend(ctx: AttackContext, side: str, kind: str) -> None:

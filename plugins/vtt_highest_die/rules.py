@@ -7,6 +7,7 @@ faces and token data and records what they return.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "Soak",
     "allowed_defenses",
     "base_damage",
+    "chance_to_be_hit",
     "conditions_for",
     "count_successes",
     "damage_for",
@@ -74,6 +76,30 @@ def count_successes(dice: Sequence[int], against: Sequence[int]) -> int:
     """
     highest = max(against, default=0)
     return sum(1 for face in dice if face > highest)
+
+
+def chance_to_be_hit(attack: Sequence[int], defense: Sequence[int]) -> Fraction:
+    """The chance that at least one attack die beats the defense's highest die (a hit).
+
+    Exact: for each highest defense face m, the attack misses only when every attack
+    die shows m or less. No defense dice (a helpless target): any attack die hits.
+    """
+    if not attack:
+        return Fraction(0)
+    if not defense:
+        return Fraction(1)
+
+    def at_most(m: int, sizes: Sequence[int]) -> Fraction:
+        p = Fraction(1)
+        for sides in sizes:
+            p *= Fraction(min(m, sides), sides)
+        return p
+
+    hit = Fraction(0)
+    for m in range(1, max(defense) + 1):
+        highest_is_m = at_most(m, defense) - at_most(m - 1, defense)
+        hit += highest_is_m * (1 - at_most(m, attack))
+    return hit
 
 
 # -- 5. Damage ------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .rules import (
     SOAK_TARGET,
     Soak,
     allowed_defenses,
+    chance_to_be_hit,
     conditions_for,
     count_successes,
     damage_for,
@@ -153,13 +154,21 @@ def highest_die_defense_options(ctx: AttackContext) -> list[Option]:
         ranged_attack=attack.get("range") == "ranged", melee_weapon=weapon is not None, reeling="reeling" in held
     )
     name = _weapon_name(weapon) if weapon else ""
-    return [_defense_option(defense, name, _defense_dice(target, defense)) for defense in allowed]
+    # The attack's dice as the roll will have them (a Reeling target gives a bonus d8).
+    attack_dice = tuple(ctx.attack_dice) + ((REELING_BONUS_DIE,) if "reeling" in held else ())
+    return [_defense_option(defense, name, _defense_dice(target, defense), attack_dice) for defense in allowed]
 
 
 @lru_cache(maxsize=256)
-def _defense_option(defense: str, weapon: str, dice: tuple[int, ...]) -> Option:
-    """A defense on offer with the dice it rolls (frozen, so made once and shared)."""
-    return Option(id=defense, label=_LABELS[defense].format(weapon=weapon, dice=_dice(dice)))
+def _defense_option(defense: str, weapon: str, dice: tuple[int, ...], attack_dice: tuple[int, ...]) -> Option:
+    """A defense on offer with the dice it rolls and the chance it lets the attack through
+    (frozen, so made once and shared)."""
+    chance = chance_to_be_hit(attack_dice, dice)
+    return Option(
+        id=defense,
+        label=_LABELS[defense].format(weapon=weapon, dice=_dice(dice)),
+        detail=f"{round(100 * chance)}% to be hit by {_dice(attack_dice)}",
+    )
 
 
 def _default_defense(ctx: AttackContext, options: tuple[Option, ...]) -> str:

@@ -6,15 +6,18 @@ returns a frozen value. The step hooks in :mod:`.ruleset` wire them in.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from vtt_bridge import per_snapshot
 
 __all__ = [
+    "attack_hit_chance",
     "AttackNumbers",
     "AttackResult",
     "Automatic",
@@ -276,6 +279,24 @@ def _judge_attack(faces: tuple[int, ...], modifier: int, needed: int, auto_hit: 
         why = f"{total} {'≥' if did_hit else '<'} DEF {needed}"
     critical = did_hit and is_critical(faces)
     return AttackResult(faces=faces, total=total, needed=needed, did_hit=did_hit, critical=critical, why=why)
+
+
+@lru_cache(maxsize=1024)
+def attack_hit_chance(dice: int, modifier: int, needed: int, discard: int = 0) -> Fraction:
+    """The chance an attack roll of ``dice`` d6 (the ``discard`` lowest removed, one
+    always left) hits, judged by :func:`judge_attack`: for a boost's question, "what
+    does one more die give?". Exact, over the rolls as sorted faces with their counts."""
+    if dice <= 0:
+        return Fraction(0)
+    hits = 0
+    for faces in itertools.combinations_with_replacement(range(1, 7), dice):
+        kept = faces[max(0, min(discard, dice - 1)) :]
+        if _judge_attack(kept, modifier, needed, False).did_hit:
+            ways = math.factorial(dice)
+            for face in set(faces):
+                ways //= math.factorial(faces.count(face))
+            hits += ways
+    return Fraction(hits, 6**dice)
 
 
 # -------------------------------------------------------------------------

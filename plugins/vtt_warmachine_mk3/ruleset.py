@@ -467,9 +467,10 @@ def warmachine_mk3_attack_roll(ctx: AttackContext) -> None:
 
 
 @lru_cache(maxsize=256)
-def _boost_option(roll: str, model: str, cost: str) -> Option:
-    """Steps 5a/9a: boosting the roll against a model, at ``cost`` (frozen, so made once and shared)."""
-    return Option(id="boost", label=f"Boost the {roll} roll against {model} ({cost})")
+def _boost_option(roll: str, model: str, cost: str, detail: str | None = None) -> Option:
+    """Steps 5a/9a: boosting the roll against a model, at ``cost``; ``detail``: what it
+    gives (frozen, so made once and shared)."""
+    return Option(id="boost", label=f"Boost the {roll} roll against {model} ({cost})", detail=detail)
 
 
 def _boost_cost(ctx: AttackContext) -> rules.Boost | None:
@@ -484,7 +485,20 @@ def warmachine_mk3_boost_attack_options(ctx: AttackContext) -> list[Option]:
     cost = _boost_cost(ctx)
     if cost is None:
         return []
-    return [_boost_option("attack", _name(ctx, ctx.item or ""), cost.label)]
+    mods = ctx.stash[STATE].modifiers
+    if mods.get("auto_hit"):
+        return [_boost_option("attack", _name(ctx, ctx.item or ""), cost.label)]
+    # What one more die gives, where the rules know it: the chance to hit now and boosted.
+    dice = ctx.attack_dice + mods.get("extra_attack_dice", 0)
+    discard = mods.get("discard_lowest_attack", 0)
+    now = rules.attack_hit_chance(dice, ctx.attack_mod, ctx.target_def, discard)
+    boosted = rules.attack_hit_chance(dice + 1, ctx.attack_mod, ctx.target_def, discard)
+    detail = f"to hit {_percent(now)} → {_percent(boosted)}"
+    return [_boost_option("attack", _name(ctx, ctx.item or ""), cost.label, detail)]
+
+
+def _percent(p: Any) -> str:
+    return f"{round(100 * p)}%"
 
 
 @hookimpl(trylast=True)

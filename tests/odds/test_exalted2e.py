@@ -157,3 +157,42 @@ def test_a_botch_strikes_the_bystander_the_gm_names(host, tokens):
     frail = [e.exact for t, c, e in struck.conditions if t == "frail"]
     assert frail and 0 < max(frail) <= botch
     assert not any(t == "frail" for t, _, _ in plain.conditions)
+
+
+# -- a pack's Charm keeps exact odds exact when it acts where the model probes ----------
+
+
+@pytest.fixture(scope="module")
+def packed():
+    return real_host("tests.odds.claw_pack", "tests.odds.late_claw_pack")
+
+
+@pytest.fixture(scope="module")
+def packed_tokens(packed):
+    return tokens_of(packed, "exalted2e", ruleset.sample_tokens())
+
+
+def test_a_packs_charm_before_the_roll_keeps_the_odds_exact_with_the_excellencies(packed, packed_tokens):
+    # Tiger Claw Strike (+2 attack dice at step 3, before the ruleset's roll) and the
+    # First Excellency declared together: the model's probe runs both for real.
+    req = request(
+        "anoria", "monk", weapon="daiklave",
+        charms=[{"id": "tiger-claw-strike"}, {"id": "first-excellency", "dice": 2}],
+    )
+    result = compute_odds(packed, req, packed_tokens)
+    assert result.method == "exact", result.reason
+    assert "tests.odds.claw_pack: acts only before the first roll" in result.reason
+    assert "late_claw" in result.reason  # installed, nothing of it declared: inert
+    assert_agree(packed, req, packed_tokens)
+    # Two more dice hit more often than without the Charm.
+    plain = compute_odds(packed, request("anoria", "monk", weapon="daiklave", charms=[{"id": "first-excellency", "dice": 2}]), packed_tokens)
+    assert result.hit.value > plain.hit.value
+
+
+def test_a_packs_charm_after_the_roll_falls_back_to_monte_carlo_and_says_which_hook(packed, packed_tokens):
+    req = request("anoria", "monk", weapon="daiklave", charms=[{"id": "late-claw-strike"}])
+    result = compute_odds(packed, req, packed_tokens, mc_samples=200)
+    assert result.method == "monte_carlo"
+    assert result.reason == (
+        "plugin tests.odds.late_claw_pack implements exalted2e_attack_reroll, which the exact model does not account for"
+    )

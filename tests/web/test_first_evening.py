@@ -135,6 +135,10 @@ def test_a_phone_attacks_with_a_short_form_and_the_defender_sees_each_dv(expect,
     asked = next(d for d in record["decisions"] if d["key"] == "defense")
     assert asked["answer"]["option"] == "parry"
     assert {o["id"]: o.get("detail") for o in asked["options"]}["parry"] == "Parry DV 5 (daiklave)"
+    # The card says how the target defended, under its summary line.
+    expect(card.locator(".summary-detail")).to_contain_text("Anoria defended: Parry")
+    if record["outcome"].get("hit"):
+        expect(card.locator(".summary-detail")).to_contain_text("struck Anoria")
     assert errors == []
 
 

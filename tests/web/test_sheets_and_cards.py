@@ -377,7 +377,12 @@ def test_pack_data_the_server_refuses_is_named_and_nothing_is_created(restartabl
         gm.fill('#token-editor .pack[data-plugin="not_installed_pack"] [data-path="momentum"]', "2")
         gm.click("#token-save")
         expect(gm.locator("#token-editor")).to_be_visible()
-        # Named at the pack (flags.<plugin>) or, where the server knows no flags at all, on top.
+        # Named at the pack (flags.<plugin>) or, where the server knows no flags at all, on top
+        # (once the refusal has come back: the editor was open before the save too).
+        gm.wait_for_function(
+            "(document.querySelector('#token-editor .pack[data-plugin=\"not_installed_pack\"] .form-error')?.innerText || '').trim()"
+            " || (document.getElementById('token-form-error')?.innerText || '').includes('flags')"
+        )
         at_pack = pack.locator(".form-error").inner_text().strip()
         on_top = gm.locator("#token-form-error").inner_text()
         assert at_pack or "flags" in on_top, (at_pack, on_top)
@@ -462,4 +467,24 @@ def test_the_declaration_offers_only_the_charms_the_attacker_knows(expect, live_
     assert boxes.evaluate_all("bs => bs.map(b => b.dataset.charm)") == ["first-excellency"]
     expect(listed).to_have_count(0)
     alice.screenshot(path=str(artifacts / "declaration-known-charms.png"), full_page=True)
+    assert errors == []
+
+
+def test_a_godsgloom_attack_form_reads_plainly_and_folds_the_modifiers(expect, live_server, seated):
+    # Issue 28: every ruleset's form by plain names with one-line help, not raw field names.
+    make, open_page, errors = seated
+    seat = make(GODSGLOOM_TOKENS)
+    alice = open_page(seat, "alice")
+    alice.select_option("#attack-ruleset", "godsgloom")
+    alice.click('#attack-targets [data-token="raiders"]')
+    declaration = alice.locator("#declaration")
+    expect(declaration.locator('.field[for="decl-attack"]')).to_contain_text("Attack")
+    expect(declaration.locator('.field[for="decl-attack"] .help')).to_contain_text("the defender rolls only blue dice")
+    more = declaration.locator("details.more-options")
+    expect(more.locator("> summary")).to_have_text(re.compile(r"^More options \(3\)"))
+    more.locator("> summary").click()
+    expect(more).to_contain_text("Defender's modifiers")
+    expect(more).to_contain_text("Auto-successes granted")
+    shown = declaration.evaluate("el => el.innerText.toLowerCase()")
+    assert not [raw for raw in ("defender_modifiers", "defender modifiers", "modifiers.attack") if raw in shown], shown
     assert errors == []

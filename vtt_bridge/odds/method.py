@@ -14,12 +14,17 @@ The rule. The odds are **exact** when both hold:
    the request declares none of them. An inert pack promises to change nothing
    at the rules' default answers unless declared; answers that pick a pack's
    option are the exact model's to refuse (it returns ``None`` for answers it
-   does not model).
+   does not model) — or **probed**: every one of those hooks is in the model's
+   ``probed`` set, the hooks the model runs for real (through
+   ``OddsRequest.probe``) before the first die it convolves. A pack's Charm
+   that acts only there (adds dice to the pool, points to a DV) is in the
+   model's working numbers, so its odds stay exact whoever wrote it.
 
 Otherwise the attack is resolved N times through the real pipeline (Monte
 Carlo). Point 2 is deliberately blunt: the host cannot know what a pack's hook
-does, so a pack that is merely loaded is enough to switch to Monte Carlo —
-unless the exact model says it has taken that pack into account. A model may do
+does after the probe (a reroll, damage added after soak), so a pack that is
+merely loaded there is enough to switch to Monte Carlo — unless the exact model
+says it has taken that pack into account. A model may do
 so per request: "the Excellencies pack changes nothing unless an Excellency is
 declared or chosen" is a claim the agreement tests check against the real
 pipeline.
@@ -136,17 +141,21 @@ def choose_method(host: Any, request: OddsRequest, *, prefer: Prefer = "auto") -
     else:
         named = [p for p in plugins if _accounted(host, p, exact.accounts_for)]
         inert = [p for p in plugins if p not in named and inert_here(host, p, request)]
-        unaccounted = [p for p in plugins if p not in named and p not in inert]
+        probed = [p for p in plugins if p not in named and p not in inert and set(plugins[p]) <= exact.probed]
+        unaccounted = [p for p in plugins if p not in named and p not in inert and p not in probed]
         if not unaccounted:
             reason = f"the {request.ruleset} exact model covers this attack"
             if named:
                 reason += f" (it accounts for {', '.join(named)})"
             if inert:
                 reason += f" ({', '.join(inert)}: installed, nothing of it declared)"
+            if probed:
+                reason += f" ({', '.join(probed)}: acts only before the first roll, which the model runs for real)"
             return Choice(method="exact", reason=reason, exact=exact, plugins=plugins)
         first = unaccounted[0]
+        after = [h for h in plugins[first] if h not in exact.probed]
         reason = (
-            f"plugin {first} implements {', '.join(plugins[first])}, which the exact model does not account for"
+            f"plugin {first} implements {', '.join(after)}, which the exact model does not account for"
         )
         if len(unaccounted) > 1:
             reason += f" (also: {', '.join(unaccounted[1:])})"

@@ -229,7 +229,14 @@ class ExactOdds:
     :ivar accounts_for: plugins other than the ruleset's own whose hooks the
         model has taken into account for this request (a pack that is inert
         unless declared, say). Any other plugin implementing one of the
-        ruleset's hooks makes the odds fall back to Monte Carlo.
+        ruleset's hooks makes the odds fall back to Monte Carlo, unless all of
+        those hooks are ``probed``.
+    :ivar probed: the ruleset's hooks (``exalted2e_declare_attack``) that the
+        model runs for real through :meth:`OddsRequest.probe` and reads only
+        through the working numbers it reads there (pools, DVs, automatic
+        successes): whatever any pack does in them is in the model already. A
+        pack whose every hook of the ruleset is listed here keeps exact odds
+        exact without being named in ``accounts_for``.
     :ivar unit: what ``damage`` counts; when given it must be the ruleset's
         ``damage_unit`` (the odds report that unit whichever method gives them).
     :ivar notes: anything the model approximates or assumes, shown with the odds.
@@ -237,5 +244,6 @@ class ExactOdds:
 
     outcomes: Distribution[AttackOutcome]
     accounts_for: frozenset[str] = frozenset()
+    probed: frozenset[str] = frozenset()
     unit: str | None = None
     notes: tuple[str, ...] = ()

@@ -78,8 +78,8 @@ test("a decision becomes a dialog: options, typed parameters, countdown; the ans
     key: "defense", prompt: "Dodge or parry?", token: "b", default: "dodge", timeout: 30,
     attack: { id: "atk-1", attacker: "a" },
     options: [
-      { id: "dodge", label: "Dodge" },
-      { id: "parry", label: "Parry", params: { type: "object", properties: { stunt: { type: "integer", minimum: 0, maximum: 3, default: 0, title: "Stunt dice" } }, additionalProperties: false } },
+      { id: "dodge", label: "Dodge", detail: "Dodge DV 4" },
+      { id: "parry", label: "Parry", detail: "Parry DV 3 (unarmed)", params: { type: "object", properties: { stunt: { type: "integer", minimum: 0, maximum: 3, default: 0, title: "Stunt dice" } }, additionalProperties: false } },
     ],
   };
   const model = decisionModel(decision, { now: 1000, names: (id) => ({ a: "Anoria", b: "Monk" })[id] });
@@ -89,6 +89,9 @@ test("a decision becomes a dialog: options, typed parameters, countdown; the ans
     ["dodge", true, []],
     ["parry", false, [["stunt", "number", 0, 3]]],
   ]);
+  // What each choice gives reads as in the web table (common/decisions.js).
+  assert.deepEqual(model.options.map((o) => o.text), ["Dodge DV 4", "Parry DV 3 (unarmed)"]);
+  assert.equal(model.options[0].detail, "Dodge DV 4");
   assert.equal(secondsLeft(model, 1000), 30);
   assert.equal(secondsLeft(model, 30500), 1);
   assert.equal(secondsLeft(model, 99999), 0);

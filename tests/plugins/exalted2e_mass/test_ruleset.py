@@ -125,6 +125,16 @@ def test_formation_changes_war_dv(formation, war_dv):
     assert res.outcome["war_dv"] == war_dv
 
 
+@pytest.mark.parametrize(("formation", "kept"), [("unordered", -1), ("relaxed", 0), ("close", 2)])
+def test_doing_nothing_says_the_dv_that_still_counts_and_gets_it(formation, kept):
+    # "DV 0, then what the normal DV rules still apply": a close formation's +2 (seed 000).
+    res = resolve(b=merged(B, formation=formation), dice=HITS + [2] * 20, answers={"defense": "nothing"})
+    option = res.decision("defense").decision.options[-1]
+    assert (option.id, option.label) == ("nothing", "Do nothing")
+    assert option.detail.startswith(f"DV {kept} ")
+    assert res.numbers["dv"] == kept
+
+
 def test_a_mortal_commander_rounds_war_dv_down():
     res = resolve(b=merged(B, commander={"exalted": False}), dice=[1] * 7, answers={"defense": "war"})
     assert res.outcome["war_dv"] == 4

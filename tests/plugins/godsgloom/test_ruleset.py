@@ -107,6 +107,8 @@ def test_pool_reroll_rerolls_every_die_both_colours_successes_too_and_the_new_re
     assert decision.key == "active_pool_reroll" and decision.token == "a"
     assert [o.id for o in decision.options] == ["pool", "decline"]
     assert decision.option("pool").label == "Pool Reroll: reroll every die, both colours, successes too (🟥 [6, 5, 1], 🟦 [2, 2])"
+    # What it gives: 5 dice, each a success on 3+ (4 in 6), beat the 2 showing — 192/243.
+    assert decision.option("pool").detail == "79% to beat 2 successes"
     assert decision.default == "decline"
     res.answer("pool")
     assert res.advance() is None  # the only Pool Reroll is spent: not asked again
@@ -135,6 +137,9 @@ def test_single_die_rerolls_one_at_a_time_the_same_die_twice():
         "die:attack:1", "die:attack:2", "die:attack:3", "die:defence:1", "die:defence:2", "decline",
     ]
     assert "shows 1" in first.option("die:attack:1").label
+    # A 3+ succeeds: a 1 rerolled becomes a success on 4 faces in 6; a 4 loses it on 2 in 6.
+    assert first.option("die:attack:1").detail == "67% to make it a success"
+    assert first.option("die:attack:2").detail == "33% to lose this success"
     res.answer("die:attack:1")
     second = res.advance()  # asked again after seeing the new result
     assert second.key == "active_single_reroll"

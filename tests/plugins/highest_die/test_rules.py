@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from vtt_highest_die.rules import (
+    chance_to_be_hit,
     allowed_defenses,
     base_damage,
     conditions_for,
@@ -138,3 +139,18 @@ def test_within_four_paces(a, b, near):
 def test_results_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         soak([4]).soaked = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("attack", "defense"),
+    [((8, 8, 6), (6, 6, 6)), ((8, 8, 6), (6,)), ((6,), (12, 4)), ((4, 4), (10,)), ((8,), ()), ((), (6,))],
+)
+def test_the_chance_to_be_hit_is_the_share_of_rolls_with_a_success(attack, defense):
+    # Counted die by die over every roll of both pools (count_successes is seed 003's rule).
+    import itertools
+    from fractions import Fraction
+
+    rolls = list(itertools.product(*[range(1, s + 1) for s in attack + defense]))
+    hits = sum(1 for faces in rolls if count_successes(faces[: len(attack)], faces[len(attack):]) > 0)
+    expected = Fraction(hits, len(rolls)) if attack else Fraction(0)
+    assert chance_to_be_hit(attack, defense) == expected

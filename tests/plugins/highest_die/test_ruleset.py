@@ -99,6 +99,12 @@ def test_the_defender_chooses_and_each_option_names_its_dice():
         ("dodge", "Dodge: d6"),
         ("counter", "Counter with Staff: d6 d6 d6"),
     ]
+    # What each gives: the chance the Blade's d8 d8 d6 beats the defense's highest die.
+    assert [o.detail for o in decision.options] == [
+        "64% to be hit by d8 d8 d6",
+        "81% to be hit by d8 d8 d6",
+        "64% to be hit by d8 d8 d6",
+    ]
     res.answer("parry")
     assert res.advance() is None
     assert res.record["decisions"][0]["how"] == "answered"

@@ -11,6 +11,8 @@ from itertools import product
 
 import pytest
 
+from vtt_warmachine_mk3 import rules
+
 from .kit import RULESET, grunt, host, jack, tokens
 
 # needing N on the dice (DEF minus RAT): 2d6, 3d6 boosted
@@ -65,3 +67,15 @@ def test_the_exact_fractions_behind_the_table():
 )
 def test_all_ones_and_all_sixes_set_the_extremes(need, dice, expected):
     assert chance(need, dice) == expected
+
+
+@pytest.mark.parametrize(("need", "two", "three"), PUBLISHED)
+def test_the_boost_question_says_the_chance_to_hit_now_and_boosted(need, two, three):
+    # The attacker's question gives the same chances the pipeline makes (issue 28).
+    res = host().start(RULESET, tokens(jack(RAT=5, focus=1), grunt("a", DEF=5 + need, ARM=40)),
+                       attacker="jack", targets=["a"], declaration={"weapon": "Cannon"}, dice=[1] * 6)
+    boost = res.advance().options[0]
+    assert boost.id == "boost"
+    assert boost.detail == f"to hit {round(two)}% → {round(three)}%"
+    assert rules.attack_hit_chance(2, 5, 5 + need) == chance(need, 2)
+    assert rules.attack_hit_chance(3, 5, 5 + need) == chance(need, 3)

@@ -34,7 +34,8 @@ export async function askDialog(decision, signal) {
     content: `<div class="vtt-bridge-decision">${who}${countdown}${params}</div>`,
     buttons: model.options.map((o) => ({
       action: o.id,
-      label: o.isDefault ? `${o.label} (${t("Decision.Default")})` : o.label,
+      // What the option gives where the rules know it: "Parry DV 5 (daiklave)", "Do nothing (DV 0)".
+      label: o.isDefault ? `${o.text} (${t("Decision.Default")})` : o.text,
       default: o.isDefault,
       callback: (/** @type {Event} */ _event, /** @type {any} */ button) => {
         const form = /** @type {HTMLFormElement} */ (button.form);

@@ -1,9 +1,11 @@
 /**
  * A `decision` prompt as a dialog model, and the answer read back from it.
  * Options' typed parameters (contract 1: a JSON Schema object per option) become
- * fields through the shared schema-form module.
+ * fields through the shared schema-form module; what each option gives ("Dodge DV 7")
+ * reads as in the web table, through the shared decisions module.
  */
 
+import { optionDetail, optionText } from "../../../../vtt_bridge/server/static/common/decisions.js";
 import { collect, fieldModel } from "../../../../vtt_bridge/server/static/common/schema-form.js";
 
 /**
@@ -14,6 +16,9 @@ export function decisionModel(decision, { now = Date.now(), names = (id) => id }
   const options = (decision.options || []).map((o) => ({
     id: o.id,
     label: o.label || o.id,
+    detail: optionDetail(o, decision.options),
+    text: optionText(o, decision.options),
+    countsAs: o.counts_as ?? null,
     plugin: o.plugin ?? null,
     isDefault: o.id === decision.default,
     fields: o.params && typeof o.params === "object" ? fieldModel(o.params) : [],

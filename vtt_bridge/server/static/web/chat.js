@@ -1,12 +1,13 @@
 /* The chat: one card per attack. A card opens as one summary line (who attacked whom
- * with what, hit or miss, damage, conditions); the steps and their dice are folded under
+ * with what, hit or miss, damage, conditions) and who was struck and how each target
+ * defended; the steps and their dice are folded under
  * it. Steps arrive live (`attack.step`) and the card is redrawn from the whole record
  * when it resolves (`attack.resolved`, `attack.get`, `table.sync`), with the same model
  * the Foundry module uses (../common/card.js): empty steps are left out, nothing reads
  * `null`, and GODSGLOOM's red and blue dice are coloured and named, not drawn as emoji.
  * Also the history list (the audit log) and undo, which asks first. */
 
-import { cardModel, segments, show, stepCard } from "../common/card.js";
+import { cardModel, plain, segments, show, stepCard } from "../common/card.js";
 import { describeRoll } from "../common/rolls.js";
 import { call, sawSeq } from "./connection.js";
 import { $, confirmAction, describeError, h, human, toast, fill } from "./dom.js";
@@ -105,6 +106,8 @@ export function renderCardHead(card) {
   }
   fill(card.head, 
     line,
+    // Who was struck and how each target defended ("struck Anoria; Anoria defended: Parry").
+    summary?.detail ? h("div", { class: "summary-detail" }, plain(summary.detail)) : null,
     h(
       "div",
       { class: "meta" },

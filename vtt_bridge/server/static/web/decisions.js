@@ -10,6 +10,7 @@
  * answering it, on anyone's through `decision.default`. */
 
 import { diceSizes, readFaces } from "../common/faces.js";
+import { optionDetail, optionText } from "../common/decisions.js";
 import { FormErrors } from "../common/schema-form.js";
 import { ensureCard, renderCardHead } from "./chat.js";
 import { call } from "./connection.js";
@@ -164,7 +165,7 @@ function nextDecision() {
   $("decision-prompt").textContent = data.prompt || human(data.name);
   dialog.dataset.decision = data.key;
   const chosen = (data.options || []).find((o) => o.id === data.default);
-  const defaultLabel = chosen ? withDetail(chosen) : data.default;
+  const defaultLabel = chosen ? optionText(chosen, data.options) : data.default;
   if (data.dice) fill($("decision-options"), facesForm(item));
   else fill($("decision-options"), 
     ...(data.options || []).map((option) => {
@@ -193,7 +194,7 @@ function nextDecision() {
         },
         h("span", { class: "option-label" }, option.label || option.id),
         // What choosing it means, where the rules know: "Dodge DV 7", "Parry DV 5 (daiklave)".
-        option.detail ? h("span", { class: "option-detail" }, option.detail) : null,
+        optionDetail(option, data.options) ? h("span", { class: "option-detail" }, optionDetail(option, data.options)) : null,
         option.id === data.default ? h("span", { class: "hint" }, " (default)") : null,
       );
       return h("div", { class: "option-row", dataset: { optionRow: option.id } }, button, form ? h("div", { class: "params" }, form.node) : null);
@@ -267,13 +268,6 @@ function facesForm(item) {
       ? h("div", { class: "option-row" }, h("button", { type: "button", class: "option", dataset: { option: "roll" }, onclick: () => answer(item, "roll", {}) }, roll.label))
       : null,
   );
-}
-
-/** "Parry (Parry DV 5)" reads twice: "Parry DV 5" then; else "Do nothing (DV 0)". */
-function withDetail(option) {
-  const label = option.label || option.id;
-  if (!option.detail) return label;
-  return option.detail.toLowerCase().startsWith(label.toLowerCase()) ? option.detail : `${label} (${option.detail})`;
 }
 
 /** Free-text parameters of an old pack: numbers typed as numbers are sent as numbers. */

@@ -72,6 +72,29 @@ export const scenarios = [
     },
   },
   {
+    name: "issue 28: the defender's dialog says what each choice gives, as the bridge sent it (Dodge DV, Parry DV, DV 0)",
+    async run({ world, gm, assert }) {
+      const { ta, td } = await duel(world, { defender: { dodge: 3 } });
+      const done = world.api().attack({ attacker: ta.object, targets: [td.object], declaration: { weapon: "Daiklave" } });
+      const question = await until(() => decisionDialogs(world).find((d) => !d.closed && d.options.buttons.some((b) => b.action === "parry")), "the defender's question");
+      const labels = Object.fromEntries([...question.element.querySelectorAll("footer button")].map((b) => [b.dataset.action, b.textContent]));
+      await question.press("parry");
+      // Any other question of the attack (none by default): the default.
+      const record = await until(async () => {
+        for (const q of decisionDialogs(world).filter((d) => !d.closed)) await q.press(q.options.buttons.find((b) => b.default)?.action ?? q.options.buttons[0].action);
+        return Promise.race([done, new Promise((r) => setTimeout(() => r(null), 200))]);
+      }, "the attack resolves", 30000);
+      const asked = record.decisions.find((d) => d.key === "defense");
+      assert.equal(asked.answer.option, "parry");
+      const detail = Object.fromEntries(asked.options.map((o) => [o.id, o.detail]));
+      // Seed 002: "Dodge DV" and "Parry DV" — each button reads as the bridge's detail says.
+      assert.match(detail.dodge, /^Dodge DV \d+$/);
+      assert.match(labels.dodge, new RegExp(`^${detail.dodge}( \\(|$)`));
+      assert.match(labels.parry, new RegExp(`^${detail.parry.replace(/[()]/g, "\\$&")}( \\(|$)`));
+      assert.match(labels.nothing, new RegExp(`^Do nothing.* \\(${detail.nothing}\\)`));
+    },
+  },
+  {
     name: "defect 5: Undo on the GM's card undoes the attack, and the actor gets exactly the bridge's numbers back (what the attack added is gone)",
     async run({ world, gm, assert }) {
       const { ta, td, d } = await duel(world, { defender: { dodge: 0 } });
