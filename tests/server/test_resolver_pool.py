@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import time
 
 import pytest
@@ -331,3 +332,67 @@ async def test_a_spare_killed_at_its_budget_is_not_replaced_and_the_pool_returns
         assert (await second_gm.call("attack", PLAIN, timeout=10))["ok"]
         await first.close()
         await second.close()
+
+
+def _children() -> set[int]:
+    """The pids of this process's children (the sandbox processes of a server run in-process)."""
+    found: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as listing:
+            found.update(int(pid) for pid in listing.read().split())
+    return found
+
+
+async def test_a_burst_behind_a_hung_hook_never_runs_more_sandbox_processes_than_configured(tmp_path):
+    """Issue 26: one loaded run ended with 62 processes under one server. With ``--resolvers 1``
+    and one odds process, a hook that hangs and twenty attacks arriving at once behind it
+    never make more than 2 × resolvers + odds processes, counted by the kernel."""
+    allowed = 2 * 1 + 1
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=1)) as server:
+        hung, hung_gm = await _seat(server, 1.0)
+        others = [await _seat(server, 1.0) for _ in range(4)]
+        stuck = asyncio.ensure_future(hung_gm.call("attack", {**PLAIN, "attacker": "sleep1"}, timeout=10))
+        await asyncio.sleep(0.4)  # the only resolver is held up
+        burst = [
+            asyncio.ensure_future(gm.call("attack", {**PLAIN, "seed": n}, timeout=20))
+            for n in range(5)
+            for _seat_, gm in others
+        ]
+        most = len(_children())
+        for _ in range(400):
+            most = max(most, len(_children()))
+            if stuck.done() and all(ack.done() for ack in burst):
+                break
+            await asyncio.sleep(0.01)
+        assert (await stuck)["error"]["code"] == "plugin_timeout"
+        for ack in burst:
+            assert (await ack)["ok"]
+        assert most <= allowed, most
+        await hung.close()
+        for seat, _gm in others:
+            await seat.close()
+
+
+async def test_an_idle_resolver_asked_where_it_is_stuck_says_it_is_idle(tmp_path):
+    """A resolver with no job in hand answers ``SIGUSR1`` at once that it is idle, so the watchdog
+    does not kill one whose job's message had not reached it yet (the event loop ran late)."""
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(),), resolvers=1)) as server:
+        (proc,) = server.bridge.resolvers.procs
+        started = time.monotonic()
+        assert await workers.where_stuck(proc) == {"idle": True}
+        assert time.monotonic() - started < workers.REPORT_GRACE
+
+
+async def test_the_event_loop_lateness_is_measured_not_charged():
+    lateness = workers.Lateness()
+    lateness.start()
+    try:
+        await asyncio.sleep(2 * workers.BEAT)
+        mark = lateness.total
+        time.sleep(0.3)  # the loop held up: a long collection, a fork
+        assert lateness.since(mark, asyncio.get_running_loop().time()) >= 0.25
+        await asyncio.sleep(0)
+        await asyncio.sleep(2 * workers.BEAT)
+        assert lateness.total - mark >= 0.25
+    finally:
+        lateness.stop()

@@ -148,6 +148,44 @@ SPARE_IDLE = 30.0
 # The tables whose tokens a resolver (or odds process) keeps between jobs: the least
 # recently used beyond this many are forgotten (sent again in full if used again).
 TABLES_HELD = 64
+# How often the event loop's heartbeat runs (see :class:`Lateness`).
+BEAT = 0.05
+
+
+class Lateness:
+    """How late the event loop runs: a ``call_later`` heartbeat notes how much later than
+    asked it ran. A job's time in a resolver is charged without the time the loop itself
+    was late (a garbage collection, a burst of messages, a fork): the resolver's replies
+    were waiting unread in its socket meanwhile, so no resolver looks slow, no spare is
+    forked and no job is charged for the loop's own delay."""
+
+    def __init__(self) -> None:
+        self.total = 0.0  # seconds the heartbeat ran late, summed since it started
+        self.recent = 0.0  # how late its last beat ran
+        self.timer: asyncio.TimerHandle | None = None
+        self.due = 0.0
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.due = loop.time() + BEAT
+        self.timer = loop.call_at(self.due, self.beat)
+
+    def beat(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        self.recent = max(0.0, now - self.due)
+        self.total += self.recent
+        self.due = now + BEAT
+        self.timer = loop.call_at(self.due, self.beat)
+
+    def since(self, mark: float, now: float) -> float:
+        """Lateness summed since ``mark`` (an earlier ``total``), the beat due now included."""
+        return self.total - mark + max(0.0, now - self.due)
+
+    def stop(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 # -- framing (both sides) ---------------------------------------------------------
@@ -425,11 +463,14 @@ class _Worker:
         while replies are being written: the report would land inside them;
         the event loop sees those replies instead.
         """
-        if self.sending or self.current is None:
+        if self.sending:
             return
         with contextlib.suppress(Exception):
             self.flush()
-            _send_blocking(self.sock, Stuck("stuck", self.current, _where(frame, self.host)))
+            if self.current is None:  # no job in hand: say so, lest a job not read yet look stuck
+                _send_blocking(self.sock, Stuck("stuck", None, {"idle": True}))
+            else:
+                _send_blocking(self.sock, Stuck("stuck", self.current, _where(frame, self.host)))
 
     def overdue(self, signum: int, frame: Any) -> None:
         """SIGALRM: replies held ``_HOLD`` seconds go out, whatever the job running now does."""
@@ -790,6 +831,7 @@ class _Proc:
         self.queue: deque[tuple[Job, float]] = deque()  # (job, budget left) awaiting an answer, in order
         self.parked: set[Job] = set()
         self.head_since = 0.0
+        self.head_lag = 0.0  # the loop's lateness (``Lateness.total``) when the head job began
         self.timer: asyncio.TimerHandle | None = None
         self.timer_at = 0.0  # when ``timer`` fires (the event loop's clock)
         self.deadline = 0.0  # when the head job's budget runs out
@@ -820,6 +862,11 @@ class Resolvers:
         self._forking_spares = 0  # spares being forked (not in ``procs`` until connected)
         self.spares = 0  # forked as spares so far; ``retired``: those ended once idle
         self.retired = 0
+        self.lateness = Lateness()
+
+    def _ran(self, proc: _Proc, now: float) -> float:
+        """How long ``proc``'s head job has run, the event loop's own lateness taken out."""
+        return max(0.0, now - proc.head_since - self.lateness.since(proc.head_lag, now))
 
     async def start(self) -> None:
         # What the server has built so far (modules, the plugin host, schemas) lives as long
@@ -830,6 +877,7 @@ class Resolvers:
         gc.freeze()
         for _ in range(self.size):
             self.procs.append(await self._fork())
+        self.lateness.start()
 
     async def _fork(self) -> _Proc:
         """A new resolver process (it freezes what it inherits itself: see ``_child``)."""
@@ -842,6 +890,7 @@ class Resolvers:
 
     async def close(self) -> None:
         self._closed = True
+        self.lateness.stop()
         procs, self.procs = self.procs, []
         for proc in procs:
             proc.dead = True
@@ -890,16 +939,18 @@ class Resolvers:
         """
         now = asyncio.get_running_loop().time()
         live = [p for p in self.procs if not p.dead]
-        free = [p for p in live if not p.queue or now - p.head_since < _SLOW]
+        free = [p for p in live if not p.queue or self._ran(p, now) < _SLOW]
         if free:
             # The first resolver that keeps up takes the job (a short queue, its job in hand
             # begun moments ago): one that works through jobs in a row runs them with its
             # caches warm, while one woken for each job runs it about twice as slow
             # (bench/server_bench.py measures both). Another takes jobs once it falls behind.
             for proc in free:
-                if not proc.queue or (len(proc.queue) < _KEEPS_UP and now - proc.head_since < _BRIEF):
+                if not proc.queue or (len(proc.queue) < _KEEPS_UP and self._ran(proc, now) < _BRIEF):
                     return proc
             return min(free, key=lambda p: p.load)
+        if self.lateness.recent >= _SLOW:
+            return self._least_busy()  # the loop itself is late: the resolvers' replies wait unread
         if len(live) + self._forking_spares < 2 * self.size and not self._closed:
             # Counted while it is forked: jobs that arrive meanwhile must not fork spares of their own.
             self._forking_spares += 1
@@ -1002,6 +1053,7 @@ class Resolvers:
             return  # a timer still set finds no job when it fires
         loop = asyncio.get_running_loop()
         proc.head_since = loop.time()
+        proc.head_lag = self.lateness.total
         _job, left = proc.queue[0]
         proc.deadline = deadline = proc.head_since + left
         if proc.timer is not None:
@@ -1016,8 +1068,11 @@ class Resolvers:
         if proc.dead or not proc.queue:
             return
         loop = asyncio.get_running_loop()
-        if loop.time() < proc.deadline:  # set for an earlier head job, answered since
-            proc.timer_at = proc.deadline
+        now = loop.time()
+        # Set for an earlier head job (answered since), or the loop ran late meanwhile (not charged).
+        left = proc.queue[0][1] - self._ran(proc, now)
+        if left > 0:
+            proc.deadline = proc.timer_at = now + left
             proc.timer = loop.call_at(proc.deadline, self._expired, proc)
             return
         loop.create_task(self._retire(proc))
@@ -1028,6 +1083,12 @@ class Resolvers:
         where = {"plugin": None, "hook": None, "step": None, **await where_stuck(proc)}
         if proc.dead or not proc.queue or proc.queue[0][0] is not job:
             return  # it answered just in time after all (its reply re-armed the watchdog)
+        if where.pop("idle", False):
+            # It has no job in hand: the job's message has not reached it yet (the loop was late
+            # writing it). Not stuck: the watchdog times the job again.
+            proc.timer = None
+            self._arm(proc)
+            return
         self._kill(proc)
         job.used = job.budget
         proc.queue.popleft()
@@ -1114,7 +1175,7 @@ class Resolvers:
             return
         job, _left = proc.queue.popleft()
         now = proc.used = asyncio.get_running_loop().time()
-        job.used += now - proc.head_since
+        job.used += self._ran(proc, now)
         if reply.kind == "decision":
             proc.parked.add(job)
             job.sent += len(reply.steps)

@@ -143,6 +143,19 @@ async def drop_transports(sio: Any) -> None:
     await asyncio.sleep(0)
 
 
+# Objects that survived this long (connections, table mirrors, the store's snapshots) live as
+# long as what they belong to: moved out of the collector's sight, no collection walks them
+# again. Reference counting still frees them; only a cycle among them would wait for a restart.
+SETTLE_EVERY = 10.0
+
+
+async def _settle_objects() -> None:
+    while True:
+        await asyncio.sleep(SETTLE_EVERY)
+        gc.collect(1)  # the young generations: cycles that died young are freed first
+        gc.freeze()
+
+
 async def serve_forever(
     config: ServerConfig,
     *,
@@ -160,12 +173,14 @@ async def serve_forever(
         loop.add_signal_handler(signum, stop.set)
     server = BridgeServer(config, host=host)
     await server.start()
+    settle = loop.create_task(_settle_objects())
     try:
         if ready is not None:
             await ready(server)
         await stop.wait()
         log.info("signal received, stopping")
     finally:
+        settle.cancel()
         await server.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
