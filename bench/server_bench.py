@@ -615,6 +615,7 @@ def floor_main(count: int) -> None:
     import signal
 
     from vtt_bridge.server import pool as workers
+    from vtt_bridge.server import sandbox
     from vtt_bridge.server.runner import run
 
     duel = Ruleset("duel")
@@ -628,9 +629,9 @@ def floor_main(count: int) -> None:
     reply = workers.Done("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
 
     def child(sock: socket.socket) -> None:
-        frames = workers._Frames(sock)
+        frames = sandbox.Frames(sock)
         while frames.next() is not None:
-            workers._send_blocking(sock, reply)
+            sandbox.send_blocking(sock, reply)
 
     async def hops() -> tuple[float, float]:
         parent, other = socket.socketpair()
@@ -688,7 +689,7 @@ def floor_main(count: int) -> None:
     async def resolved() -> tuple[float, float, float, float]:
         """Duel attacks resolved by a real resolver process, sent as the server sends them.
 
-        The jobs go through :class:`workers.Resolvers` (one process, forked
+        The jobs go through :class:`workers.Pool` (one process, forked
         with the server's plugins) one at a time, as one client's attacks
         arrive, on a table of 50 tokens; each reply's changed tokens are the
         next job's (as the server commits them). Returns the p50 wall
@@ -713,7 +714,7 @@ def floor_main(count: int) -> None:
             return tokens
 
         tokens = {t.id: t for t in duel.tokens()}
-        pool = workers.Resolvers(host, size=1)
+        pool = workers.Pool(host, size=1)
         await pool.start()
         try:
             pid = pool.procs[0].pid
@@ -730,7 +731,7 @@ def floor_main(count: int) -> None:
             both = time.process_time() - cpu0 + child
         finally:
             await pool.close()
-        worker, held = workers._Worker(None, host), workers.Held()  # what a resolver runs per job
+        worker, held = sandbox.Worker(None, host), workers.Held()  # what a resolver runs per job
         hot = 0.0
         for i in range(count):
             _forget, refs, new = held.hand_off("t", tokens)

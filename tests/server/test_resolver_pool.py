@@ -19,6 +19,7 @@ import pytest
 from vtt_bridge.engine.tokens import Token
 from vtt_bridge.server import BridgeServer, attackwire
 from vtt_bridge.server import pool as workers
+from vtt_bridge.server import sandbox
 from vtt_bridge.server.pool import Held
 from vtt_bridge.state.records import token_wire
 
@@ -66,7 +67,7 @@ def test_a_resolver_reuses_the_wire_form_of_the_snapshots_it_holds():
     from vtt_bridge.state import codec
 
     host = make_host(plugins=[duel_plugin.rules()], entry_points=False)
-    worker = workers._Worker(None, host)
+    worker = sandbox.Worker(None, host)
     a, b = _token("a"), _token("b", 30)
     _forget, refs, new = Held().hand_off("t1", {"a": a, "b": b})
     spec = {
@@ -140,13 +141,13 @@ async def test_attacks_go_to_the_first_resolver_that_keeps_up_and_past_one_held_
     arriving while that resolver's job in hand has run a while goes to the other at once."""
     monkeypatch.setattr(workers, "_BRIEF", 0.5)  # "a while" made long: a loaded machine may stall a job for ms
     picked: list[int] = []
-    dispatch = workers.Resolvers._dispatch
+    dispatch = workers.Pool._dispatch
 
     async def spy(self, job, proc, **kwargs):
         picked.append(proc.pid)
         return await dispatch(self, job, proc, **kwargs)
 
-    monkeypatch.setattr(workers.Resolvers, "_dispatch", spy)
+    monkeypatch.setattr(workers.Pool, "_dispatch", spy)
     async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=2)) as server:
         first, second = (proc.pid for proc in server.bridge.resolvers.procs)
         seats = [await seat_table(server, name=f"table {n}", tokens=TOKENS) for n in range(4)]
@@ -283,7 +284,7 @@ def test_a_stuck_report_names_the_hook_or_setup_on_the_stack_whatever_runs_the_e
 
     def stuck_setup(ctx):
         duel_plugin.DEMO_RULESET.setup(ctx)
-        seen["setup"] = workers._where(sys._getframe(), host)
+        seen["setup"] = sandbox.where_in(sys._getframe(), host)
 
     class StuckSetup(duel_plugin.DemoDuelRules):
         @hookimpl
@@ -293,7 +294,7 @@ def test_a_stuck_report_names_the_hook_or_setup_on_the_stack_whatever_runs_the_e
     class StuckRoll:
         @hookimpl
         def duel_roll(self, ctx):
-            seen["roll"] = workers._where(sys._getframe(), host)
+            seen["roll"] = sandbox.where_in(sys._getframe(), host)
 
     host = make_host(plugins=[StuckSetup(), StuckRoll()], entry_points=False)
     tokens = {t["id"]: Token.from_dict(t) for t in duel_plugin.sample_tokens()}
