@@ -621,12 +621,12 @@ def floor_main(count: int) -> None:
     duel = Ruleset("duel")
     # A duel job as Resolvers sends it (one changed token as a delta), and its "done" reply.
     token = {"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}
-    job = workers.Start("start", 1, "table", None, [token], _duel_spec(duel, 1), [], 0)
+    job = sandbox.Start("start", 1, "table", None, [token], _duel_spec(duel, 1), [], 0)
     wire = (
         b'{"id":"b0","name":"b0","ruleset":"duel","ownership":{"q0":3},'
         b'"system":{"hp":999999997,"rerolls":0},"flags":{},"version":8}'
     )
-    reply = workers.Done("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
+    reply = sandbox.Done("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
 
     def child(sock: socket.socket) -> None:
         frames = sandbox.Frames(sock)
@@ -654,7 +654,7 @@ def floor_main(count: int) -> None:
             future = loop.create_future()
             waiting.append(future)
             body = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-            writer.write(workers.HEADER.pack(len(body)) + body)
+            writer.write(sandbox.HEADER.pack(len(body)) + body)
             await future
             times.append((time.perf_counter() - t0) * 1000)
         cpu = time.process_time() - cpu0 + _cpu_ns(pid) - child0

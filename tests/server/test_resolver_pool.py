@@ -258,7 +258,7 @@ async def test_replies_are_handled_whole_however_the_socket_cuts_them():
     pipe = workers.Replies(seen.append)
     messages = [("done", n, b"x" * (n * 1000)) for n in range(1, 5)]
     data = b"".join(
-        workers.HEADER.pack(len(body)) + body
+        sandbox.HEADER.pack(len(body)) + body
         for body in (pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL) for m in messages)
     )
     pipe.data_received(data[:3])  # not even a header yet

@@ -39,8 +39,9 @@ from ..state import codec, messages
 from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps, token_wire
 from .logs import fields
-from .pool import Asked, Done, Failed, OddsRunner, budget_of
+from .pool import OddsRunner, budget_of
 from .prompts import Prompter
+from .sandbox import Asked, Done, Failed
 from .session import Caller, require_gm, require_owner
 from .tables import TableRuntime
 

@@ -46,7 +46,6 @@ import gc
 import itertools
 import logging
 import os
-import pickle
 import signal
 import time
 from collections import Counter, deque
@@ -63,53 +62,17 @@ from ..errors import (
     PluginTimeout,
     RateLimited,
     ServerStopping,
-    VTTError,
     error_from_dict,
 )
 from ..state.records import token_wire
 from .logs import fields
-from .sandbox import (
-    HEADER,
-    Asked,
-    Done,
-    Drop,
-    Failed,
-    Forget,
-    Odds,
-    OddsDone,
-    RemoteDecision,
-    Reply,
-    Request,
-    Settle,
-    Start,
-    Stuck,
-    fork_child,
-    frame,
-)
+from .sandbox import Drop, Forget, Odds, Reply, Request, Settle, Start, fork_child, frame, unframe
 
 if TYPE_CHECKING:  # for annotations only: the pool is below the tables
     from .session import Caller
     from .tables import TableRuntime
 
-__all__ = [
-    "DEFAULT_BUDGET",
-    "HEADER",
-    "Asked",
-    "Done",
-    "Failed",
-    "OddsDone",
-    "RemoteDecision",
-    "Start",
-    "Stuck",
-    "ODDS_IDLE",
-    "REPORT_GRACE",
-    "Job",
-    "OddsRunner",
-    "Pool",
-    "RemoteDecision",
-        "budget_of",
-    "frame",
-]
+__all__ = ["DEFAULT_BUDGET", "ODDS_IDLE", "REPORT_GRACE", "Held", "Job", "OddsRunner", "Pool", "Replies", "budget_of"]
 
 log = logging.getLogger("vtt_bridge.server")
 
@@ -185,34 +148,6 @@ class Lateness:
             self.timer = None
 
 
-async def fork_process(host: Any, handle: Callable[[Any], Any]) -> tuple[int, Any, asyncio.Future[None]]:
-    """Fork a pool process (it inherits ``host``): its pid, the event loop's end of its socket
-    (every message the process writes goes to ``handle``, see :class:`Replies`) and a future
-    done once that socket closes (the process ended, or was told to by closing it)."""
-    pid, sock = fork_child(host)
-    transport, pipe = await asyncio.get_running_loop().create_connection(lambda: Replies(handle), sock=sock)
-    return pid, transport, pipe.lost
-
-
-# -- the event loop's side ------------------------------------------------------------
-
-
-def _unframe(buffer: bytearray, handle: Callable[[Any], Any]) -> None:
-    """Hand each whole message at the start of ``buffer`` (framed, pickled) to ``handle``, in
-    order; what was handed over leaves ``buffer``, a message not whole yet stays."""
-    size, unpack, start, length = HEADER.size, HEADER.unpack_from, 0, len(buffer)
-    try:
-        while length - start >= size:
-            end = start + size + unpack(buffer, start)[0]
-            if length < end:
-                break
-            message = pickle.loads(buffer[start + size : end])
-            start = end
-            handle(message)
-    finally:
-        del buffer[:start]
-
-
 class Replies(asyncio.Protocol):
     """The event loop's end of a resolver's socket: each whole message is handled in the
     callback that read it (:meth:`Pool._reply`), with no reader task to wake first, so
@@ -225,7 +160,7 @@ class Replies(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
-        _unframe(self.buffer, self.handle)
+        unframe(self.buffer, self.handle)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.lost.done():
@@ -338,9 +273,6 @@ class _Proc:
         self.dead = False
         self.served = 0  # jobs answered (odds)
 
-    @property
-    def load(self) -> int:
-        return len(self.queue)
 
 
 class Pool:
@@ -384,10 +316,11 @@ class Pool:
 
     async def fork(self, lane: str) -> _Proc:
         """A new sandbox process (it freezes what it inherits itself: see ``sandbox._child``)."""
-        # ``proc`` is set before the event loop runs again, so before any reply is handled.
-        pid, writer, lost = await fork_process(self.host, lambda reply: self._reply(proc, reply))
+        pid, sock = fork_child(self.host)
         proc = _Proc(pid, lane)
-        proc.writer, proc.lost = writer, lost
+        pipe = Replies(lambda reply: self._reply(proc, reply))
+        proc.writer, _ = await asyncio.get_running_loop().create_connection(lambda: pipe, sock=sock)
+        proc.lost = pipe.lost
         proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"{lane} {proc.pid}")
         return proc
 
@@ -461,7 +394,7 @@ class Pool:
             for proc in free:
                 if not proc.queue or (len(proc.queue) < _KEEPS_UP and self._ran(proc, now) < _BRIEF):
                     return proc
-            return min(free, key=lambda p: p.load)
+            return min(free, key=lambda p: len(p.queue))
         if self.lateness.recent >= _SLOW:
             return self._least_busy()  # the loop itself is late: the resolvers' replies wait unread
         if len(live) + self._forking_spares < 2 * self.size and not self._closed:
@@ -499,7 +432,7 @@ class Pool:
         live = [p for p in self.procs if not p.dead]
         if not live:
             raise InternalError("no resolver is running")
-        return min(live, key=lambda p: p.load)
+        return min(live, key=lambda p: len(p.queue))
 
     async def _dispatch(self, job: Job, proc: _Proc, *, fresh: bool, message: Request | None = None) -> Reply:
         left = job.budget + job.grace - job.used
@@ -679,31 +612,15 @@ class Pool:
         if proc.dead or self._closed:
             return
         # It ended by itself (a pack calling os._exit, a C extension crashing it, the OOM killer).
-        if proc.lane == "odds" and proc.queue:
-            error = await self._ended(proc)
+        how = await self.reap(proc.pid, grace=_EXIT_WAIT)
+        log.error("a sandbox process died; replacing it", extra=fields(pid=proc.pid, lane=proc.lane, exit=how))
+        if proc.lane == "odds":
+            error = PluginError(
+                f"the odds process ended while computing ({how}): a plugin's hook ended it; no odds were computed",
+                details={"plugin": None, "hook": None, "step": None, "exit": how},
+            )
             self.kill(proc, error, reap=False)
-        else:
-            log.error("a sandbox process died; replacing it", extra=fields(pid=proc.pid, lane=proc.lane))
-        self.later(self._replace(proc))
-
-    async def _ended(self, proc: _Proc) -> VTTError:
-        """The error for an odds process that died while computing (reaped here)."""
-        how = "unknown"
-        for _ in range(int(_EXIT_WAIT / 0.01)):
-            try:
-                pid, status = os.waitpid(proc.pid, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid:
-                code = os.waitstatus_to_exitcode(status)
-                how = f"exit status {code}" if code >= 0 else f"signal {_signal_name(-code)}"
-                break
-            await asyncio.sleep(0.01)
-        log.error("an odds process died while computing; replacing it", extra=fields(pid=proc.pid, exit=how))
-        return PluginError(
-            f"the odds process ended while computing ({how}): a plugin's hook ended it; no odds were computed",
-            details={"plugin": None, "hook": None, "step": None, "exit": how},
-        )
+        self.later(self._replace(proc))  # not awaited: killing it cancels this task
 
     def _reply(self, proc: _Proc, reply: Reply) -> None:
         """A process's reply: the answer to the job at the head of its queue (or where it is stuck)."""
@@ -724,15 +641,17 @@ class Pool:
             job.future.set_result(reply)
 
     @staticmethod
-    async def reap(pid: int, *, grace: float) -> None:
+    async def reap(pid: int, *, grace: float) -> str:
+        """Wait for ``pid`` to end (killed past ``grace`` seconds); how it ended."""
         deadline = time.monotonic() + grace
         while True:
             try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
+                done, status = os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
-                return
+                return "unknown"
             if done:
-                return
+                code = os.waitstatus_to_exitcode(status)
+                return f"exit status {code}" if code >= 0 else f"signal {_signal_name(-code)}"
             if time.monotonic() >= deadline:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)

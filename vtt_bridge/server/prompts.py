@@ -24,7 +24,7 @@ from ..state import RedisStore
 from ..state.store import Store
 from .logs import fields
 from .tables import TableRuntime
-from .pool import RemoteDecision
+from .sandbox import RemoteDecision
 
 __all__ = ["DROPPED", "RECONNECT_GRACE", "TRANSITIONS", "Event", "Prompter", "Question", "State"]
 

@@ -23,7 +23,8 @@ import struct
 import sys
 import time
 import traceback
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -32,29 +33,6 @@ from ..errors import InternalError, PluginError, VTTError
 from ..odds import compute_odds
 from ..state import codec
 from .attackwire import attack_payload
-
-__all__ = [
-    "HEADER",
-    "Asked",
-    "Done",
-    "Drop",
-    "Failed",
-    "Forget",
-    "Frames",
-    "Odds",
-    "OddsDone",
-    "RemoteDecision",
-    "Reply",
-    "Request",
-    "Settle",
-    "Start",
-    "Stuck",
-    "Worker",
-    "fork_child",
-    "frame",
-    "send_blocking",
-    "where_in",
-]
 
 log = logging.getLogger("vtt_bridge.server")
 
@@ -76,40 +54,51 @@ def send_blocking(sock: socket.socket, message: Any) -> None:
     sock.sendall(frame(message))
 
 
+def unframe(buffer: bytearray, handle: Callable[[Any], Any]) -> None:
+    """Hand each whole message at the start of ``buffer`` (as :func:`frame` wrote it) to
+    ``handle``, in order; what was handed over leaves ``buffer``, a message not whole yet stays."""
+    size, unpack, start, length = HEADER.size, HEADER.unpack_from, 0, len(buffer)
+    try:
+        while length - start >= size:
+            end = start + size + unpack(buffer, start)[0]
+            if length < end:
+                break
+            message = pickle.loads(buffer[start + size : end])
+            start = end
+            handle(message)
+    finally:
+        del buffer[:start]
+
+
 class Frames:
     """Messages from a blocking socket, read in large chunks (several messages per system call)."""
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.buffer = bytearray()
+        self.whole: deque[Any] = deque()  # messages read, not handed out yet
 
     def next(self) -> Any:
         """The next message, or ``None`` once the other side has closed."""
-        buffer, size = self.buffer, HEADER.size
-        while True:
-            if len(buffer) >= size:
-                end = size + HEADER.unpack_from(buffer)[0]
-                if len(buffer) >= end:
-                    message = pickle.loads(bytes(buffer[size:end]))
-                    del buffer[:end]
-                    return message
-            chunk = self.sock.recv(1 << 16)
-            if not chunk:
-                return None
-            buffer += chunk
+        while not self.whole and self.read(0):
+            pass
+        return self.whole.popleft() if self.whole else None
 
     def ready(self) -> bool:
-        """Whether a whole message can be read without waiting."""
-        buffer, size = self.buffer, HEADER.size
-        if len(buffer) < size or len(buffer) < size + HEADER.unpack_from(buffer)[0]:
-            try:
-                chunk = self.sock.recv(1 << 16, socket.MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError):
-                return False
-            if not chunk:
-                return True  # closed: next() says so at once
-            buffer += chunk
-        return len(buffer) >= size and len(buffer) >= size + HEADER.unpack_from(buffer)[0]
+        """Whether a whole message (or the end) can be read without waiting."""
+        return bool(self.whole) or not self.read(socket.MSG_DONTWAIT) or bool(self.whole)
+
+    def read(self, flags: int) -> bool:
+        """Read what there is (``flags``: 0 waits for it); false once the other side has closed."""
+        try:
+            chunk = self.sock.recv(1 << 16, flags)
+        except (BlockingIOError, InterruptedError):
+            return True
+        if not chunk:
+            return False
+        self.buffer += chunk
+        unframe(self.buffer, self.whole.append)
+        return True
 
 
 # -- the resolver process -------------------------------------------------------------
