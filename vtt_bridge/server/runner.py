@@ -143,17 +143,22 @@ async def drop_transports(sio: Any) -> None:
     await asyncio.sleep(0)
 
 
-# Objects that survived this long (connections, table mirrors, the store's snapshots) live as
-# long as what they belong to: moved out of the collector's sight, no collection walks them
-# again. Reference counting still frees them; only a cycle among them would wait for a restart.
-SETTLE_EVERY = 10.0
+# Objects that survived a generation-1 collection (connections, table mirrors, the store's
+# snapshots) live as long as what they belong to: after each such collection (the collector's
+# own, not one more), they are moved out of its sight (``gc.freeze``), so a full collection
+# never walks them (1.9 M objects, 1.8 s of CPU with the loop stopped, at 2,000 tables).
+# Reference counting still frees them; only a cycle among them would wait for a restart.
+SETTLE_EVERY = 1.0
 
 
 async def _settle_objects() -> None:
+    seen = gc.get_stats()[1]["collections"]
     while True:
         await asyncio.sleep(SETTLE_EVERY)
-        gc.collect(1)  # the young generations: cycles that died young are freed first
-        gc.freeze()
+        done = gc.get_stats()[1]["collections"]
+        if done != seen:
+            seen = done
+            gc.freeze()
 
 
 async def serve_forever(
