@@ -271,6 +271,7 @@ class _Proc:
         self.task: asyncio.Task[None] | None = None
         self.outgoing: list[bytes] = []
         self.dead = False
+        self.replaced = False  # its lane was told it is gone (once)
         self.served = 0  # jobs answered (odds)
 
 
@@ -293,7 +294,7 @@ class Pool:
         self._ids = itertools.count(1)
         self._closed = False
         self.replaced = 0
-        self._forking_spares = 0  # spares being forked (not in ``procs`` until connected)
+        self._forking = 0  # resolvers being forked (not in ``procs`` until connected)
         self.spares = 0  # forked as spares so far; ``retired``: those ended once idle
         self.retired = 0
         self.lateness = Lateness()
@@ -319,7 +320,12 @@ class Pool:
         pid, sock = fork_child(self.host)
         proc = _Proc(pid, lane)
         pipe = Replies(lambda reply: self._reply(proc, reply))
-        proc.writer, _ = await asyncio.get_running_loop().create_connection(lambda: pipe, sock=sock)
+        counted = lane == "attacks"  # a resolver forked meanwhile counts it, so the bound holds
+        self._forking += counted
+        try:
+            proc.writer, _ = await asyncio.get_running_loop().create_connection(lambda: pipe, sock=sock)
+        finally:
+            self._forking -= counted
         proc.lost = pipe.lost
         proc.task = asyncio.get_running_loop().create_task(self._read(proc), name=f"{lane} {proc.pid}")
         return proc
@@ -397,13 +403,9 @@ class Pool:
             return min(free, key=lambda p: len(p.queue))
         if self.lateness.recent >= _SLOW:
             return self._least_busy()  # the loop itself is late: the resolvers' replies wait unread
-        if len(live) + self._forking_spares < 2 * self.size and not self._closed:
+        if len(live) + self._forking < 2 * self.size and not self._closed:
             # Counted while it is forked: jobs that arrive meanwhile must not fork spares of their own.
-            self._forking_spares += 1
-            try:
-                proc = await self.fork("attacks")
-            finally:
-                self._forking_spares -= 1
+            proc = await self.fork("attacks")
             self.procs.append(proc)
             self.spares += 1
             proc.spare = True
@@ -576,6 +578,9 @@ class Pool:
         """``proc`` is stuck or ended: kill it, fork a process in its place (its lane's rule),
         and replay the jobs it held elsewhere (attacks: parked ones when their answer comes)."""
         self.kill(proc)
+        if proc.replaced:
+            return  # stuck and found dead at once: replaced already
+        proc.replaced = True
         for job in proc.parked:
             job.worker = None
         proc.parked.clear()
@@ -613,6 +618,8 @@ class Pool:
             return
         # It ended by itself (a pack calling os._exit, a C extension crashing it, the OOM killer).
         how = await self.reap(proc.pid, grace=_EXIT_WAIT)
+        if proc.dead:
+            return  # the watchdog killed it meanwhile, and replaces it
         log.error("a sandbox process died; replacing it", extra=fields(pid=proc.pid, lane=proc.lane, exit=how))
         if proc.lane == "odds":
             error = PluginError(
