@@ -615,22 +615,23 @@ def floor_main(count: int) -> None:
     import signal
 
     from vtt_bridge.server import pool as workers
+    from vtt_bridge.server import sandbox
     from vtt_bridge.server.runner import run
 
     duel = Ruleset("duel")
     # A duel job as Resolvers sends it (one changed token as a delta), and its "done" reply.
     token = {"id": "b0", "system": {"hp": 10**9, "rerolls": 0}, "version": 7}
-    job = workers.Start("start", 1, "table", None, [token], _duel_spec(duel, 1), [], 0)
+    job = sandbox.Start("start", 1, "table", None, [token], _duel_spec(duel, 1), [], 0)
     wire = (
         b'{"id":"b0","name":"b0","ruleset":"duel","ownership":{"q0":3},'
         b'"system":{"hp":999999997,"rerolls":0},"flags":{},"version":8}'
     )
-    reply = workers.Done("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
+    reply = sandbox.Done("done", 1, b"x" * 2400, {"b0": ({"hp": 10**9 - 3, "rerolls": 0}, wire, wire)}, time.time(), True, None)
 
     def child(sock: socket.socket) -> None:
-        frames = workers._Frames(sock)
+        frames = sandbox.Frames(sock)
         while frames.next() is not None:
-            workers._send_blocking(sock, reply)
+            sandbox.send_blocking(sock, reply)
 
     async def hops() -> tuple[float, float]:
         parent, other = socket.socketpair()
@@ -653,7 +654,7 @@ def floor_main(count: int) -> None:
             future = loop.create_future()
             waiting.append(future)
             body = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
-            writer.write(workers.HEADER.pack(len(body)) + body)
+            writer.write(sandbox.HEADER.pack(len(body)) + body)
             await future
             times.append((time.perf_counter() - t0) * 1000)
         cpu = time.process_time() - cpu0 + _cpu_ns(pid) - child0
@@ -688,7 +689,7 @@ def floor_main(count: int) -> None:
     async def resolved() -> tuple[float, float, float, float]:
         """Duel attacks resolved by a real resolver process, sent as the server sends them.
 
-        The jobs go through :class:`workers.Resolvers` (one process, forked
+        The jobs go through :class:`workers.Pool` (one process, forked
         with the server's plugins) one at a time, as one client's attacks
         arrive, on a table of 50 tokens; each reply's changed tokens are the
         next job's (as the server commits them). Returns the p50 wall
@@ -713,7 +714,7 @@ def floor_main(count: int) -> None:
             return tokens
 
         tokens = {t.id: t for t in duel.tokens()}
-        pool = workers.Resolvers(host, size=1)
+        pool = workers.Pool(host, size=1)
         await pool.start()
         try:
             pid = pool.procs[0].pid
@@ -730,7 +731,7 @@ def floor_main(count: int) -> None:
             both = time.process_time() - cpu0 + child
         finally:
             await pool.close()
-        worker, held = workers._Worker(None, host), workers.Held()  # what a resolver runs per job
+        worker, held = sandbox.Worker(None, host), workers.Held()  # what a resolver runs per job
         hot = 0.0
         for i in range(count):
             _forget, refs, new = held.hand_off("t", tokens)

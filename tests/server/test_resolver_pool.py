@@ -10,7 +10,9 @@ server's garbage collector as it was.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import os
 import time
 
 import pytest
@@ -18,6 +20,7 @@ import pytest
 from vtt_bridge.engine.tokens import Token
 from vtt_bridge.server import BridgeServer, attackwire
 from vtt_bridge.server import pool as workers
+from vtt_bridge.server import sandbox
 from vtt_bridge.server.pool import Held
 from vtt_bridge.state.records import token_wire
 
@@ -65,7 +68,7 @@ def test_a_resolver_reuses_the_wire_form_of_the_snapshots_it_holds():
     from vtt_bridge.state import codec
 
     host = make_host(plugins=[duel_plugin.rules()], entry_points=False)
-    worker = workers._Worker(None, host)
+    worker = sandbox.Worker(None, host)
     a, b = _token("a"), _token("b", 30)
     _forget, refs, new = Held().hand_off("t1", {"a": a, "b": b})
     spec = {
@@ -139,13 +142,13 @@ async def test_attacks_go_to_the_first_resolver_that_keeps_up_and_past_one_held_
     arriving while that resolver's job in hand has run a while goes to the other at once."""
     monkeypatch.setattr(workers, "_BRIEF", 0.5)  # "a while" made long: a loaded machine may stall a job for ms
     picked: list[int] = []
-    dispatch = workers.Resolvers._dispatch
+    dispatch = workers.Pool._dispatch
 
     async def spy(self, job, proc, **kwargs):
         picked.append(proc.pid)
         return await dispatch(self, job, proc, **kwargs)
 
-    monkeypatch.setattr(workers.Resolvers, "_dispatch", spy)
+    monkeypatch.setattr(workers.Pool, "_dispatch", spy)
     async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=2)) as server:
         first, second = (proc.pid for proc in server.bridge.resolvers.procs)
         seats = [await seat_table(server, name=f"table {n}", tokens=TOKENS) for n in range(4)]
@@ -256,7 +259,7 @@ async def test_replies_are_handled_whole_however_the_socket_cuts_them():
     pipe = workers.Replies(seen.append)
     messages = [("done", n, b"x" * (n * 1000)) for n in range(1, 5)]
     data = b"".join(
-        workers.HEADER.pack(len(body)) + body
+        sandbox.HEADER.pack(len(body)) + body
         for body in (pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL) for m in messages)
     )
     pipe.data_received(data[:3])  # not even a header yet
@@ -282,7 +285,7 @@ def test_a_stuck_report_names_the_hook_or_setup_on_the_stack_whatever_runs_the_e
 
     def stuck_setup(ctx):
         duel_plugin.DEMO_RULESET.setup(ctx)
-        seen["setup"] = workers._where(sys._getframe(), host)
+        seen["setup"] = sandbox.where_in(sys._getframe(), host)
 
     class StuckSetup(duel_plugin.DemoDuelRules):
         @hookimpl
@@ -292,7 +295,7 @@ def test_a_stuck_report_names_the_hook_or_setup_on_the_stack_whatever_runs_the_e
     class StuckRoll:
         @hookimpl
         def duel_roll(self, ctx):
-            seen["roll"] = workers._where(sys._getframe(), host)
+            seen["roll"] = sandbox.where_in(sys._getframe(), host)
 
     host = make_host(plugins=[StuckSetup(), StuckRoll()], entry_points=False)
     tokens = {t["id"]: Token.from_dict(t) for t in duel_plugin.sample_tokens()}
@@ -331,3 +334,73 @@ async def test_a_spare_killed_at_its_budget_is_not_replaced_and_the_pool_returns
         assert (await second_gm.call("attack", PLAIN, timeout=10))["ok"]
         await first.close()
         await second.close()
+
+
+def _children() -> set[int]:
+    """The pids of this process's live children (zombies, killed and not reaped yet, left out)."""
+    found: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/children") as listing:
+            found.update(int(pid) for pid in listing.read().split())
+    live = set()
+    for pid in found:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rpartition(")")[2].split()[0] != "Z":
+                live.add(pid)
+    return live
+
+
+async def test_a_burst_behind_a_hung_hook_never_runs_more_sandbox_processes_than_configured(tmp_path):
+    """Issue 26: one loaded run ended with 62 processes under one server. With ``--resolvers 1``
+    and one odds process, a hook that hangs and twenty attacks arriving at once behind it
+    never make more than 2 × resolvers + odds processes, counted by the kernel."""
+    allowed = 2 * 1 + 1
+    others_before = _children()  # what earlier tests left running (a Redis server...)
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(), HANG), resolvers=1)) as server:
+        hung, hung_gm = await _seat(server, 1.0)
+        others = [await _seat(server, 1.0) for _ in range(4)]
+        stuck = asyncio.ensure_future(hung_gm.call("attack", {**PLAIN, "attacker": "sleep1"}, timeout=10))
+        await asyncio.sleep(0.4)  # the only resolver is held up
+        burst = [
+            asyncio.ensure_future(gm.call("attack", {**PLAIN, "seed": n}, timeout=20))
+            for n in range(5)
+            for _seat_, gm in others
+        ]
+        most = len(_children() - others_before)
+        for _ in range(400):
+            most = max(most, len(_children() - others_before))
+            if stuck.done() and all(ack.done() for ack in burst):
+                break
+            await asyncio.sleep(0.01)
+        assert (await stuck)["error"]["code"] == "plugin_timeout"
+        for ack in burst:
+            assert (await ack)["ok"]
+        assert most <= allowed, most
+        await hung.close()
+        for seat, _gm in others:
+            await seat.close()
+
+
+async def test_an_idle_resolver_asked_where_it_is_stuck_says_it_is_idle(tmp_path):
+    """A resolver with no job in hand answers ``SIGUSR1`` at once that it is idle, so the watchdog
+    does not kill one whose job's message had not reached it yet (the event loop ran late)."""
+    async with BridgeServer(config(tmp_path, plugins=(duel_plugin.rules(),), resolvers=1)) as server:
+        (proc,) = server.bridge.resolvers.procs
+        started = time.monotonic()
+        assert await workers.where_stuck(proc) == {"idle": True}
+        assert time.monotonic() - started < workers.REPORT_GRACE
+
+
+async def test_the_event_loop_lateness_is_measured_not_charged():
+    lateness = workers.Lateness()
+    lateness.start()
+    try:
+        await asyncio.sleep(2 * workers.BEAT)
+        mark = lateness.total
+        time.sleep(0.3)  # the loop held up: a long collection, a fork
+        assert lateness.since(mark, asyncio.get_running_loop().time()) >= 0.25
+        await asyncio.sleep(0)
+        await asyncio.sleep(2 * workers.BEAT)
+        assert lateness.total - mark >= 0.25
+    finally:
+        lateness.stop()

@@ -55,7 +55,10 @@ def register(sub) -> None:
         type=int,
         default=2,
         metavar="N",
-        help="processes per server that run the rulesets' hooks (default: 2)",
+        help=(
+            "sandbox processes per server that run attacks' hooks (default: 2); up to as many spares"
+            " again while hooks are slow, plus odds_concurrency (1) for attack.odds"
+        ),
     )
     parser.add_argument(
         "--lease-ttl",

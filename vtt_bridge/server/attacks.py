@@ -40,8 +40,9 @@ from ..state.keys import new_id
 from ..state.records import AuditDraft, AuditEntry, TokenChange, dumps, token_wire
 from ..whatif import find_attack, plan_what_if, tokens_before
 from .logs import fields
-from .pool import Asked, Done, Failed, OddsRunner, budget_of
+from .pool import OddsRunner, budget_of
 from .prompts import Prompter
+from .sandbox import Asked, Done, Failed
 from .session import Caller, require_gm, require_owner
 from .tables import TableRuntime
 

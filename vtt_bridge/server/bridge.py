@@ -31,7 +31,7 @@ from .describe import describe_rulesets
 from .logs import fields
 from .session import Caller, require_gm, require_owner
 from .tables import BROADCASTS, TableRuntime, pending
-from .pool import Resolvers
+from .pool import Pool
 
 __all__ = ["Bridge", "merge"]
 
@@ -88,7 +88,7 @@ class Bridge:
         self._rulesets: dict[tuple[str, ...], dict[str, Any]] = {}
         self.broadcast = Broadcaster(sio)
         self.messages = messages.Messages()
-        self.resolvers = Resolvers(host, size=resolvers)
+        self.resolvers = Pool(host, size=resolvers)
         # This process among several sharing a store (see pool.py).
         self.node = getattr(sio.manager, "host_id", None) or new_id("node")
         self._heartbeat: asyncio.Task[None] | None = None
@@ -105,7 +105,7 @@ class Bridge:
 
     async def start(self) -> None:
         await self.resolvers.start()
-        await self.attacks.odds_runner.start(self.host)  # warm odds processes (pool.py)
+        await self.attacks.odds_runner.start(self.resolvers)  # the pool's odds lane (pool.py)
         if self.store.shared:
             await self.store.heartbeat(self.node, _NODE_TTL)
             self._heartbeat = asyncio.get_running_loop().create_task(self._beat(), name="heartbeat")
@@ -276,8 +276,7 @@ class Bridge:
         for runtime in self.tables.values():
             await runtime.outbox.close()
         await self.attacks.prompter.close()
-        await self.resolvers.close()
-        await self.attacks.odds_runner.close()
+        await self.resolvers.close()  # the odds lane's processes too
 
     # -- table events ------------------------------------------------------------
 

@@ -43,7 +43,7 @@ from ..state.store import Store
 from .bus import RedisBus
 from .logs import fields
 from .tables import TableRuntime
-from .pool import RemoteDecision
+from .sandbox import RemoteDecision
 
 __all__ = [
     "ANSWER_KEEP", "DROPPED", "RECONNECT_GRACE", "TRANSITIONS", "Audience", "Event", "Prompter", "Question", "State",

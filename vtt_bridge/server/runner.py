@@ -145,6 +145,24 @@ async def drop_transports(sio: Any) -> None:
     await asyncio.sleep(0)
 
 
+# Objects that survived a generation-1 collection (connections, table mirrors, the store's
+# snapshots) live as long as what they belong to: after each such collection (the collector's
+# own, not one more), they are moved out of its sight (``gc.freeze``), so a full collection
+# never walks them (1.9 M objects, 1.8 s of CPU with the loop stopped, at 2,000 tables).
+# Reference counting still frees them; only a cycle among them would wait for a restart.
+SETTLE_EVERY = 1.0
+
+
+async def _settle_objects() -> None:
+    seen = gc.get_stats()[1]["collections"]
+    while True:
+        await asyncio.sleep(SETTLE_EVERY)
+        done = gc.get_stats()[1]["collections"]
+        if done != seen:
+            seen = done
+            gc.freeze()
+
+
 async def serve_forever(
     config: ServerConfig,
     *,
@@ -162,12 +180,14 @@ async def serve_forever(
         loop.add_signal_handler(signum, stop.set)
     server = BridgeServer(config, host=host)
     await server.start()
+    settle = loop.create_task(_settle_objects())
     try:
         if ready is not None:
             await ready(server)
         await stop.wait()
         log.info("signal received, stopping")
     finally:
+        settle.cancel()
         await server.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
