@@ -74,43 +74,47 @@ def parse_answer(value: Any) -> Answer:
     )
 
 
-def _in_order(impls: tuple[tuple[Callable[[AttackContext], Any], str, bool], ...]) -> Callable[[AttackContext], Any]:
-    """A hook's caller: its implementations ``(function, plugin, wrapper)`` in pluggy's order, as
-    pluggy documents calling them, each one's plugin named on the context while it runs.
+def _in_order(plain: tuple[tuple[Callable[[AttackContext], Any], str], ...], wrappers: tuple[tuple[Callable[[AttackContext], Any], str], ...]) -> Callable[[AttackContext], Any]:
+    """A hook's caller: its plain implementations and its new-style wrappers ``(function, plugin)``,
+    each in pluggy's order, called as pluggy documents it, each one's plugin named on the
+    context while it runs.
 
-    Wrappers (``wrapper=True``) run to their ``yield``; the plain implementations' non-None
-    results are collected; then each wrapper, innermost first, is sent the result (or
-    thrown the exception) and what it returns is the result.
+    Every wrapper runs to its ``yield`` before the first plain implementation; the plain
+    implementations' non-None results are collected; then each wrapper, innermost first, is
+    sent the result (or thrown the exception) and what it returns is the result.
     """
 
+    def collect(ctx: AttackContext) -> list[Any]:
+        result = []
+        try:
+            for function, plugin in plain:
+                ctx._plugin = plugin
+                value = function(ctx)
+                if value is not None:
+                    result.append(value)
+        finally:
+            ctx._plugin = None
+        return result
+
+    if not wrappers:
+        return collect
+
     def call(ctx: AttackContext) -> Any:
-        teardowns = None
-        result: Any = []
+        teardowns = []
+        result: Any = None
         error: BaseException | None = None
         try:
-            for function, plugin, wrapper in impls:
+            for function, plugin in wrappers:
                 ctx._plugin = plugin
-                if wrapper:
-                    gen = function(ctx)
-                    try:
-                        next(gen)
-                    except StopIteration:
-                        raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
-                    if teardowns is None:
-                        teardowns = [(gen, plugin)]
-                    else:
-                        teardowns.append((gen, plugin))
-                else:
-                    value = function(ctx)
-                    if value is not None:
-                        result.append(value)
+                gen = function(ctx)
+                try:
+                    next(gen)
+                except StopIteration:
+                    raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
+                teardowns.append((gen, plugin))
+            result = collect(ctx)
         except BaseException as exc:
             error = exc
-        if teardowns is None:
-            ctx._plugin = None
-            if error is not None:
-                raise error
-            return result
         for gen, plugin in reversed(teardowns):
             ctx._plugin = plugin
             try:
@@ -440,7 +444,10 @@ class Engine:
             return (lambda ctx: caller(ctx=ctx)), None
         if not results and len(impls) == 1 and not impls[0].wrapper:
             return impls[0].function, impls[0].plugin_name
-        return _in_order(tuple((impl.function, impl.plugin_name, impl.wrapper) for impl in reversed(impls))), None
+        in_order = impls[::-1]  # pluggy's list runs from last called to first
+        plain = tuple((impl.function, impl.plugin_name) for impl in in_order if not impl.wrapper)
+        wrappers = tuple((impl.function, impl.plugin_name) for impl in in_order if impl.wrapper)
+        return _in_order(plain, wrappers), None
 
     def monitored(self) -> Callable[[], None]:
         """Call every hook through pluggy from now on, so its hook-call monitors see each call;
