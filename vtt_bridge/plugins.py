@@ -78,7 +78,7 @@ class Host:
         rulesets: Mapping[str, Ruleset],
         *,
         traced: bool = False,
-        dists: Mapping[int, Any] | None = None,
+        dists: Mapping[int, tuple[str, str | None]] | None = None,
         installed: Host | None = None,
     ) -> None:
         self.pm = pm
@@ -123,20 +123,20 @@ class Host:
 
     def plugins(self) -> list[PluginInfo]:
         """The loaded plugins in the order they were registered (see :func:`make_host`)."""
-        dists = {id(plugin): dist for plugin, dist in self.pm.list_plugin_distinfo()}
+        dists = {id(plugin): _named(dist) for plugin, dist in self.pm.list_plugin_distinfo()}
         dists.update(self._dists)
         out = []
         for name, plugin in self.pm.list_name_plugin():
             if plugin is None or plugin is hookspecs:
                 continue
-            dist = dists.get(id(plugin))
+            distribution, version = dists.get(id(plugin), (None, None))
             hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or ()))
             out.append(
                 PluginInfo(
                     name=name,
                     module=_module_name(plugin),
-                    distribution=dist.metadata["name"] if dist is not None else None,
-                    version=dist.version if dist is not None else None,
+                    distribution=distribution,
+                    version=version,
                     hooks=hooks,
                 )
             )
@@ -744,7 +744,7 @@ def make_host(
     blocked = {b.strip() for b in env.get(BLOCK_ENV, "").split(",") if b.strip()} | set(block)
     for name in blocked:
         pm.set_blocked(name)
-    dists: dict[int, Any] = {}
+    dists: dict[int, tuple[str, str | None]] = {}
     if entry_points:
         _load_entry_points(pm, dists)
     extra = [p for p in env.get(PLUGINS_ENV, "").split(",") if p.strip()] + list(plugins)
@@ -813,7 +813,7 @@ def _installed_name(module: str) -> str:
     return names[0] if names else module
 
 
-def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, Any]) -> None:
+def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, tuple[str, str | None]]) -> None:
     """Register the ``vtt_bridge`` entry points, sorted by name (the first of a name wins).
 
     Sorting makes the order the same on every machine, whatever order the
@@ -838,7 +838,13 @@ def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, Any]) -> None:
             ) from exc
         pm.register(plugin, name=name)
         if ep.dist is not None:
-            dists[id(plugin)] = ep.dist
+            dists[id(plugin)] = _named(ep.dist)
+
+
+def _named(dist: Any) -> tuple[str, str | None]:
+    """A distribution's name and version, its metadata read once (each read parses the file)."""
+    metadata = dist.metadata
+    return metadata["name"], metadata["version"]
 
 
 def _refuse_unknown_hooks(pm: pluggy.PluginManager) -> None:
