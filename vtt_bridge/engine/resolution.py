@@ -148,12 +148,18 @@ class _Compiled:
     """
 
     __slots__ = (
-        "step", "name", "title", "ask", "hook_name", "options_hook", "call", "options", "children",
+        "step", "name", "title", "ask", "hook_name", "options_hook", "call", "options", "options_plugin", "children",
         "who", "decline", "offers", "repeat", "more", "walk", "plugin",
     )  # fmt: skip
 
     def __init__(
-        self, step: Step, hook_name: str, call: Any, plugin: str | None, options: Any, children: tuple[_Compiled, ...]
+        self,
+        step: Step,
+        hook_name: str,
+        call: Any,
+        plugin: str | None,
+        options: tuple[Any, str | None],
+        children: tuple[_Compiled, ...],
     ):
         self.step = step
         self.name = step.name
@@ -164,7 +170,8 @@ class _Compiled:
         self.call = call
         #: The plugin named while ``call`` runs: its one implementation's (``None``: it names them itself).
         self.plugin = plugin
-        self.options = options
+        #: The options hook's caller and, when it is its one implementation, that one's plugin.
+        self.options, self.options_plugin = options
         self.children = children
         self.who = _who(ask.who) if ask else None
         self.decline = ask.decline.id if ask and ask.decline is not None else None
@@ -411,20 +418,20 @@ class Engine:
         out = []
         for step in steps:
             name = f"{ruleset.id}_{step.name}"
-            options = self._caller(f"{ruleset.id}_{step.ask.name}_options")[0] if step.ask else None
-            call, plugin = self._caller(name, results=False)
+            options = self._caller(f"{ruleset.id}_{step.ask.name}_options") if step.ask else (None, None)
+            call, plugin = self._caller(name)
             out.append(_Compiled(step, name, call, plugin, options, self._compile(ruleset, step.steps)))
         return tuple(out)
 
-    def _caller(self, name: str, *, results: bool = True) -> tuple[Callable[[AttackContext], Any], str | None]:
+    def _caller(self, name: str) -> tuple[Callable[[AttackContext], Any], str | None]:
         """The one caller of hook ``name`` for the plan, a function of the context, and the plugin
         the step loop names while it runs (``None``: the caller names each implementation's).
 
         Implementations taking ``ctx`` — plain ones and new-style wrappers — are
         called by :func:`_in_order`, in pluggy's order and as pluggy documents it,
-        without its per-call bookkeeping (a resolution calls 15-40 hooks); a step
-        hook (``results=False``: nothing reads what it returns) with one plain
-        implementation is called as it is. With an old-style hookwrapper, a
+        without its per-call bookkeeping (a resolution calls 15-40 hooks); a hook
+        with one plain implementation is called as it is, its plugin returned (the
+        step loop puts an options hook's one result in a list). With an old-style hookwrapper, a
         ``firstresult`` spec, another signature or a monitor watching
         (:meth:`monitored`), pluggy's own caller. Either way the implementations'
         code is noted with their plugins (:attr:`hook_plugins`).
@@ -442,7 +449,7 @@ class Engine:
             or any(impl.hookwrapper or tuple(impl.argnames) != ("ctx",) for impl in impls)
         ):
             return (lambda ctx: caller(ctx=ctx)), None
-        if not results and len(impls) == 1 and not impls[0].wrapper:
+        if len(impls) == 1 and not impls[0].wrapper:
             return impls[0].function, impls[0].plugin_name
         in_order = impls[::-1]  # pluggy's list runs from last called to first
         plain = tuple((impl.function, impl.plugin_name) for impl in in_order if not impl.wrapper)
@@ -840,11 +847,19 @@ class Resolution:
                 trace.append(entry)
             answer = None
             if ask is not None:
+                options_plugin = compiled.options_plugin
                 try:
-                    offered = compiled.options(ctx)
+                    if options_plugin is None:
+                        offered = compiled.options(ctx)
+                    else:  # its one implementation, as it is
+                        ctx._plugin = options_plugin
+                        offered = [compiled.options(ctx) or ()]
+                        ctx._plugin = None
                 except (EndCycle, SkipItem, FacesNeeded):
+                    ctx._plugin = None
                     raise
                 except BaseException as exc:
+                    ctx._plugin = None
                     raise self._fault(exc, compiled.options_hook, name) from exc
                 if any(offered):
                     try:
