@@ -121,15 +121,25 @@ class Host:
         self._plugin_cache[module] = found
         return found
 
-    def plugins(self) -> list[PluginInfo]:
-        """The loaded plugins in the order they were registered (see :func:`make_host`)."""
+    def _distributions(self) -> dict[str, tuple[str | None, str | None]]:
+        """Each loaded plugin's distribution name and version (``None`` for a plugin registered
+        by hand), by plugin name in the order they were registered."""
         dists = {id(plugin): _named(dist) for plugin, dist in self.pm.list_plugin_distinfo()}
         dists.update(self._dists)
+        return {
+            name: dists.get(id(plugin), (None, None))
+            for name, plugin in self.pm.list_name_plugin()
+            if plugin is not None and plugin is not hookspecs
+        }
+
+    def plugins(self) -> list[PluginInfo]:
+        """The loaded plugins in the order they were registered (see :func:`make_host`)."""
+        dists = self._distributions()
         out = []
         for name, plugin in self.pm.list_name_plugin():
-            if plugin is None or plugin is hookspecs:
+            if name not in dists:
                 continue
-            distribution, version = dists.get(id(plugin), (None, None))
+            distribution, version = dists[name]
             hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or ()))
             out.append(
                 PluginInfo(
@@ -253,8 +263,9 @@ class Host:
         for hook in ruleset.hook_names():
             names.update(self.call_order(hook))
         names.update(d.plugin for d in self._declarable_map(ruleset_id).values() if d.plugin)
-        versions = {info.name: info.version for info in self.plugins()}
-        found = self._ruleset_packs[ruleset_id] = {n: versions.get(n) for n in versions if n in names}
+        found = self._ruleset_packs[ruleset_id] = {
+            n: version for n, (_, version) in self._distributions().items() if n in names
+        }
         return found
 
     def ruleset(self, ruleset_id: str) -> Ruleset:
