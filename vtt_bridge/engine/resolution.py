@@ -96,44 +96,45 @@ def _in_order(plain: tuple[tuple[Callable[[AttackContext], Any], str], ...], wra
             ctx._plugin = None
         return result
 
-    if not wrappers:
-        return collect
+    call = collect
+    for function, plugin in reversed(wrappers):  # the innermost wraps the plain implementations
+        call = _wrapped(function, plugin, call)
+    return call
+
+
+def _wrapped(
+    function: Callable[[AttackContext], Any], plugin: str, inner: Callable[[AttackContext], Any]
+) -> Callable[[AttackContext], Any]:
+    """The caller ``inner`` wrapped by a new-style wrapper of ``plugin``: run to its ``yield``, then
+    sent what ``inner`` returns (or thrown what it raises); what the wrapper returns is the result."""
 
     def call(ctx: AttackContext) -> Any:
-        teardowns = []
-        result: Any = None
-        error: BaseException | None = None
+        ctx._plugin = plugin
+        gen = function(ctx)
         try:
-            for function, plugin in wrappers:
-                ctx._plugin = plugin
-                gen = function(ctx)
-                try:
-                    next(gen)
-                except StopIteration:
-                    raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
-                teardowns.append((gen, plugin))
-            result = collect(ctx)
+            next(gen)
+        except StopIteration:
+            raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
+        try:
+            result = inner(ctx)
         except BaseException as exc:
-            error = exc
-        for gen, plugin in reversed(teardowns):
             ctx._plugin = plugin
             try:
-                if error is None:
-                    gen.send(result)
-                else:
-                    gen.throw(error)
+                gen.throw(exc)
             except StopIteration as stop:
-                result, error = stop.value, None
-                continue
-            except BaseException as exc:
-                error = exc
-                continue
-            gen.close()
-            error = RuntimeError(f"hook wrapper {gen.__name__} yielded twice")
-        ctx._plugin = None
-        if error is not None:
-            raise error
-        return result
+                return stop.value
+            finally:
+                ctx._plugin = None
+        else:
+            ctx._plugin = plugin
+            try:
+                gen.send(result)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                ctx._plugin = None
+        gen.close()
+        raise RuntimeError(f"hook wrapper {function.__name__} yielded twice")
 
     return call
 
