@@ -74,7 +74,10 @@ def parse_answer(value: Any) -> Answer:
     )
 
 
-def _in_order(plain: tuple[tuple[Callable[[AttackContext], Any], str], ...], wrappers: tuple[tuple[Callable[[AttackContext], Any], str], ...]) -> Callable[[AttackContext], Any]:
+def _in_order(
+    plain: tuple[tuple[Callable[[AttackContext], Any], str], ...],
+    wrappers: tuple[tuple[Callable[[AttackContext], Any], str], ...],
+) -> Callable[[AttackContext], Any]:
     """A hook's caller: its plain implementations and its new-style wrappers ``(function, plugin)``,
     each in pluggy's order, called as pluggy documents it, each one's plugin named on the
     context while it runs.
@@ -432,9 +435,9 @@ class Engine:
         called by :func:`_in_order`, in pluggy's order and as pluggy documents it,
         without its per-call bookkeeping (a resolution calls 15-40 hooks); a hook
         with one plain implementation is called as it is, its plugin returned (the
-        step loop puts an options hook's one result in a list). With an old-style hookwrapper, a
-        ``firstresult`` spec, another signature or a monitor watching
-        (:meth:`monitored`), pluggy's own caller. Either way the implementations'
+        step loop puts an options hook's one result in a list). With an old-style
+        hookwrapper, a ``firstresult`` spec, another signature or a monitor
+        watching (:meth:`monitored`), pluggy's own caller. Either way the implementations'
         code is noted with their plugins (:attr:`hook_plugins`).
         """
         caller = getattr(self.hook, name)
