@@ -157,13 +157,7 @@ class _Compiled:
     )  # fmt: skip
 
     def __init__(
-        self,
-        step: Step,
-        hook_name: str,
-        call: Any,
-        plugin: str | None,
-        options: tuple[Any, str | None],
-        children: tuple[_Compiled, ...],
+        self, step: Step, hook_name: str, call: Any, plugin: str | None, options: tuple[Any, str | None], children: tuple[_Compiled, ...]
     ):
         self.step = step
         self.name = step.name
