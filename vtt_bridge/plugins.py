@@ -78,7 +78,7 @@ class Host:
         rulesets: Mapping[str, Ruleset],
         *,
         traced: bool = False,
-        dists: Mapping[int, Any] | None = None,
+        dists: Mapping[int, tuple[str, str | None]] | None = None,
         installed: Host | None = None,
     ) -> None:
         self.pm = pm
@@ -121,22 +121,32 @@ class Host:
         self._plugin_cache[module] = found
         return found
 
+    def _distributions(self) -> dict[str, tuple[str | None, str | None]]:
+        """Each loaded plugin's distribution name and version (``None`` for a plugin registered
+        by hand), by plugin name in the order they were registered."""
+        dists = {id(plugin): _named(dist) for plugin, dist in self.pm.list_plugin_distinfo()}
+        dists.update(self._dists)
+        return {
+            name: dists.get(id(plugin), (None, None))
+            for name, plugin in self.pm.list_name_plugin()
+            if plugin is not None and plugin is not hookspecs
+        }
+
     def plugins(self) -> list[PluginInfo]:
         """The loaded plugins in the order they were registered (see :func:`make_host`)."""
-        dists = {id(plugin): dist for plugin, dist in self.pm.list_plugin_distinfo()}
-        dists.update(self._dists)
+        dists = self._distributions()
         out = []
         for name, plugin in self.pm.list_name_plugin():
-            if plugin is None or plugin is hookspecs:
+            if name not in dists:
                 continue
-            dist = dists.get(id(plugin))
+            distribution, version = dists[name]
             hooks = tuple(sorted(c.name for c in self.pm.get_hookcallers(plugin) or ()))
             out.append(
                 PluginInfo(
                     name=name,
                     module=_module_name(plugin),
-                    distribution=dist.metadata["name"] if dist is not None else None,
-                    version=dist.version if dist is not None else None,
+                    distribution=distribution,
+                    version=version,
                     hooks=hooks,
                 )
             )
@@ -253,8 +263,9 @@ class Host:
         for hook in ruleset.hook_names():
             names.update(self.call_order(hook))
         names.update(d.plugin for d in self._declarable_map(ruleset_id).values() if d.plugin)
-        versions = {info.name: info.version for info in self.plugins()}
-        found = self._ruleset_packs[ruleset_id] = {n: versions.get(n) for n in versions if n in names}
+        found = self._ruleset_packs[ruleset_id] = {
+            n: version for n, (_, version) in self._distributions().items() if n in names
+        }
         return found
 
     def ruleset(self, ruleset_id: str) -> Ruleset:
@@ -744,7 +755,7 @@ def make_host(
     blocked = {b.strip() for b in env.get(BLOCK_ENV, "").split(",") if b.strip()} | set(block)
     for name in blocked:
         pm.set_blocked(name)
-    dists: dict[int, Any] = {}
+    dists: dict[int, tuple[str, str | None]] = {}
     if entry_points:
         _load_entry_points(pm, dists)
     extra = [p for p in env.get(PLUGINS_ENV, "").split(",") if p.strip()] + list(plugins)
@@ -813,7 +824,7 @@ def _installed_name(module: str) -> str:
     return names[0] if names else module
 
 
-def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, Any]) -> None:
+def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, tuple[str, str | None]]) -> None:
     """Register the ``vtt_bridge`` entry points, sorted by name (the first of a name wins).
 
     Sorting makes the order the same on every machine, whatever order the
@@ -838,7 +849,13 @@ def _load_entry_points(pm: pluggy.PluginManager, dists: dict[int, Any]) -> None:
             ) from exc
         pm.register(plugin, name=name)
         if ep.dist is not None:
-            dists[id(plugin)] = ep.dist
+            dists[id(plugin)] = _named(ep.dist)
+
+
+def _named(dist: Any) -> tuple[str, str | None]:
+    """A distribution's name and version, its metadata read once (each read parses the file)."""
+    metadata = dist.metadata
+    return metadata["name"], metadata["version"]
 
 
 def _refuse_unknown_hooks(pm: pluggy.PluginManager) -> None:

@@ -229,6 +229,50 @@ def test_wrapper_sees_the_ruleset_result():
     assert record["ended"] == "miss" and record["changes"] == {}
 
 
+def test_wrappers_nest_as_pluggy_documents_and_one_can_swallow_an_exception():
+    log = []
+
+    class Outer:
+        @hookimpl(wrapper=True, tryfirst=True)
+        def duel_roll(self, ctx):
+            log.append("outer in")
+            try:
+                result = yield
+            except ZeroDivisionError:
+                log.append("outer caught")
+                return []
+            log.append("outer out")
+            return result
+
+    class Inner:
+        @hookimpl(wrapper=True)
+        def duel_roll(self, ctx):
+            log.append("inner in")
+            result = yield
+            log.append("inner out")
+            return result
+
+    class Plain:
+        def __init__(self, fail):
+            self.fail = fail
+
+        @hookimpl
+        def duel_roll(self, ctx):
+            log.append("plain")
+            if self.fail:
+                raise ZeroDivisionError("swallowed by Outer")
+
+    # Every wrapper runs to its yield before the first plain implementation; then innermost first.
+    start(host(Outer(), Inner(), Plain(False)), dice=[6, 6], answers={"defense": "block"}).run()
+    assert log == ["outer in", "inner in", "plain", "inner out", "outer out"]
+    # An exception passes through the inner wrapper (which does not catch it) to the outer one,
+    # which returns instead: the attack goes on without a roll (the ruleset's was not called), a miss.
+    log.clear()
+    record = start(host(Outer(), Inner(), Plain(True)), dice=[6, 6], answers={"defense": "block"}).run()
+    assert log == ["outer in", "inner in", "plain", "outer caught"]
+    assert record.ended == "miss"
+
+
 def test_plugin_exception_names_plugin_and_hook():
     class Broken:
         @hookimpl

@@ -74,62 +74,70 @@ def parse_answer(value: Any) -> Answer:
     )
 
 
-def _in_order(impls: tuple[tuple[Callable[[AttackContext], Any], str, bool], ...]) -> Callable[[AttackContext], Any]:
-    """A hook's caller: its implementations ``(function, plugin, wrapper)`` in pluggy's order, as
-    pluggy documents calling them, each one's plugin named on the context while it runs.
+def _in_order(
+    plain: tuple[tuple[Callable[[AttackContext], Any], str], ...],
+    wrappers: tuple[tuple[Callable[[AttackContext], Any], str], ...],
+) -> Callable[[AttackContext], Any]:
+    """A hook's caller: its plain implementations and its new-style wrappers ``(function, plugin)``,
+    each in pluggy's order, called as pluggy documents it, each one's plugin named on the
+    context while it runs.
 
-    Wrappers (``wrapper=True``) run to their ``yield``; the plain implementations' non-None
-    results are collected; then each wrapper, innermost first, is sent the result (or
-    thrown the exception) and what it returns is the result.
+    Every wrapper runs to its ``yield`` before the first plain implementation; the plain
+    implementations' non-None results are collected; then each wrapper, innermost first, is
+    sent the result (or thrown the exception) and what it returns is the result.
     """
 
-    def call(ctx: AttackContext) -> Any:
-        teardowns = None
-        result: Any = []
-        error: BaseException | None = None
+    def collect(ctx: AttackContext) -> list[Any]:
+        result = []
         try:
-            for function, plugin, wrapper in impls:
+            for function, plugin in plain:
                 ctx._plugin = plugin
-                if wrapper:
-                    gen = function(ctx)
-                    try:
-                        next(gen)
-                    except StopIteration:
-                        raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
-                    if teardowns is None:
-                        teardowns = [(gen, plugin)]
-                    else:
-                        teardowns.append((gen, plugin))
-                else:
-                    value = function(ctx)
-                    if value is not None:
-                        result.append(value)
-        except BaseException as exc:
-            error = exc
-        if teardowns is None:
+                value = function(ctx)
+                if value is not None:
+                    result.append(value)
+        finally:
             ctx._plugin = None
-            if error is not None:
-                raise error
-            return result
-        for gen, plugin in reversed(teardowns):
+        return result
+
+    call = collect
+    for function, plugin in reversed(wrappers):  # the innermost wraps the plain implementations
+        call = _wrapped(function, plugin, call)
+    return call
+
+
+def _wrapped(
+    function: Callable[[AttackContext], Any], plugin: str, inner: Callable[[AttackContext], Any]
+) -> Callable[[AttackContext], Any]:
+    """The caller ``inner`` wrapped by a new-style wrapper of ``plugin``: run to its ``yield``, then
+    sent what ``inner`` returns (or thrown what it raises); what the wrapper returns is the result."""
+
+    def call(ctx: AttackContext) -> Any:
+        ctx._plugin = plugin
+        gen = function(ctx)
+        try:
+            next(gen)
+        except StopIteration:
+            raise RuntimeError(f"hook wrapper {function.__name__} did not yield") from None
+        try:
+            result = inner(ctx)
+        except BaseException as exc:
             ctx._plugin = plugin
             try:
-                if error is None:
-                    gen.send(result)
-                else:
-                    gen.throw(error)
+                gen.throw(exc)
             except StopIteration as stop:
-                result, error = stop.value, None
-                continue
-            except BaseException as exc:
-                error = exc
-                continue
-            gen.close()
-            error = RuntimeError(f"hook wrapper {gen.__name__} yielded twice")
-        ctx._plugin = None
-        if error is not None:
-            raise error
-        return result
+                return stop.value
+            finally:
+                ctx._plugin = None
+        else:
+            ctx._plugin = plugin
+            try:
+                gen.send(result)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                ctx._plugin = None
+        gen.close()
+        raise RuntimeError(f"hook wrapper {function.__name__} yielded twice")
 
     return call
 
@@ -144,12 +152,12 @@ class _Compiled:
     """
 
     __slots__ = (
-        "step", "name", "title", "ask", "hook_name", "options_hook", "call", "options", "children",
+        "step", "name", "title", "ask", "hook_name", "options_hook", "call", "options", "options_plugin", "children",
         "who", "decline", "offers", "repeat", "more", "walk", "plugin",
     )  # fmt: skip
 
     def __init__(
-        self, step: Step, hook_name: str, call: Any, plugin: str | None, options: Any, children: tuple[_Compiled, ...]
+        self, step: Step, hook_name: str, call: Any, plugin: str | None, options: tuple[Any, str | None], children: tuple[_Compiled, ...]
     ):
         self.step = step
         self.name = step.name
@@ -160,7 +168,8 @@ class _Compiled:
         self.call = call
         #: The plugin named while ``call`` runs: its one implementation's (``None``: it names them itself).
         self.plugin = plugin
-        self.options = options
+        #: The options hook's caller and, when it is its one implementation, that one's plugin.
+        self.options, self.options_plugin = options
         self.children = children
         self.who = _who(ask.who) if ask else None
         self.decline = ask.decline.id if ask and ask.decline is not None else None
@@ -407,22 +416,22 @@ class Engine:
         out = []
         for step in steps:
             name = f"{ruleset.id}_{step.name}"
-            options = self._caller(f"{ruleset.id}_{step.ask.name}_options")[0] if step.ask else None
-            call, plugin = self._caller(name, results=False)
+            options = self._caller(f"{ruleset.id}_{step.ask.name}_options") if step.ask else (None, None)
+            call, plugin = self._caller(name)
             out.append(_Compiled(step, name, call, plugin, options, self._compile(ruleset, step.steps)))
         return tuple(out)
 
-    def _caller(self, name: str, *, results: bool = True) -> tuple[Callable[[AttackContext], Any], str | None]:
+    def _caller(self, name: str) -> tuple[Callable[[AttackContext], Any], str | None]:
         """The one caller of hook ``name`` for the plan, a function of the context, and the plugin
         the step loop names while it runs (``None``: the caller names each implementation's).
 
         Implementations taking ``ctx`` — plain ones and new-style wrappers — are
         called by :func:`_in_order`, in pluggy's order and as pluggy documents it,
-        without its per-call bookkeeping (a resolution calls 15-40 hooks); a step
-        hook (``results=False``: nothing reads what it returns) with one plain
-        implementation is called as it is. With an old-style hookwrapper, a
-        ``firstresult`` spec, another signature or a monitor watching
-        (:meth:`monitored`), pluggy's own caller. Either way the implementations'
+        without its per-call bookkeeping (a resolution calls 15-40 hooks); a hook
+        with one plain implementation is called as it is, its plugin returned (the
+        step loop puts an options hook's one result in a list). With an old-style
+        hookwrapper, a ``firstresult`` spec, another signature or a monitor
+        watching (:meth:`monitored`), pluggy's own caller. Either way the implementations'
         code is noted with their plugins (:attr:`hook_plugins`).
         """
         caller = getattr(self.hook, name)
@@ -438,9 +447,12 @@ class Engine:
             or any(impl.hookwrapper or tuple(impl.argnames) != ("ctx",) for impl in impls)
         ):
             return (lambda ctx: caller(ctx=ctx)), None
-        if not results and len(impls) == 1 and not impls[0].wrapper:
+        if len(impls) == 1 and not impls[0].wrapper:
             return impls[0].function, impls[0].plugin_name
-        return _in_order(tuple((impl.function, impl.plugin_name, impl.wrapper) for impl in reversed(impls))), None
+        in_order = impls[::-1]  # pluggy's list runs from last called to first
+        plain = tuple((impl.function, impl.plugin_name) for impl in in_order if not impl.wrapper)
+        wrappers = tuple((impl.function, impl.plugin_name) for impl in in_order if impl.wrapper)
+        return _in_order(plain, wrappers), None
 
     def monitored(self) -> Callable[[], None]:
         """Call every hook through pluggy from now on, so its hook-call monitors see each call;
@@ -833,11 +845,19 @@ class Resolution:
                 trace.append(entry)
             answer = None
             if ask is not None:
+                options_plugin = compiled.options_plugin
                 try:
-                    offered = compiled.options(ctx)
+                    if options_plugin is None:
+                        offered = compiled.options(ctx)
+                    else:  # its one implementation, as it is
+                        ctx._plugin = options_plugin
+                        offered = [compiled.options(ctx) or ()]
+                        ctx._plugin = None
                 except (EndCycle, SkipItem, FacesNeeded):
+                    ctx._plugin = None
                     raise
                 except BaseException as exc:
+                    ctx._plugin = None
                     raise self._fault(exc, compiled.options_hook, name) from exc
                 if any(offered):
                     try:
