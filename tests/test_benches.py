@@ -21,6 +21,7 @@ QUICK = {
     "engine_bench.py": ["--quick"],
     "engine_instructions.py": ["--quick"],
     "odds_bench.py": ["--quick"],
+    "redis_memory.py": ["--quick"],
     "server_instructions.py": ["--quick"],
     "slow_readers.py": ["--quick"],
 }
@@ -29,6 +30,7 @@ ELSEWHERE = {
     "server_bench.py": "tests/server/test_bench.py",
     "odds_latency.py": "tests/server/test_oddsrun.py",
     "capacity_bench.py": "tests/test_benches.py",  # below: test_capacity_bench_runs_quick
+    "redis_clients.py": "tests/state/test_redis_bench.py",
 }
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "PayloadTooLarge",
     "RateLimited",
     "ServerStopping",
+    "StoreUnavailable",
     "error_envelope",
     "ok_envelope",
     "error_from_dict",
@@ -185,6 +186,16 @@ class PayloadTooLarge(VTTError):
     """A packet is larger than the server's payload limit; ``details`` gives its size and the limit."""
 
     code = "payload_too_large"
+
+
+class StoreUnavailable(VTTError):
+    """The store (Redis) cannot be reached just now; nothing was applied that was not confirmed.
+
+    Retryable: wait ``details.retry_after`` seconds and send the same request
+    again (an attack with the same ``request_id``, so it is resolved once).
+    """
+
+    code = "store_unavailable"
 
 
 class ServerStopping(VTTError):

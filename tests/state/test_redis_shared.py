@@ -9,6 +9,7 @@ import time
 import pytest
 
 from vtt_bridge.engine.tokens import Token
+from vtt_bridge.errors import Conflict
 from vtt_bridge.state import AuditDraft, RedisStore, TableInfo, TokenChange
 
 _prefixes = itertools.count()
@@ -63,7 +64,7 @@ async def test_the_lease_is_held_by_one_process_at_a_time_and_a_release_wakes_th
 async def test_a_lease_left_by_a_dead_process_expires(two, redis_url):
     one, other = two
     # A holder that never releases (its process died): the key simply stays until its TTL.
-    await one.link.call("SET", f"{one.prefix}t:t1:lease", "dead", "PX", 300)
+    await one.link.call("SET", f"{one.prefix}t:{{t1}}:lease", "dead", "PX", 300)
     started = time.monotonic()
     async with other.lease("t1"):
         waited = time.monotonic() - started
@@ -184,8 +185,8 @@ async def test_a_waiter_that_gives_up_does_not_keep_the_lease_from_the_next(two)
 
 async def test_a_lease_handed_over_while_the_waiter_s_next_try_is_on_its_way_is_held_once(two):
     one, other = two
-    key, want = f"{one.prefix}t:t1:lease", f"{one.prefix}t:t1:lease:want"
-    keys = [key, f"{one.prefix}t:t1:rev", want]
+    key, want = f"{one.prefix}t:{{t1}}:lease", f"{one.prefix}t:{{t1}}:lease:want"
+    keys = [key, f"{one.prefix}t:{{t1}}:rev", want]
     held = await one.lease("t1").__aenter__()
     assert await other.link.evalsha(other._acquire, keys, ["w", 5000, 500]) == -1  # "w" waits, first
     await held.__aexit__(None, None, None)  # handed over to "w"
@@ -195,3 +196,39 @@ async def test_a_lease_handed_over_while_the_waiter_s_next_try_is_on_its_way_is_
     assert await other.link.call("GET", want) is None  # no stale claim of its own left behind
     await other.link.evalsha(other._release, [key, want, keys[1]], ["w", other._channel, 5000])
     assert await other.link.call("GET", key) is None
+
+
+async def test_a_process_with_other_packs_is_refused_while_one_with_the_same_joins(two):
+    one, other = two
+    await one.announce("n1", {"exalted2e": "0.1.0", "excellencies": "0.1.0"})
+    await other.announce("n2", {"excellencies": "0.1.0", "exalted2e": "0.1.0"})  # same set, any order
+    with pytest.raises(Conflict) as refused:
+        await other.announce("n3", {"exalted2e": "0.2.0", "mass_charms": "0.1.0"})
+    message = refused.value.message
+    assert "exalted2e 0.2.0 here, 0.1.0 there" in message and "mass_charms only here" in message
+    assert "excellencies only there" in message
+    # Once the others stop, another pack set may start.
+    await one.close()
+    await other.link.call("HDEL", f"{other.prefix}packs", "n2")
+    await other.announce("n3", {"exalted2e": "0.2.0"})
+
+
+async def test_a_store_written_before_hash_tags_is_renamed_to_them_on_open(redis_url):
+    old = RedisStore(redis_url, prefix="legacy:")
+    await old.open()
+    try:
+        token = '{"id":"x","name":"x","ruleset":"duel","ownership":{},"system":{"hp":3},"flags":{},"version":2}'
+        await old.link.call("DEL", "legacy:layout")  # as an earlier version left it: no marker
+        await old.link.call("HSET", "legacy:t:t9:tokens", "x", token)
+        await old.link.call("RPUSH", "legacy:t:t9:audit", '{"kind":"token.create","user":"gm","at":0,"ref":null,'
+                            '"request_id":null,"changes":{},"data":{}}')
+    finally:
+        await old.close()
+    store = RedisStore(redis_url, prefix="legacy:")
+    await store.open()
+    try:
+        assert (await store.tokens("t9"))["x"].system["hp"] == 3
+        assert await store.last_seq("t9") == 1
+        assert await store.link.call("EXISTS", "legacy:t:t9:tokens") == 0
+    finally:
+        await store.close()

@@ -60,9 +60,10 @@ def register(sub) -> None:
     parser.add_argument(
         "--lease-ttl",
         type=float,
-        default=10.0,
+        default=2.0,
         metavar="S",
-        help="with --redis: seconds before a table held by a process that died is taken over (default: 10)",
+        help="with --redis: seconds before a table held by a process that died is taken over "
+        "(default: 2; renewed every third of that while held)",
     )
     parser.add_argument(
         "--decision-timeout",
@@ -119,6 +120,9 @@ def run(args) -> int:
     )
     if args.workers < 1 or args.resolvers < 1:
         raise InvalidRequest("--workers and --resolvers take a number of at least 1", details={})
+    if redis:
+        # Reachable, the password right, TLS matching: said before the plugins load (seconds).
+        asyncio.run(_check_redis(redis))
     if args.workers > 1:
         return _run_workers(args, config)
     host = make_host(plugins=args.plugin)
@@ -215,6 +219,10 @@ def _run_workers(args, config) -> int:
         raise InvalidRequest(
             "--workers needs --redis URL (or VTT_BRIDGE_REDIS): SQLite is served by one process", details={}
         )
+    # Redis and the pack set checked once here, so a wrong URL or password, or packs that
+    # differ from a running process's, is one line, not a traceback per worker.
+    packs = {p.name: p.version for p in make_host(plugins=args.plugin).plugins()}
+    asyncio.run(_check_redis(config.redis, packs))
 
     def ready(url: str) -> None:
         print(f"vtt-bridge listening on {url} ({args.workers} server processes)", flush=True)
@@ -223,6 +231,20 @@ def _run_workers(args, config) -> int:
 
     level = logging.getLogger().level
     return serve_workers(config, args.workers, log_setup=(args.log_format == "json", level), ready=ready)
+
+
+async def _check_redis(url: str, packs: dict[str, str | None] | None = None) -> None:
+    """Open the Redis store once (one line when it cannot be used); with ``packs``, also check
+    that no running process of the deployment runs other packs."""
+    from ..state import RedisStore
+
+    store = RedisStore(url)
+    await store.open()
+    try:
+        if packs is not None:
+            await store.announce(f"check-{os.getpid()}", packs)  # dropped again by close()
+    finally:
+        await store.close()
 
 
 async def _demo(args):

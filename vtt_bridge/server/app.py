@@ -16,6 +16,7 @@ import socketio
 from aiohttp import web
 
 from .. import __version__
+from ..errors import VTTError
 from ..plugins import Host
 from ..state import RedisStore
 from ..state.store import Store
@@ -91,7 +92,7 @@ class ServerConfig:
     reconnect_grace: float = 10.0
     resolvers: int = 2
     reuse_port: bool = False
-    lease_ttl: float = 10.0
+    lease_ttl: float = 2.0
     ws_compression: bool = False
     ping_interval: float = 25.0
     ping_timeout: float = 20.0
@@ -204,7 +205,10 @@ async def healthz(request: web.Request) -> web.Response:
         "uptime": round(time.monotonic() - request.app[STARTED_KEY], 1),
     }
     try:
+        await bridge.store.ping()  # a shared store also checks it was not wiped meanwhile
         body["tables"] = len(await bridge.store.list_tables())
+    except VTTError as exc:
+        return web.json_response({**body, "ok": False, "error": exc.message}, status=503)
     except Exception:
         log.exception("health check: the store does not answer")
         return web.json_response({**body, "ok": False, "error": "store unavailable"}, status=503)

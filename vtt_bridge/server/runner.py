@@ -82,6 +82,8 @@ class BridgeServer:
             )
         await self.store.open()
         app, self._sio, self.bridge = build(config, self.host, self.store)
+        # One pack set per deployment: refused here when another live process runs other packs.
+        await self.store.announce(self.bridge.node, {p.name: p.version for p in self.host.plugins()})
         await self.bridge.start()
         # No access log: every socket.io poll would be a line, and it costs on the hot path.
         # A short shutdown timeout: by the time cleanup runs, attacks are done and the

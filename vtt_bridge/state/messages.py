@@ -127,11 +127,13 @@ class TableUpdate(StrictSchema):
     decision_timeout = fields.Float(allow_nan=False, validate=validate.Range(0.05, 3600))
     # Seconds of hook time one attack may use (decisions not counted); see server/pool.py.
     attack_budget = fields.Float(allow_nan=False, validate=validate.Range(0.05, 60))
+    # Audit entries the table keeps in a Redis store, the oldest going first (0: all); see docs/deploy.md.
+    audit_keep = fields.Integer(strict=True, validate=validate.Range(0, 10_000_000))
 
     @validates_schema
     def _something(self, data: dict[str, Any], **kwargs: Any) -> None:
         if not data:
-            raise ValidationError("Give decision_timeout, attack_budget or both.", "_schema")
+            raise ValidationError("Give decision_timeout, attack_budget, audit_keep or some of them.", "_schema")
 
 
 def load(schema: Schema, data: Any) -> dict[str, Any]:

@@ -1,20 +1,31 @@
 """The scale-out store: Redis, shared by several server processes.
 
-Layout, all under a prefix (``vtt:`` by default)::
+Layout, all under a prefix (``vtt:`` by default). Every key of a table carries
+the table id as a hash tag (``{<table>}``), so under Redis Cluster a table's
+keys share one slot and its Lua scripts run on one node::
 
     tables                  hash  table id → table JSON
-    t:<table>:keys          hash  user → {digest, created}
-    t:<table>:tokens        hash  token id → token JSON (with its version)
-    t:<table>:audit         list  audit entries; entry n (1-based) has seq n
-    t:<table>:requests      hash  request_id → seq
-    t:<table>:refs          hash  attack id → JSON list of seqs
-    t:<table>:rev           int   bumped by every commit and settings change
-    t:<table>:lease         str   the attack lease: who holds it (expires)
-    t:<table>:lease:want    str   the first waiter for the lease, whom it goes to next (expires)
-    t:<table>:sessions      hash  socket id → "node<TAB>user", every open connection
-    t:<table>:departed      hash  socket id → why it ended (socket.io's reason), for a minute
-    t:<table>:questions     hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
+    epoch                   str   written once, when the store is first used (see :meth:`RedisStore.ping`)
+    packs                   hash  process → {packs, until}: the pack set each live process runs
+    t:{<table>}:keys        hash  user → {digest, created}
+    t:{<table>}:tokens      hash  token id → token JSON (with its version)
+    t:{<table>}:audit       list  the newest audit entries (at most the table's ``audit_keep``)
+    t:{<table>}:trimmed     int   how many of the oldest entries were dropped: entry n has
+                                  seq trimmed + (its place in the list, from 1)
+    t:{<table>}:meta        list  "request_id<TAB>ref" of each entry in the list, to forget them with it
+    t:{<table>}:keep        int   the table's audit_keep setting, when it has one
+    t:{<table>}:requests    hash  request_id → seq (of the entries still kept)
+    t:{<table>}:refs        hash  attack id → JSON list of seqs (of the entries still kept)
+    t:{<table>}:rev         int   bumped by every commit and settings change
+    t:{<table>}:lease       str   the attack lease: who holds it (expires)
+    t:{<table>}:lease:want  str   the first waiter for the lease, whom it goes to next (expires)
+    t:{<table>}:sessions    hash  socket id → "node<TAB>user", every open connection
+    t:{<table>}:departed    hash  socket id → why it ended (socket.io's reason), for a minute
+    t:{<table>}:questions   hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
     node:<node>             str   a live server process (expires unless renewed)
+
+A store written before the hash tags (``t:<table>:...``) is renamed to this
+layout the first time a process opens it.
 
 A commit is one Lua script, which Redis runs atomically: it checks every
 token's version, and only then writes the tokens, appends the audit entry,
@@ -42,21 +53,36 @@ import logging
 import secrets
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from ..engine.tokens import Token
-from ..errors import Conflict, NotFound
-from .redis_link import Link, Subscriber
+from ..errors import Conflict, InvalidRequest, NotFound, StoreUnavailable
+from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber, parse_url
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
 from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
-__all__ = ["RedisStore"]
+__all__ = ["AUDIT_KEEP", "RedisStore"]
 
 log = logging.getLogger("vtt_bridge.state")
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want
+# Audit entries a table keeps by default (its ``audit_keep`` setting overrides it; 0: all).
+AUDIT_KEEP = 1000
+
+
+def _wait_of(url: str) -> tuple[int, int] | None:
+    """``wait=N[&wait_ms=MS]`` in the URL's query: (replicas, milliseconds) for ``WAIT``."""
+    query = parse_qs(urlparse(url).query)
+    replicas = int(query.get("wait", ["0"])[0] or 0)
+    if replicas <= 0:
+        return None
+    return replicas, int(query.get("wait_ms", ["500"])[0] or 500)
+
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
-# process has the table's next attack waiting (else ""), the lease's time to live in ms.
+# process has the table's next attack waiting (else ""), the lease's time to live in ms,
+# how many audit entries a table keeps unless its keep key says (0: all).
+# Past that many, the oldest entries go, with their request_ids and refs.
 # The lease then goes, in this order: to the first waiter if there is one (handed over: see
 # _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
 _COMMIT = """
@@ -69,14 +95,22 @@ for i = 0, n - 1 do
     if found ~= expected then return {'conflict', id, found} end
 end
 local request_id, ref = ARGV[2 + n * 3], ARGV[3 + n * 3]
-if request_id ~= '' and redis.call('HEXISTS', KEYS[3], request_id) == 1 then
-    return {'duplicate', request_id, ''}
+if request_id ~= '' then
+    local landed = redis.call('HGET', KEYS[3], request_id)
+    if landed then
+        -- written again (unchanged), so a WAIT after this script covers the first landing too
+        redis.call('HSET', KEYS[3], request_id, landed)
+        return {'duplicate', request_id, ''}
+    end
 end
 for i = 0, n - 1 do
     local id, after = ARGV[2 + i * 3], ARGV[4 + i * 3]
     if after == '' then redis.call('HDEL', KEYS[1], id) else redis.call('HSET', KEYS[1], id, after) end
 end
-local seq = redis.call('RPUSH', KEYS[2], ARGV[4 + n * 3])
+local len = redis.call('RPUSH', KEYS[2], ARGV[4 + n * 3])
+local metas = redis.call('RPUSH', KEYS[9], request_id .. '\t' .. ref)
+local trimmed = tonumber(redis.call('GET', KEYS[8]) or '0')
+local seq = trimmed + len
 local rev = redis.call('INCR', KEYS[5])
 if request_id ~= '' then redis.call('HSET', KEYS[3], request_id, seq) end
 if ref ~= '' then
@@ -84,6 +118,34 @@ if ref ~= '' then
     local list = seqs and cjson.decode(seqs) or {}
     table.insert(list, seq)
     redis.call('HSET', KEYS[4], ref, cjson.encode(list))
+end
+local keep = tonumber(redis.call('GET', KEYS[10]) or ARGV[9 + n * 3])
+if keep > 0 and len > keep then
+    local drop = len - keep
+    -- entries written before the meta list existed have no meta: nothing to forget for them
+    local unmatched = len - metas
+    local forget = drop - unmatched
+    if forget > 0 then
+        for _, meta in ipairs(redis.call('LRANGE', KEYS[9], 0, forget - 1)) do
+            local tab = string.find(meta, '\t', 1, true)
+            local old_request, old_ref = string.sub(meta, 1, tab - 1), string.sub(meta, tab + 1)
+            if old_request ~= '' then redis.call('HDEL', KEYS[3], old_request) end
+            if old_ref ~= '' then
+                local seqs = redis.call('HGET', KEYS[4], old_ref)
+                if seqs then
+                    local kept = {}
+                    for _, s in ipairs(cjson.decode(seqs)) do
+                        if s > trimmed + drop then table.insert(kept, s) end
+                    end
+                    if #kept == 0 then redis.call('HDEL', KEYS[4], old_ref)
+                    else redis.call('HSET', KEYS[4], old_ref, cjson.encode(kept)) end
+                end
+            end
+        end
+        redis.call('LTRIM', KEYS[9], forget, -1)
+    end
+    redis.call('LTRIM', KEYS[2], drop, -1)
+    redis.call('INCRBY', KEYS[8], drop)
 end
 local holder, keep, ttl = ARGV[5 + n * 3], ARGV[7 + n * 3], ARGV[8 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
@@ -154,13 +216,65 @@ end
 return 1
 """
 
-# KEYS: tables, rev; ARGV: table id, its JSON as read, its new JSON. A settings change
+# KEYS: tables; ARGV: table id, its JSON as read, its new JSON. A settings change
 # that lands only if nobody changed the table meanwhile (0: read again and retry).
+# (The table's revision is bumped after it: under Cluster it lives in the table's slot.)
 _SETTINGS = """
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-redis.call('INCR', KEYS[2])
 return 1
+"""
+
+# KEYS: audit, trimmed; ARGV: first seq, last seq (inclusive). Answers {trimmed, the list's
+# length, the entries kept in that range...}: one consistent view while commits trim the list.
+_SLICE = """
+local trimmed = tonumber(redis.call('GET', KEYS[2]) or '0')
+local len = redis.call('LLEN', KEYS[1])
+local first, last = math.max(tonumber(ARGV[1]), trimmed + 1), math.min(tonumber(ARGV[2]), trimmed + len)
+local out = {trimmed, len}
+if first <= last then
+    for _, entry in ipairs(redis.call('LRANGE', KEYS[1], first - trimmed - 1, last - trimmed - 1)) do
+        table.insert(out, entry)
+    end
+end
+return out
+"""
+
+# KEYS: audit, trimmed; ARGV: seqs. The entries of those seqs (false: no longer kept).
+_PICK = """
+local trimmed = tonumber(redis.call('GET', KEYS[2]) or '0')
+local out = {}
+for i, seq in ipairs(ARGV) do
+    local at = tonumber(seq) - trimmed - 1
+    if at < 0 then out[i] = false else out[i] = redis.call('LINDEX', KEYS[1], at) end
+end
+return out
+"""
+
+# KEYS: packs; ARGV: this process, its pack set (canonical JSON), how long its entry lives (ms).
+# Joins when every live process runs the same pack set: answers {} (and notes this one), else
+# {a process that differs, its pack set}. Entries past their time are dropped.
+_ANNOUNCE = """
+local now = redis.call('TIME')
+local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+for _, node in ipairs(redis.call('HKEYS', KEYS[1])) do
+    local entry = cjson.decode(redis.call('HGET', KEYS[1], node))
+    if entry['until'] < ms then
+        redis.call('HDEL', KEYS[1], node)
+    elseif node ~= ARGV[1] and entry['packs'] ~= ARGV[2] then
+        return {node, entry['packs']}
+    end
+end
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode({packs = ARGV[2], ['until'] = ms + tonumber(ARGV[3])}))
+return {}
+"""
+
+# KEYS: requests; ARGV: request_id. Its seq, written again unchanged (so that a WAIT after it
+# covers the entry's own landing); false when the request_id is unknown.
+_REQUEST = """
+local seq = redis.call('HGET', KEYS[1], ARGV[1])
+if seq then redis.call('HSET', KEYS[1], ARGV[1], seq) end
+return seq
 """
 
 # KEYS: sessions, departed; ARGV: socket id, why it ended, how long to keep that (ms).
@@ -175,19 +289,43 @@ return 1
 class RedisStore(Store):
     """Tables, keys, tokens and the audit log in Redis.
 
-    :param url: ``redis://host:port/db``.
+    :param url: any URL :mod:`.redis_link` takes (one Redis, Sentinel, Cluster).
+        Its query may also say ``wait=N`` (and ``wait_ms=MS``, default 500):
+        a commit is acknowledged only once N replicas have it (``WAIT``).
+    :param options: TLS files and timeouts (:class:`~.redis_link.RedisOptions`).
     :param prefix: prepended to every key, so several deployments (or tests)
         can share one Redis.
+    :param lease_ttl: seconds a table's attack lease outlives a process that
+        died holding it (renewed every third of that while held).
+    :param audit_keep: audit entries a table keeps unless its ``audit_keep``
+        setting says otherwise (0: all).
     """
 
     kind = "redis"
     shared = True
 
-    def __init__(self, url: str, *, prefix: str = "vtt:", lease_ttl: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        options: RedisOptions | None = None,
+        prefix: str = "vtt:",
+        lease_ttl: float = 2.0,
+        audit_keep: int = AUDIT_KEEP,
+    ) -> None:
         self.url = url
+        self.options = options
         self.prefix = prefix
         self.lease_ttl = lease_ttl
+        self.audit_keep = audit_keep
+        try:
+            parse_url(url)
+            self.wait = _wait_of(url)
+        except ValueError as exc:
+            raise InvalidRequest(f"--redis: {exc}", details={"redis": str(exc)}) from None
+        self.epoch: str | None = None
         self._link: Link | None = None
+        self._announced: tuple[str, str] | None = None  # (process, its pack set), once announced
         self.subscriber: Subscriber | None = None
         self._waiting: dict[str, set[asyncio.Event]] = {}
         # The attack leases this process holds (key → holder), renewed by one task.
@@ -213,17 +351,41 @@ class RedisStore(Store):
     async def open(self) -> None:
         if self._link is not None:
             return
-        link = Link(self.url)
-        self._commit, self._acquire, self._renew, self._release, self._settings, self._depart = (
-            link.script(source) for source in (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART)
-        )
+        link = Link(self.url, self.options)
+        scripts = (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST)
+        (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
+         self._slice, self._pick, self._announce, self._request) = (link.script(source) for source in scripts)
         await link.open()
         self._link = link
-        self.subscriber = Subscriber(self.url)
-        # Listening before any lease is tried, so no release is missed.
-        await self.subscriber.subscribe(self._channel, self._released)
+        try:
+            await self._migrate()
+            # The store's epoch: written once; a process that finds it gone later knows the
+            # store was wiped under it (a restart without persistence).
+            await link.call("SET", self.prefix + "epoch", secrets.token_hex(8), "NX")
+            self.epoch = await link.call("GET", self.prefix + "epoch")
+            self.subscriber = Subscriber(link)
+            # Listening before any lease is tried, so no release is missed.
+            async with asyncio.timeout(link.options.connect_timeout + link.options.command_timeout):
+                await self.subscriber.subscribe(self._channel, self._released)
+            link.arm()
+            self.subscriber.outage.armed = True
+        except (StoreUnavailable, TimeoutError) as exc:
+            await self.close()
+            if isinstance(exc, RedisUnavailable):
+                raise
+            why = getattr(exc, "why", "it stopped answering while the store opened")
+            raise RedisUnavailable(
+                f"cannot use Redis at {link.where.describe()}: {why}", details={"retry_after": 1.0}
+            ) from None
+        except BaseException:
+            await self.close()
+            raise
 
     async def close(self) -> None:
+        if self._announced is not None and self._link is not None:
+            with contextlib.suppress(Exception):
+                await self._link.call("HDEL", self.prefix + "packs", self._announced[0])
+            self._announced = None
         if self._renewer is not None:
             self._renewer.cancel()
             await asyncio.gather(self._renewer, return_exceptions=True)
@@ -237,14 +399,48 @@ class RedisStore(Store):
         self._snapshots.clear()
 
     async def ping(self) -> None:
-        await self.link.call("PING")
+        """Raise :class:`StoreUnavailable` when Redis does not answer, or was wiped since this process opened it."""
+        found = await self.link.call("GET", self.prefix + "epoch")
+        if found != self.epoch:
+            raise StoreUnavailable(
+                "the Redis store was wiped since this process started (its epoch key is "
+                + ("missing" if found is None else "another")
+                + "): Redis restarted without persistence, or was flushed; restart the server processes "
+                "and recreate or restore the tables",
+                details={"epoch": self.epoch, "found": found},
+            )
+
+    async def _migrate(self) -> None:
+        """Rename the keys of a store written before hash tags (``t:<table>:x`` → ``t:{<table>}:x``)."""
+        link, marker = self.link, self.prefix + "layout"
+        if link.cluster or await link.call("GET", marker) == "2":
+            return
+        cursor = "0"
+        pattern = self.prefix.replace("*", "\\*").replace("?", "\\?") + "t:*"
+        while True:
+            cursor, keys = await link.call("SCAN", cursor, "MATCH", pattern, "COUNT", 500)
+            for key in keys:
+                rest = key[len(self.prefix) + 2:]
+                if rest.startswith("{"):
+                    continue
+                table, sep, what = rest.partition(":")
+                if sep:
+                    await link.call("RENAMENX", key, f"{self.prefix}t:{{{table}}}:{what}")
+            if str(cursor) == "0":
+                break
+        await link.call("SET", marker, "2")
 
     async def _hgetall(self, key: str) -> dict[str, str]:
-        flat = await self.link.call("HGETALL", key)
-        return dict(zip(flat[::2], flat[1::2], strict=True))
+        found = await self.link.call("HGETALL", key)  # redis-py answers a dict
+        return dict(found)
 
     def _key(self, table_id: str, what: str) -> str:
-        return f"{self.prefix}t:{table_id}:{what}"
+        return f"{self.prefix}t:{{{table_id}}}:{what}"
+
+    def table_key(self, table_id: str, what: str) -> str:
+        """The Redis key of one of a table's structures (``audit``, ``tokens`` … see the module docstring)."""
+        return self._key(table_id, what)
+
 
     # -- tables and keys ----------------------------------------------------
 
@@ -252,6 +448,14 @@ class RedisStore(Store):
         created = await self.link.call("HSETNX", self.prefix + "tables", table.id, dumps(table.to_dict()))
         if not created:
             raise Conflict(f"table {table.id!r} exists", details={"table": table.id})
+        await self._settings_changed(table.id, table.settings, bump=False)
+
+    async def _settings_changed(self, table_id: str, settings: Mapping[str, Any], *, bump: bool = True) -> None:
+        """What a table's settings decide in its own slot: its revision, its audit_keep."""
+        if bump:
+            await self.link.call("INCR", self._key(table_id, "rev"))
+        if settings.get("audit_keep") is not None:
+            await self.link.call("SET", self._key(table_id, "keep"), int(settings["audit_keep"]))
 
     async def get_table(self, table_id: str) -> TableInfo | None:
         raw = await self.link.call("HGET", self.prefix + "tables", table_id)
@@ -274,8 +478,8 @@ class RedisStore(Store):
             updated = TableInfo(
                 id=table.id, name=table.name, created=table.created, settings={**table.settings, **settings}
             )
-            keys = [key, self._key(table_id, "rev")]
-            if await self.link.evalsha(self._settings, keys, [table_id, raw, dumps(updated.to_dict())]):
+            if await self.link.evalsha(self._settings, [key], [table_id, raw, dumps(updated.to_dict())]):
+                await self._settings_changed(table_id, settings)
                 return updated
 
     async def set_key(self, table_id: str, key: KeyInfo) -> None:
@@ -329,10 +533,13 @@ class RedisStore(Store):
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
         # A successful commit gives the table's attack lease back in the same round trip.
         args += [lease.holder if lease is not None else "", self._channel]
-        keys = [self._key(table_id, w) for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want")]
+        keys = [
+            self._key(table_id, w)
+            for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep")
+        ]
         keep = lease is not None and lease.queued is not None and lease.queued()
-        args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000))]
-        status, first, second, *kept = await self.link.evalsha(self._commit, keys, args)
+        args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
+        status, first, second, *kept = await self.link.evalsha(self._commit, keys, args, wait=self.wait)
         if status == "conflict":
             expected = draft.changes[first].before
             raise stale(first, expected.version if expected is not None else None, int(second) if second else None)
@@ -358,14 +565,18 @@ class RedisStore(Store):
     async def _entries(self, table_id: str, seqs: list[int]) -> list[AuditEntry]:
         if not seqs:
             return []
-        key = self._key(table_id, "audit")
-        # Sent together: the link pipelines them into one round trip.
-        raws = await asyncio.gather(*(self.link.call("LINDEX", key, seq - 1) for seq in seqs))
+        keys = [self._key(table_id, "audit"), self._key(table_id, "trimmed")]
+        raws = await self.link.evalsha(self._pick, keys, seqs)
         pairs = zip(seqs, raws, strict=True)
         return [AuditEntry(seq=seq, table=table_id, **json.loads(raw)) for seq, raw in pairs if raw]
 
     async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
-        seq = await self.link.call("HGET", self._key(table_id, "requests"), request_id)
+        key = self._key(table_id, "requests")
+        if self.wait is None:
+            seq = await self.link.call("HGET", key, request_id)
+        else:
+            # A request sent again after a failover: answered only once replicas have its entry.
+            seq = await self.link.evalsha(self._request, [key], [request_id], wait=self.wait)
         found = await self._entries(table_id, [int(seq)]) if seq else []
         return found[0] if found else None
 
@@ -378,15 +589,18 @@ class RedisStore(Store):
     ) -> HistoryPage:
         # Walk the list backwards in pages, from the end of the log at most (a huge
         # ``before`` counts from there) and over HISTORY_SCAN entries at most.
-        key = self._key(table_id, "audit")
-        length = await self.link.call("LLEN", key)
-        end = length if before is None else min(before - 1, length)
-        floor = max(1, end - HISTORY_SCAN + 1)
+        trimmed, length = await self._bounds(table_id)
+        last = trimmed + length
+        end = last if before is None else min(before - 1, last)
+        floor = max(trimmed + 1, end - HISTORY_SCAN + 1)
         out: list[AuditEntry] = []
         page = 200
         while end >= floor and len(out) < limit:
             start = max(floor, end - page + 1)
-            raws = await self.link.call("LRANGE", key, start - 1, end - 1)
+            now_trimmed, _length, raws = await self._range(table_id, start, end)
+            if now_trimmed >= start:  # trimmed meanwhile: what is left of the page
+                start = now_trimmed + 1
+                floor = max(floor, start)
             for offset in range(len(raws) - 1, -1, -1):
                 data = json.loads(raws[offset])
                 if data["kind"] in kinds:
@@ -397,35 +611,48 @@ class RedisStore(Store):
         if len(out) == limit:
             nxt: int | None = out[-1].seq
         else:
-            nxt = floor if end >= 1 and floor > 1 else None
-        return HistoryPage(out, nxt if nxt is not None and nxt > 1 else None)
+            nxt = floor if end >= 1 and floor > trimmed + 1 else None
+        return HistoryPage(out, nxt if nxt is not None and nxt > trimmed + 1 else None)
+
+    async def _range(self, table_id: str, first: int, last: int) -> tuple[int, int, list[str]]:
+        """(trimmed, the list's length, the raw entries of seqs first..last still kept)."""
+        keys = [self._key(table_id, "audit"), self._key(table_id, "trimmed")]
+        trimmed, length, *raws = await self.link.evalsha(self._slice, keys, [first, last])
+        return int(trimmed), int(length), raws
+
+    async def _bounds(self, table_id: str) -> tuple[int, int]:
+        trimmed, length, _raws = await self._range(table_id, 1, 0)
+        return trimmed, length
 
     async def since(
         self, table_id: str, after: int, *, limit: int, kinds: tuple[str, ...] = ("attack", "undo")
     ) -> list[AuditEntry]:
         # Entry n is at list index n - 1: walk forwards from ``after`` in pages.
-        key = self._key(table_id, "audit")
         out: list[AuditEntry] = []
         start, page = after, 200
         while len(out) < limit:
-            raws = await self.link.call("LRANGE", key, start, start + page - 1)
+            trimmed, length, raws = await self._range(table_id, start + 1, start + page)
+            if trimmed > start:  # entries no longer kept: from the oldest kept one
+                start = trimmed
             for offset, raw in enumerate(raws):
                 data = json.loads(raw)
                 if data["kind"] in kinds:
                     out.append(AuditEntry(seq=start + offset + 1, table=table_id, **data))
                     if len(out) >= limit:
                         break
-            if len(raws) < page:
+            if not raws or start + len(raws) >= trimmed + length:
                 break
-            start += page
+            start += len(raws)
         return out
 
     async def last_seq(self, table_id: str) -> int:
-        return int(await self.link.call("LLEN", self._key(table_id, "audit")))
+        trimmed, length = await self._bounds(table_id)
+        return trimmed + length
 
     async def audit(self, table_id: str) -> list[AuditEntry]:
-        raws = await self.link.call("LRANGE", self._key(table_id, "audit"), 0, -1)
-        return [AuditEntry(seq=i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]
+        """The entries still kept, oldest first (the first one's seq is above 1 once trimmed)."""
+        trimmed, _length, raws = await self._range(table_id, 1, 1 << 62)
+        return [AuditEntry(seq=trimmed + i + 1, table=table_id, **json.loads(raw)) for i, raw in enumerate(raws)]
 
     # -- several server processes ------------------------------------------------
 
@@ -453,7 +680,9 @@ class RedisStore(Store):
             return {}
         entries = {sid: value.split("\t", 1) for sid, value in raw.items()}
         nodes = sorted({node for node, _user in entries.values()})
-        alive = dict(zip(nodes, await self.link.call("MGET", *(f"{self.prefix}node:{n}" for n in nodes)), strict=True))
+        # One GET a process (not MGET: under Cluster their keys live in different slots).
+        found = await asyncio.gather(*(self.link.call("GET", f"{self.prefix}node:{n}") for n in nodes))
+        alive = dict(zip(nodes, found, strict=True))
         gone = [sid for sid, (node, _user) in entries.items() if not alive[node]]
         if gone:
             # Connections of a process that died without saying goodbye.
@@ -461,7 +690,36 @@ class RedisStore(Store):
         return {sid: user for sid, (node, user) in entries.items() if alive[node]}
 
     async def heartbeat(self, node: str, ttl: float) -> None:
-        await self.link.call("SET", f"{self.prefix}node:{node}", "1", "PX", max(1, int(ttl * 1000)))
+        try:
+            await self.link.call("SET", f"{self.prefix}node:{node}", "1", "PX", max(1, int(ttl * 1000)))
+            if self._announced is not None and self._announced[0] == node:
+                await self._announce_as(node, self._announced[1], ttl)
+        except StoreUnavailable:
+            pass  # the link logged the outage once; the next beat tries again
+        except Conflict as exc:
+            log.error(str(exc))  # joined meanwhile by a process of another pack set (after an outage)
+
+    async def announce(self, node: str, packs: Mapping[str, str | None], ttl: float = 6.0) -> None:
+        """Join the deployment as ``node`` running ``packs`` (name → version).
+
+        :raises Conflict: a live process runs another pack set; says what differs.
+        """
+        canonical = json.dumps(dict(sorted(packs.items())), separators=(",", ":"))
+        await self._announce_as(node, canonical, ttl)
+        self._announced = (node, canonical)
+
+    async def _announce_as(self, node: str, canonical: str, ttl: float) -> None:
+        found = await self.link.evalsha(
+            self._announce, [self.prefix + "packs"], [node, canonical, max(1000, int(ttl * 1000) * 2)]
+        )
+        if found:
+            other, theirs = found[0], json.loads(found[1])
+            raise Conflict(
+                f"this process's packs differ from those of the running server process {other}: "
+                f"{_pack_difference(json.loads(canonical), theirs)}. Every process of a deployment runs the same "
+                "packs: install the same ones (vtt-bridge plugins), or stop the others first",
+                details={"process": other, "theirs": theirs},
+            )
 
     @property
     def _channel(self) -> str:
@@ -483,7 +741,15 @@ class RedisStore(Store):
     def _later(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()  # retrieved, so asyncio does not log it again at collection
+        if error is not None and not isinstance(error, StoreUnavailable):  # an outage is logged once
+            log.warning("a background Redis command failed", extra={"error": str(error)})
 
     def _hold(self, key: str, holder: str) -> None:
         self._held[key] = holder
@@ -498,7 +764,7 @@ class RedisStore(Store):
             held = list(self._held.items())
             renewals = (self.link.evalsha(self._renew, [key], [holder, ttl_ms]) for key, holder in held)
             for (key, _holder), outcome in zip(held, await asyncio.gather(*renewals, return_exceptions=True)):
-                if isinstance(outcome, Exception):
+                if isinstance(outcome, Exception) and not isinstance(outcome, StoreUnavailable):
                     log.warning("could not renew an attack lease", extra={"lease": key, "error": str(outcome)})
 
     def _forget(self, key: str, event: asyncio.Event) -> None:
@@ -542,6 +808,18 @@ class RedisStore(Store):
         """The questions out at the table on any process, by ref, as :meth:`question_out` noted them."""
         raw = await self._hgetall(self._key(table_id, "questions"))
         return {ref: json.loads(value) for ref, value in raw.items()}
+
+
+def _pack_difference(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> str:
+    said = []
+    for name in sorted(set(ours) | set(theirs)):
+        if name not in theirs:
+            said.append(f"{name} only here")
+        elif name not in ours:
+            said.append(f"{name} only there")
+        elif ours[name] != theirs[name]:
+            said.append(f"{name} {ours[name]} here, {theirs[name]} there")
+    return "; ".join(said) or "they differ"
 
 
 # How long the reason a connection ended is kept (milliseconds), for questions put to it.

@@ -1,26 +1,44 @@
-"""A lean Redis connection for the hot path: every command pipelined, replies matched in order.
+"""The store's connection to Redis, on redis-py's asyncio client (hiredis parses the replies).
 
-redis-py's asyncio client costs about 180 µs of CPU a command (a connection
-taken from a pool and given back, a lock, instrumentation); an attack needs a
-few commands and a broadcast one more, so that was most of what the Redis
-store added to an attack. A :class:`Link` is one connection that any number of
-coroutines share: a command is packed and queued, everything queued in one
-turn of the event loop goes out in one write, and a reader task matches the
-replies to the waiting callers in order (Redis answers a connection's commands
-in the order it sent them). Commands sent one after another by one coroutine
-therefore also reach Redis in that order, which is what keeps a table's
-broadcasts in order behind its commits.
+One Redis, a Sentinel-watched primary or a Cluster, all behind one small
+interface the store and the server's message bus use:
 
-A :class:`Subscriber` is the pub/sub side: its own connection, channels added
-at any time (``await subscribe(...)`` returns once Redis has confirmed, so a
-message published after it is not missed), every message handed to the
-channel's handler in the order Redis sent them. Both reconnect after the
-connection drops; a :class:`Subscriber` subscribes again to all its channels
-(messages published while it was away are lost, as with any Redis pub/sub).
+- :meth:`Link.call` sends one command and waits for its reply;
+- :meth:`Link.send` sends one without waiting;
+- :meth:`Link.evalsha` runs a registered Lua script, optionally followed by
+  ``WAIT`` on the same connection (the commit's replication check);
+- a :class:`Subscriber` is the pub/sub side: channels added at any time,
+  subscribed again after a reconnect.
 
-Replies are parsed by ``hiredis`` (part of the ``redis`` extra). URLs:
-``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` (TLS) and
-``unix:///path?db=N``.
+Calls and sends are queued, and one task sends the queue in order: a lone
+command as it is, several as one redis-py pipeline (one connection, one
+write): whatever every coroutine queued while the previous batch was out
+goes in the next (auto-pipelining). Commands therefore reach Redis in the
+order they were made — a table's broadcasts stay behind its commits — and
+under load many tables' commands share a write and a read. (A commit with
+``WAIT`` goes on a pipeline of its own: it may take up to its timeout.)
+
+Nothing waits forever: connecting has ``connect_timeout``, every command
+``command_timeout``. When Redis cannot be reached, a call raises
+:class:`~vtt_bridge.errors.StoreUnavailable` (retryable, with
+``retry_after``); the first such failure logs one line, and the first success
+after it another (how long it lasted). At start-up (:meth:`Link.open`) a
+wrong password, a TLS mismatch or an unreachable Redis is one
+:class:`RedisUnavailable` saying which.
+
+URLs (see :func:`parse_url`)::
+
+    redis://[[user]:password@]host[:port][/db]       one Redis
+    rediss://...                                     the same over TLS
+    unix:///path/to/redis.sock[?db=N]                a local socket
+    redis+sentinel://[[user]:password@]h1:p1,h2:p2/service[/db]   Sentinel
+    redis+cluster://[[user]:password@]h1:p1,h2:p2    Cluster (any of its nodes)
+
+``rediss+sentinel://`` and ``rediss+cluster://`` use TLS. The query may add
+what :class:`RedisOptions` holds: ``ca=FILE``, ``cert=FILE``, ``key=FILE``
+(TLS), ``connect_timeout=S``, ``timeout=S`` (the CLI's ``--redis-ca``,
+``--redis-cert``, ``--redis-key``, ``--redis-timeout`` write them there), and
+for Sentinel ``sentinel_password=...`` (the sentinels' own password).
 """
 
 from __future__ import annotations
@@ -29,225 +47,397 @@ import asyncio
 import collections
 import hashlib
 import logging
-import ssl as ssl_module
-from collections.abc import Callable, Mapping
+import ssl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-__all__ = ["Link", "RedisReplyError", "RedisUnavailable", "Subscriber"]
+import redis.asyncio as aioredis
+from redis import exceptions as rexc
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
+from redis.backoff import ExponentialBackoff, NoBackoff
+
+from ..errors import StoreUnavailable
+
+__all__ = ["Link", "RedisOptions", "RedisReplyError", "RedisUnavailable", "Subscriber", "parse_url"]
 
 log = logging.getLogger("vtt_bridge.state")
+
+# How long a client is told to wait before retrying while Redis is away (seconds).
+RETRY_AFTER = 1.0
 
 
 class RedisReplyError(Exception):
     """An error reply from Redis (``NOSCRIPT ...``, ``WRONGTYPE ...``)."""
 
 
-class RedisUnavailable(ConnectionError):
-    """Redis cannot be reached (its ``strerror`` says so on one line, for the CLI)."""
-
-    def __init__(self, why: object) -> None:
-        super().__init__(0, f"Redis: {why} (check the --redis URL and that the server runs)")
+class RedisUnavailable(StoreUnavailable):
+    """Redis cannot be used at start-up: unreachable, a wrong password, a TLS mismatch (one line)."""
 
 
-def _pack(args: tuple[Any, ...]) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(out)
+@dataclass(frozen=True)
+class RedisOptions:
+    """How to reach Redis beyond its URL.
+
+    :ivar ca: a CA bundle (PEM) to check the server's TLS certificate with (default: the system's).
+    :ivar cert: a client certificate (PEM), for a Redis with ``tls-auth-clients yes``.
+    :ivar key: its private key (PEM).
+    :ivar connect_timeout: seconds to connect (TCP, TLS handshake, AUTH).
+    :ivar command_timeout: seconds any one command may take.
+    """
+
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    connect_timeout: float = 2.0
+    command_timeout: float = 2.0
+
+    @classmethod
+    def from_query(cls, query: dict[str, list[str]]) -> RedisOptions:
+        """The options a URL's query gives (``ca``, ``cert``, ``key``, ``connect_timeout``, ``timeout``)."""
+        def one(name: str) -> str | None:
+            return query.get(name, [None])[0] or None
+
+        try:
+            connect = float(one("connect_timeout") or cls.connect_timeout)
+            command = float(one("timeout") or cls.command_timeout)
+        except ValueError:
+            raise ValueError("connect_timeout and timeout in a Redis URL are seconds") from None
+        if not (0 < connect <= 60 and 0 < command <= 60):
+            raise ValueError("connect_timeout and timeout in a Redis URL are 0 to 60 seconds")
+        return cls(ca=one("ca"), cert=one("cert"), key=one("key"), connect_timeout=connect, command_timeout=command)
 
 
-def _address(url: str) -> dict[str, Any]:
+@dataclass
+class Where:
+    """A parsed Redis URL."""
+
+    kind: str  # "single", "sentinel" or "cluster"
+    tls: bool = False
+    hosts: list[tuple[str, int]] = field(default_factory=list)
+    path: str | None = None  # unix socket
+    service: str | None = None  # Sentinel's name of the primary
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+    sentinel_password: str | None = None
+    query: dict[str, list[str]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """The URL without its password, for messages."""
+        scheme = {"single": "redis", "sentinel": "redis+sentinel", "cluster": "redis+cluster"}[self.kind]
+        if self.tls:
+            scheme = "rediss" + scheme[5:]
+        if self.path:
+            return f"unix://{self.path}"
+        hosts = ",".join(f"{h}:{p}" for h, p in self.hosts)
+        user = f"{self.username}@" if self.username else ""
+        tail = f"/{self.service}" if self.service else ""
+        return f"{scheme}://{user}{hosts}{tail}"
+
+
+def parse_url(url: str) -> Where:
+    """A Redis URL of any form the module docstring lists (``ValueError`` when it is none)."""
     parsed = urlparse(url)
+    scheme = parsed.scheme
     query = parse_qs(parsed.query)
-    db = query.get("db", [""])[0] or (parsed.path.lstrip("/") if parsed.scheme != "unix" else "")
-    where: dict[str, Any] = {
-        "db": int(db or 0),
-        "username": unquote(parsed.username) if parsed.username else None,
-        "password": unquote(parsed.password) if parsed.password else None,
+    username = unquote(parsed.username) if parsed.username else None
+    password = unquote(parsed.password) if parsed.password else None
+    if scheme == "unix":
+        return Where(
+            "single", path=parsed.path, db=int(query.get("db", ["0"])[0] or 0),
+            username=username, password=password, query=query,
+        )
+    kinds = {
+        "redis": ("single", False), "rediss": ("single", True),
+        "redis+sentinel": ("sentinel", False), "rediss+sentinel": ("sentinel", True),
+        "redis+cluster": ("cluster", False), "rediss+cluster": ("cluster", True),
     }
-    if parsed.scheme == "unix":
-        where["path"] = parsed.path
-    elif parsed.scheme in ("redis", "rediss"):
-        where["host"], where["port"] = parsed.hostname or "127.0.0.1", parsed.port or 6379
-        where["ssl"] = parsed.scheme == "rediss"
-    else:
-        raise ValueError(f"unsupported Redis URL scheme {parsed.scheme!r}: use redis://, rediss:// or unix://")
+    if scheme not in kinds:
+        raise ValueError(
+            f"unsupported Redis URL scheme {scheme!r}: use redis://, rediss://, unix://, "
+            "redis+sentinel:// or redis+cluster://"
+        )
+    kind, tls = kinds[scheme]
+    netloc = parsed.netloc.rsplit("@", 1)[-1]
+    hosts = []
+    for part in filter(None, netloc.split(",")):
+        host, sep, port = part.rpartition(":")
+        if not sep or part.endswith("]"):
+            host, port = part, ""
+        host = host.strip("[]") or "127.0.0.1"
+        try:
+            hosts.append((host, int(port) if port else (26379 if kind == "sentinel" else 6379)))
+        except ValueError:
+            raise ValueError(f"bad port in Redis URL: {part!r}") from None
+    if not hosts:
+        hosts = [("127.0.0.1", 26379 if kind == "sentinel" else 6379)]
+    where = Where(kind, tls=tls, hosts=hosts, username=username, password=password, query=query)
+    parts = [p for p in parsed.path.split("/") if p]
+    if kind == "sentinel":
+        if not parts:
+            raise ValueError("a redis+sentinel:// URL names the primary's service: redis+sentinel://host:port,.../mymaster[/db]")
+        where.service = parts.pop(0)
+        where.sentinel_password = query.get("sentinel_password", [None])[0]
+    if parts:
+        try:
+            where.db = int(parts[0])
+        except ValueError:
+            raise ValueError(f"the database in a Redis URL is a number, not {parts[0]!r}") from None
+    if "db" in query:
+        where.db = int(query["db"][0])
+    if kind == "cluster" and where.db:
+        raise ValueError("a Redis Cluster has database 0 only")
     return where
 
 
-class _Connection:
-    """One socket to Redis, a reader task, and what to do with each reply."""
-
-    def __init__(self, url: str, on_reply: Callable[[Any], None], on_lost: Callable[[BaseException], None]) -> None:
-        self.where = _address(url)
-        self._on_reply = on_reply
-        self._on_lost = on_lost
-        self.writer: asyncio.StreamWriter | None = None
-        self._reader_task: asyncio.Task[None] | None = None
-        self._out: list[bytes] = []
-        self._flushing = False
-
-    async def open(self, hello: list[tuple[Any, ...]]) -> None:
-        try:
-            import hiredis
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise RuntimeError("the Redis store needs hiredis: pip install 'vtt-bridge[redis]'") from exc
-        where = self.where
-        try:
-            if "path" in where:
-                reader, writer = await asyncio.open_unix_connection(where["path"])
-            else:
-                context = ssl_module.create_default_context() if where["ssl"] else None
-                reader, writer = await asyncio.open_connection(where["host"], where["port"], ssl=context)
-        except OSError as exc:
-            raise RedisUnavailable(exc.strerror or exc) from exc
-        sock = writer.get_extra_info("socket")
-        if sock is not None and "path" not in where:
-            import socket
-
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.writer = writer
-        parser = hiredis.Reader(encoding="utf-8", replyError=RedisReplyError)
-        self._reader_task = asyncio.get_running_loop().create_task(self._read(reader, parser), name="redis reader")
-        for command in hello:
-            self.send(command)
-
-    def send(self, args: tuple[Any, ...]) -> None:
-        self._out.append(_pack(args))
-        if not self._flushing:
-            self._flushing = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        self._flushing = False
-        out, self._out = self._out, []
-        if self.writer is not None and out:
-            self.writer.write(b"".join(out))
-
-    async def _read(self, reader: asyncio.StreamReader, parser: Any) -> None:
-        error: BaseException = RedisUnavailable("it closed the connection")
-        try:
-            while True:
-                data = await reader.read(1 << 16)
-                if not data:
-                    break
-                parser.feed(data)
-                while (reply := parser.gets()) is not False:
-                    self._on_reply(reply)
-        except asyncio.CancelledError:
-            error = RedisUnavailable("the connection was closed")
-            raise
-        except Exception as exc:  # a reset, a protocol error
-            error = RedisUnavailable(f"lost the connection: {exc}")
-        finally:
-            self.close()
-            self._on_lost(error)
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-        self._out.clear()
-
-    async def stop(self) -> None:
-        self.close()
-        if self._reader_task is not None:
-            self._reader_task.cancel()
-            await asyncio.gather(self._reader_task, return_exceptions=True)
+def _client_kwargs(where: Where, options: RedisOptions) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "username": where.username,
+        "password": where.password,
+        "socket_connect_timeout": options.connect_timeout,
+        "socket_timeout": options.command_timeout,
+        "decode_responses": True,
+        # No retry inside the client: a commit must not run twice, and the caller
+        # reports an outage (the client retries the request, with its request_id).
+        "retry": Retry(NoBackoff(), 0),
+        "health_check_interval": 15,
+    }
+    if where.tls:
+        kwargs.update(
+            ssl=True,
+            ssl_ca_certs=options.ca,
+            ssl_certfile=options.cert,
+            ssl_keyfile=options.key,
+            ssl_cert_reqs="required",
+        )
+    return kwargs
 
 
-def _hello(where: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-    out: list[tuple[Any, ...]] = []
-    if where["password"] is not None:
-        out.append(("AUTH", where["username"], where["password"]) if where["username"] else ("AUTH", where["password"]))
-    if where["db"]:
-        out.append(("SELECT", where["db"]))
-    return out
+def _why(exc: BaseException, where: Where) -> str:
+    """A failure to reach Redis in words, for one line."""
+    text = str(exc) or type(exc).__name__
+    lowered = text.lower()
+    if "noauth" in lowered or "authentication required" in lowered:
+        return "Redis asks for a password and the URL gives none: redis://:PASSWORD@host:port"
+    if isinstance(exc, rexc.AuthenticationError) or "wrongpass" in lowered or "invalid username-password" in lowered:
+        return "wrong user name or password (Redis refused the AUTH): check the user and password in the URL"
+    if "noperm" in lowered or "no permissions" in lowered:
+        return f"the Redis user may not run a command the store needs ({text}): check its ACL"
+    if isinstance(exc, ssl.SSLError) or "ssl" in lowered or "certificate" in lowered or "wrong version number" in lowered:
+        if where.tls:
+            return f"TLS failed ({text}): is the port a TLS port, and do --redis-ca/--redis-cert match?"
+        return f"TLS problem ({text})"
+    if isinstance(exc, (rexc.TimeoutError, asyncio.TimeoutError, TimeoutError)):
+        hint = " (a TLS port spoken to without rediss://?)" if not where.tls else " (rediss:// to a port without TLS?)"
+        return f"no answer in time{hint}"
+    if "connection refused" in lowered or "connect call failed" in lowered or "error 111" in lowered:
+        return "connection refused: is redis-server running on that host and port?"
+    if "closed" in lowered and where.tls:
+        return f"the connection closed during TLS ({text}): is the port a TLS port?"
+    return text
+
+
+class _Outage:
+    """One log line when Redis goes away, one when it is back (once armed: a failure while the
+    store opens is the start-up's one line, not a log line)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.since: float | None = None
+        self.armed = False
+
+    def failed(self, why: str) -> None:
+        if self.since is None and self.armed:
+            self.since = time.monotonic()
+            log.warning(
+                f"Redis unavailable ({self.what}): {why}; requests answer store_unavailable until it is back",
+                extra={"error": why},
+            )
+
+    def ok(self) -> None:
+        if self.since is not None:
+            lasted = time.monotonic() - self.since
+            self.since = None
+            log.warning(f"Redis is back ({self.what}) after {lasted:.1f} s", extra={"seconds": round(lasted, 1)})
+
+
+# Redis cannot do it now (or, NOPERM, for this user): the caller answers store_unavailable.
+_UNAVAILABLE = (rexc.ConnectionError, rexc.TimeoutError, OSError, asyncio.TimeoutError, rexc.ClusterError,
+                rexc.RedisClusterException, rexc.ReadOnlyError, rexc.TryAgainError, rexc.MasterDownError,
+                rexc.NoPermissionError)
 
 
 class Link:
-    """One pipelined connection to Redis, shared by every caller (see the module docstring)."""
+    """The store's commands to Redis (see the module docstring)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, options: RedisOptions | None = None) -> None:
         self.url = url
-        self._conn: _Connection | None = None
-        self._waiting: collections.deque[asyncio.Future[Any] | None] = collections.deque()
-        self._opening: asyncio.Future[None] | None = None
+        self.where = parse_url(url)
+        self.options = options or RedisOptions.from_query(self.where.query)
+        self.client: Any = None
+        self.sentinel: Sentinel | None = None
         self._scripts: dict[str, str] = {}  # sha → source
+        self._queue: collections.deque[tuple[tuple[Any, ...], asyncio.Future[Any] | None]] = collections.deque()
+        self._sender: asyncio.Task[None] | None = None
+        self.outage = _Outage("commands")
+        self.replication = _Outage("replicas")
+
+    @property
+    def cluster(self) -> bool:
+        return self.where.kind == "cluster"
+
+    def make_client(self) -> Any:
+        """A new client for :attr:`where` (the pub/sub side makes its own)."""
+        where, kwargs = self.where, _client_kwargs(self.where, self.options)
+        if where.kind == "cluster":
+            return RedisCluster(
+                startup_nodes=[ClusterNode(h, p) for h, p in where.hosts],
+                require_full_coverage=True,
+                **{k: v for k, v in kwargs.items() if k != "health_check_interval"},
+            )
+        if where.kind == "sentinel":
+            if self.sentinel is None:
+                sentinel_kwargs = {
+                    "socket_connect_timeout": self.options.connect_timeout,
+                    "socket_timeout": self.options.command_timeout,
+                    "password": where.sentinel_password,
+                    "decode_responses": True,
+                }
+                if where.tls:
+                    sentinel_kwargs.update({k: v for k, v in kwargs.items() if k.startswith("ssl")})
+                self.sentinel = Sentinel(where.hosts, sentinel_kwargs=sentinel_kwargs, **kwargs)
+            return self.sentinel.master_for(where.service, db=where.db)
+        if where.path:
+            return aioredis.Redis(unix_socket_path=where.path, db=where.db, **{
+                k: v for k, v in kwargs.items() if not k.startswith("ssl")})
+        host, port = where.hosts[0]
+        return aioredis.Redis(host=host, port=port, db=where.db, **kwargs)
 
     async def open(self) -> None:
-        if self._conn is not None:
+        """Connect and check (``PING``), within the connect and command timeouts.
+
+        :raises RedisUnavailable: one line saying what is wrong.
+        """
+        if self.client is not None:
             return
-        if self._opening is not None:
-            return await asyncio.shield(self._opening)
-        self._opening = asyncio.get_running_loop().create_future()
+        client = self.make_client()
+        bound = self.options.connect_timeout + self.options.command_timeout
         try:
-            conn = _Connection(self.url, self._reply, self._lost)
-            hello = _hello(conn.where)
-            await conn.open(hello)
-            self._conn = conn
-            # The hello's replies come first; a wrong password fails the open.
-            replies = [self._expect() for _ in hello]
-            for reply in replies:
-                await reply
-            self._opening.set_result(None)
-        except BaseException as exc:
-            if self._conn is not None:
-                await self._conn.stop()
-                self._conn = None
-            self._opening.set_exception(exc)
-            self._opening.exception()
-            raise
-        finally:
-            self._opening = None
+            async with asyncio.timeout(bound):
+                if self.cluster:
+                    await client.initialize()
+                await client.ping()
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+            await _close_client(client)
+            if isinstance(exc, RedisUnavailable):
+                raise
+            raise RedisUnavailable(
+                f"cannot use Redis at {self.where.describe()}: {_why(exc, self.where)}",
+                details={"retry_after": RETRY_AFTER},
+            ) from None
+        self.client = client
 
-    def _expect(self) -> asyncio.Future[Any]:
-        future = asyncio.get_running_loop().create_future()
-        self._waiting.append(future)
-        return future
+    def arm(self) -> None:
+        """Log outages from now on (the store is open)."""
+        self.outage.armed = self.replication.armed = True
 
-    def _reply(self, reply: Any) -> None:
-        future = self._waiting.popleft()
-        if future is None or future.done():  # nobody waits for it (a fire-and-forget send, a timed-out caller)
-            if isinstance(reply, RedisReplyError):
-                log.warning("redis command failed", extra={"error": str(reply)})
-            return
-        if isinstance(reply, RedisReplyError):
-            future.set_exception(reply)
-        else:
-            future.set_result(reply)
-
-    def _lost(self, error: BaseException) -> None:
-        self._conn = None
-        waiting, self._waiting = self._waiting, collections.deque()
-        for future in waiting:
-            if future is not None and not future.done():
-                future.set_exception(error)
+    def _unavailable(self, exc: BaseException) -> StoreUnavailable:
+        why = _why(exc, self.where)
+        self.outage.failed(why)
+        error = StoreUnavailable(f"the store is unavailable ({why}); try again shortly",
+                                 details={"retry_after": RETRY_AFTER})
+        error.why = why  # type: ignore[attr-defined]  # for the start-up line (RedisStore.open)
+        return error
 
     async def call(self, *args: Any) -> Any:
-        """Send one command and wait for its reply (a :class:`RedisReplyError` is raised)."""
-        if self._conn is None:
-            await self.open()
-        assert self._conn is not None
-        future = self._expect()
-        self._conn.send(args)
+        """Send one command and wait for its reply (a :class:`RedisReplyError` is raised).
+
+        :raises StoreUnavailable: Redis cannot be reached (or did not answer in time).
+        """
+        self._client()  # raises when closed
+        future = asyncio.get_running_loop().create_future()
+        self._queue.append((args, future))
+        self._kick()
         return await future
+
+    def _client(self) -> Any:
+        if self.client is None:
+            raise RuntimeError("the Redis link is not open")
+        return self.client
 
     def send(self, *args: Any) -> None:
         """Send one command without waiting for its reply (an error reply is logged).
 
-        Queued behind every command sent before it, so it still reaches Redis
-        in order; when the connection is down it is sent once it is back.
+        Queued behind every command sent before it; the queue goes out as one
+        pipeline. While Redis is away the queued commands are dropped (the
+        outage is logged once).
         """
-        conn = self._conn
-        if conn is None:
-            task = asyncio.get_running_loop().create_task(self.call(*args))
-            task.add_done_callback(_log_failure)
+        self._queue.append((args, None))
+        self._kick()
+
+    def _kick(self) -> None:
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._drain(), name="redis commands")
+
+    async def _drain(self) -> None:
+        """Send what is queued, in order: one command alone, more as one pipeline (everything
+        queued while the previous batch was out goes in the next)."""
+        client = self.client
+        if client is None:
+            error = RuntimeError("the Redis link is closed")
+            while self._queue:
+                _args, future = self._queue.popleft()
+                if future is not None and not future.done():
+                    future.set_exception(error)
             return
-        self._waiting.append(None)
-        conn.send(args)
+        while self._queue:
+            if len(self._queue) == 1:  # the usual case, a publish: no pipeline object needed
+                args, future = self._queue[0]
+                try:
+                    reply = await client.execute_command(*args)
+                except Exception as exc:  # noqa: BLE001 - a sender must not die
+                    reply = exc
+                else:
+                    self.outage.ok()
+                self._queue.popleft()
+                self._settle(args, future, reply)
+                continue
+            batch = list(self._queue)
+            self._queue.clear()
+            pipe = client.pipeline(transaction=False)
+            for args, _future in batch:
+                pipe.execute_command(*args)
+            try:
+                replies = await pipe.execute(raise_on_error=False)
+            except _UNAVAILABLE as exc:
+                error = self._unavailable(exc)
+                for _args, future in batch:
+                    if future is not None and not future.done():
+                        future.set_exception(error)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a sender must not die
+                replies = [exc] * len(batch)
+            else:
+                self.outage.ok()
+            for (args, future), reply in zip(batch, replies, strict=True):
+                self._settle(args, future, reply)
+
+    def _settle(self, args: tuple[Any, ...], future: asyncio.Future[Any] | None, reply: Any) -> None:
+        """Hand a queued command's reply to its caller (an error of a fire-and-forget send is logged)."""
+        if isinstance(reply, Exception):
+            error: BaseException = self._unavailable(reply) if isinstance(reply, _UNAVAILABLE) else _reply_error(reply)
+            if future is None:
+                if not isinstance(error, StoreUnavailable):
+                    log.warning("redis command failed", extra={"command": str(args[0]), "error": str(reply)})
+            elif not future.done():
+                future.set_exception(error)
+        elif future is not None and not future.done():
+            future.set_result(reply)
 
     def script(self, source: str) -> str:
         """Register a Lua script; returns its SHA-1 for :meth:`evalsha`."""
@@ -255,98 +445,173 @@ class Link:
         self._scripts[sha] = source
         return sha
 
-    async def evalsha(self, sha: str, keys: list[str], args: list[Any]) -> Any:
-        """Run a registered script (loading it when Redis does not have it yet)."""
+    async def evalsha(self, sha: str, keys: list[str], args: list[Any], *, wait: tuple[int, int] | None = None) -> Any:
+        """Run a registered script (loading it when Redis does not have it yet).
+
+        ``wait=(replicas, ms)``: then ``WAIT replicas ms`` on the same
+        connection; fewer replicas confirming raises :class:`StoreUnavailable`
+        (the script's writes happened on the primary but may not survive its loss).
+        """
         try:
-            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
+            return await self._eval(("EVALSHA", sha), keys, args, wait)
         except RedisReplyError as exc:
             if not str(exc).startswith("NOSCRIPT"):
                 raise
-        await self.call("SCRIPT", "LOAD", self._scripts[sha])
-        return await self.call("EVALSHA", sha, len(keys), *keys, *args)
+        # Not in this node's script cache (a new Redis, a promoted replica): EVAL caches it there.
+        return await self._eval(("EVAL", self._scripts[sha]), keys, args, wait)
+
+    async def _eval(self, how: tuple[str, str], keys: list[str], args: list[Any], wait: tuple[int, int] | None) -> Any:
+        if wait is None:
+            return await self.call(*how, len(keys), *keys, *args)
+        client = self._client()
+        pipe = client.pipeline(transaction=False)
+        pipe.execute_command(*how, len(keys), *keys, *args)
+        if self.cluster:
+            pipe.execute_command("WAIT", *wait, target_nodes=client.get_node_from_key(keys[0]))
+        else:
+            pipe.execute_command("WAIT", *wait)
+        try:
+            reply, confirmed = await pipe.execute(raise_on_error=False)
+        except _UNAVAILABLE as exc:
+            raise self._unavailable(exc) from None
+        if isinstance(reply, Exception):
+            if isinstance(reply, _UNAVAILABLE):
+                raise self._unavailable(reply)
+            raise _reply_error(reply)
+        self.outage.ok()
+        if isinstance(confirmed, Exception) or int(confirmed) < wait[0]:
+            self.replication.failed(f"{confirmed} of {wait[0]} replica(s) confirmed a write within {wait[1]} ms")
+            raise StoreUnavailable(
+                f"the store could not confirm the change on {wait[0]} replica(s) within {wait[1]} ms; "
+                "send the same request (same request_id) again",
+                details={"retry_after": RETRY_AFTER},
+            )
+        self.replication.ok()
+        return reply
 
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.stop()
+        if self._sender is not None:
+            await asyncio.gather(self._sender, return_exceptions=True)
+            self._sender = None
+        client, self.client = self.client, None
+        if client is not None:
+            await _close_client(client)
 
 
-def _log_failure(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.warning("redis command failed", extra={"error": str(task.exception())})
+def _reply_error(exc: BaseException) -> RedisReplyError:
+    """redis-py's error reply as ours (redis-py drops the NOSCRIPT word from its text)."""
+    if isinstance(exc, rexc.NoScriptError):
+        return RedisReplyError(f"NOSCRIPT {exc}")
+    return RedisReplyError(str(exc))
+
+
+async def _close_client(client: Any) -> None:
+    try:
+        await client.aclose()
+    except Exception:  # noqa: BLE001 - closing a broken client
+        pass
 
 
 class Subscriber:
-    """The pub/sub side: channels with a handler each, subscribed again after a reconnect."""
+    """The pub/sub side: channels with a handler each, subscribed again after a reconnect.
 
-    _RETRY = (0.1, 5.0)  # seconds between reconnection attempts: first, most
+    Its own connection (to the primary under Sentinel; to any node of a
+    Cluster, whose nodes pass every message on to each other). When it drops,
+    it reconnects after 0.05 s, doubling to at most 1 s between tries, and
+    subscribes to every channel again; messages published meanwhile are lost,
+    as with any Redis pub/sub.
+    """
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    _RETRY = (0.05, 1.0)
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
         self._handlers: dict[str, Callable[[str], None]] = {}
         self._confirmed: dict[str, asyncio.Future[None]] = {}
-        self._conn: _Connection | None = None
+        self._pubsub: Any = None
         self._keeper: asyncio.Task[None] | None = None
-        self._hello_left = 0
         self._closed = False
+        self.outage = _Outage("pub/sub")
+        self._node = 0
 
     async def subscribe(self, channel: str, handler: Callable[[str], None]) -> None:
         """Hand every message on ``channel`` to ``handler``, from the moment this returns."""
         self._handlers[channel] = handler
+        loop = asyncio.get_running_loop()
         if self._keeper is None:
-            self._keeper = asyncio.get_running_loop().create_task(self._keep(), name="redis subscriber")
+            self._keeper = loop.create_task(self._keep(), name="redis subscriber")
         confirmed = self._confirmed.get(channel)
         if confirmed is None:
-            confirmed = self._confirmed[channel] = asyncio.get_running_loop().create_future()
-            if self._conn is not None:
-                self._conn.send(("SUBSCRIBE", channel))
-        await asyncio.shield(confirmed)
+            confirmed = self._confirmed[channel] = loop.create_future()
+            if self._pubsub is not None:
+                try:
+                    await self._pubsub.subscribe(channel)
+                except _UNAVAILABLE:
+                    pass  # the keeper reconnects and subscribes again
+        options = self.link.options
+        try:
+            async with asyncio.timeout(options.connect_timeout + options.command_timeout):
+                await asyncio.shield(confirmed)
+        except TimeoutError:
+            raise StoreUnavailable(
+                "the store is unavailable (pub/sub did not confirm a subscription in time); try again shortly",
+                details={"retry_after": RETRY_AFTER},
+            ) from None
+
+    def _client(self) -> Any:
+        link = self.link
+        if link.cluster:
+            # Any node carries every message: try them in turn.
+            nodes = link.client.get_nodes() if link.client is not None else []
+            hosts = [(n.host, n.port) for n in nodes] or link.where.hosts
+            host, port = hosts[self._node % len(hosts)]
+            self._node += 1
+            kwargs = _client_kwargs(link.where, link.options)
+            return aioredis.Redis(host=host, port=port, **kwargs)
+        return link.make_client()
 
     async def _keep(self) -> None:
         delay = self._RETRY[0]
         while not self._closed:
-            lost: asyncio.Future[BaseException] = asyncio.get_running_loop().create_future()
-            conn = _Connection(self.url, self._message, lambda exc: lost.done() or lost.set_result(exc))
-            hello = _hello(conn.where)
-            self._hello_left = len(hello)
+            client = self._client()
+            pubsub = client.pubsub()
             try:
-                await conn.open(hello)
-            except OSError as exc:
-                log.warning("cannot reach Redis for pub/sub; retrying", extra={"error": str(exc), "in": delay})
-                await asyncio.sleep(delay)
-                delay = min(self._RETRY[1], delay * 2)
-                continue
-            self._conn = conn
-            delay = self._RETRY[0]
-            if self._handlers:
-                conn.send(("SUBSCRIBE", *self._handlers))
-            try:
-                error = await lost
+                channels = list(self._handlers)
+                if channels:
+                    await pubsub.subscribe(*channels)
+                self._pubsub = pubsub
+                # Channels added while that subscribe was on its way (later ones subscribe themselves).
+                missing = [channel for channel in self._handlers if channel not in channels]
+                if missing:
+                    await pubsub.subscribe(*missing)
+                while not self._closed:
+                    message = await pubsub.get_message(timeout=5.0)
+                    if message is not None:
+                        self.outage.ok()
+                        delay = self._RETRY[0]
+                        self._message(message)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - reconnect whatever broke
+                self.outage.failed(_why(exc, self.link.where))
             finally:
-                self._conn = None
-                await conn.stop()
-            if not self._closed:
-                log.warning("pub/sub connection to Redis lost; reconnecting", extra={"error": str(error)})
-                # Messages published meanwhile are lost; every channel is subscribed again.
-                for channel, future in list(self._confirmed.items()):
-                    if future.done():
-                        self._confirmed[channel] = asyncio.get_running_loop().create_future()
+                self._pubsub = None
+                await _close_pubsub(pubsub, client)
+            if self._closed:
+                break
+            for channel, future in list(self._confirmed.items()):
+                if future.done():
+                    self._confirmed[channel] = asyncio.get_running_loop().create_future()
+            await asyncio.sleep(delay)
+            delay = min(self._RETRY[1], delay * 2)
 
-    def _message(self, reply: Any) -> None:
-        if self._hello_left:  # the AUTH / SELECT replies
-            self._hello_left -= 1
-            if isinstance(reply, RedisReplyError):
-                log.error("pub/sub connection refused by Redis", extra={"error": str(reply)})
-            return
-        if isinstance(reply, RedisReplyError) or not isinstance(reply, list) or len(reply) < 3:
-            log.warning("unexpected pub/sub reply from Redis", extra={"reply": repr(reply)[:200]})
-            return
-        kind, channel = reply[0], reply[1]
+    def _message(self, message: dict[str, Any]) -> None:
+        kind, channel = message.get("type"), message.get("channel")
         if kind == "message":
             handler = self._handlers.get(channel)
             if handler is not None:
                 try:
-                    handler(reply[2])
+                    handler(message["data"])
                 except Exception:
                     log.exception("pub/sub handler failed", extra={"channel": channel})
         elif kind == "subscribe":
@@ -366,3 +631,10 @@ class Subscriber:
         self._confirmed.clear()
         self._handlers.clear()
 
+
+async def _close_pubsub(pubsub: Any, client: Any) -> None:
+    try:
+        await pubsub.aclose()
+    except Exception:  # noqa: BLE001
+        pass
+    await _close_client(client)

@@ -25,11 +25,20 @@ class ReplayMismatch(Exception):
         self.token_id = token_id
 
 
-def replay(entries: Iterable[AuditEntry]) -> dict[str, dict[str, Any]]:
-    """The tokens (wire form, by id) that the entries produce, oldest entry first."""
+def replay(entries: Iterable[AuditEntry], *, trimmed: bool = False) -> dict[str, dict[str, Any]]:
+    """The tokens (wire form, by id) that the entries produce, oldest entry first.
+
+    ``trimmed``: the log's oldest entries are gone (a table's ``audit_keep``); a
+    token first seen in a later entry starts from the state that entry says it
+    had, and every entry after it is checked as usual.
+    """
     tokens: dict[str, dict[str, Any]] = {}
+    seen: set[str] = set()
     for entry in entries:
         for token_id, change in entry.changes.items():
+            if trimmed and token_id not in seen and change.get("before") is not None:
+                tokens[token_id] = _plain(change["before"])
+            seen.add(token_id)
             if tokens.get(token_id) != _plain(change.get("before")):
                 raise ReplayMismatch(entry.seq, token_id)
             after = change.get("after")

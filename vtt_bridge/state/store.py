@@ -173,6 +173,13 @@ class Store(ABC):
     async def heartbeat(self, node: str, ttl: float) -> None:
         """Say that server process ``node`` is alive for the next ``ttl`` seconds."""
 
+    async def announce(self, node: str, packs: Mapping[str, str | None], ttl: float = 6.0) -> None:
+        """Join the deployment as server process ``node`` running ``packs`` (name → version).
+
+        A shared store refuses (``Conflict``) when a live process runs other packs:
+        every process of a deployment must resolve a request the same way.
+        """
+
     async def depart(self, table_id: str, sid: str, reason: str | None) -> None:
         """Forget connection ``sid``, noting for a while why it ended (socket.io's reason),
         for a process that asked it a question (:meth:`departed`)."""
