@@ -137,6 +137,7 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
     bridge = Bridge(host, store, sio, decision_timeout=config.decision_timeout, resolvers=config.resolvers)
     if isinstance(manager, RedisBus):
         manager.deliver = bridge.broadcast.local
+        manager.resync = bridge.broadcast.resync
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     bridge.attacks.odds_runner = OddsRunner(
         budget=config.odds_budget,

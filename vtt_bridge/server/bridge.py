@@ -82,7 +82,7 @@ class Bridge:
         self.callers: dict[str, Caller] = {}
         self._loading: dict[str, asyncio.Lock] = {}
         self._rulesets: dict[str, Any] | None = None
-        self.broadcast = Broadcaster(sio)
+        self.broadcast = Broadcaster(sio, store)
         self.messages = messages.Messages()
         self.resolvers = Resolvers(host, size=resolvers)
         # This process among several sharing a store (see pool.py).
