@@ -293,7 +293,7 @@ _BROADCAST = """
 local n = tonumber(ARGV[2])
 local last = redis.call('INCRBY', KEYS[1], n)
 local first = last - n + 1
-local message = ARGV[3] .. '\n' .. first .. '\n' .. ARGV[4]
+local message = ARGV[3] .. '\\n' .. first .. '\\n' .. ARGV[4]
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], last .. '-0', 'm', message)
 redis.call('PUBLISH', ARGV[1], message)
 return first
