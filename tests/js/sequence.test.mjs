@@ -67,3 +67,16 @@ test("table.resync from the server is a gap too; reset(null) after a disconnect 
   assert.equal(sequence.accept({ broadcast_seq: 43 }), true);
   assert.equal(syncs, 1);
 });
+
+test("an event newer than the sync's answer, dropped while the sync was out, is one more sync", () => {
+  let syncs = 0;
+  const sequence = new BroadcastSequence(() => (syncs += 1));
+  sequence.reset(2);
+  assert.equal(sequence.accept({ broadcast_seq: 4 }), false); // gap: sync 1 goes out
+  assert.equal(sequence.accept({ broadcast_seq: 5 }), false); // arrives meanwhile, dropped
+  sequence.reset(4); // the sync was made before 5
+  assert.equal(syncs, 2);
+  sequence.reset(5);
+  assert.equal(syncs, 2);
+  assert.equal(sequence.accept({ broadcast_seq: 6 }), true);
+});

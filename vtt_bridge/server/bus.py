@@ -81,6 +81,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self._delivered: dict[str, int] = {}
         # Batches this process published, by (table, first seq), until its feed brings them back.
         self._own: dict[tuple[str, int], Batch] = {}
+        # Batches delivered from a table's log rather than the feed, and table.resyncs sent (for /metrics-minded tests).
+        self.caught_up = 0
+        self.resyncs = 0
         self._mark = self.host_id + "\n"
         self._mark_bytes = self._mark.encode()
         self._following: set[str] = set()
@@ -175,6 +178,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
                 for first, message in entries:
                     _sender, _head, body = message.split("\n", 2)
                     own = self._own.pop((table_id, first), None)
+                    self.caught_up += 1
                     await self._numbered(table_id, first, own, body, catching_up=True)
                     delivered = self._delivered[table_id]
                 if len(entries) < 500 or (upto is not None and delivered >= upto):
@@ -187,6 +191,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self._delivered[table_id] = mark
         self._drop_own(table_id, mark)
         assert self.resync is not None
+        self.resyncs += 1
         await self.resync(table_id, mark)
         return mark
 
@@ -205,6 +210,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
                 self._delivered[table_id] = newest
                 self._drop_own(table_id, delivered)
                 assert self.resync is not None
+                self.resyncs += 1
                 await self.resync(table_id, newest)
             elif newest > delivered:
                 await self._catch_up(table_id, delivered, None)

@@ -12,9 +12,10 @@
  *   on from its answer's `broadcast_seq`;
  * - `table.resync` from the server says the same: call `table.sync`.
  *
- * Nothing is buffered: while the sync is on its way events are dropped (the sync's state
- * holds them, or the next event shows a gap again). The web table (static/web/) and the
- * Foundry module (clients/foundry/) both use this module. Plain ES module, no imports. */
+ * Nothing is buffered: while the sync is on its way events are dropped; if one of them
+ * was newer than the sync's `broadcast_seq`, the sync's state does not hold it, so one
+ * more sync follows at once. The web table (static/web/) and the Foundry module
+ * (clients/foundry/) both use this module. Plain ES module, no imports. */
 
 export class BroadcastSequence {
   /** @param {() => void} onGap  called once per gap: the app calls `table.sync`, then `reset()`. */
@@ -23,21 +24,29 @@ export class BroadcastSequence {
     /** @type {number|null} the newest broadcast_seq applied; null: none known yet */
     this.last = null;
     this.syncing = false;
+    /** @type {number|null} the newest broadcast_seq dropped while a sync was on its way */
+    this.missed = null;
     /** gaps seen (each one `table.sync` call) */
     this.gaps = 0;
   }
 
   /** After a `table.sync` answer (its `broadcast_seq`), or null after a disconnect. */
   reset(seq) {
+    const missed = this.missed;
     this.last = Number.isInteger(seq) ? seq : null;
     this.syncing = false;
+    this.missed = null;
+    if (this.last !== null && missed !== null && missed > this.last) this.gap();
   }
 
   /** Whether to apply an event; `data.broadcast_seq` missing (a reply to one connection): yes. */
   accept(data) {
     const seq = data?.broadcast_seq;
     if (!Number.isInteger(seq)) return true;
-    if (this.syncing) return false;
+    if (this.syncing) {
+      if (this.missed === null || seq > this.missed) this.missed = seq;
+      return false;
+    }
     if (this.last === null || seq === this.last + 1) {
       this.last = seq;
       return true;
