@@ -300,7 +300,7 @@ return first
 """
 
 # Batches a table's log keeps for processes catching up (Redis trims to about this many).
-BROADCAST_KEEP = 1000
+BROADCAST_KEEP = 100
 
 
 class RedisStore(Store):
