@@ -172,11 +172,13 @@ async def test_a_log_trimmed_past_a_process_is_table_resync_and_clients_converge
         async with _play(tmp_path, redis) as (one, two, seat, gm, followers):
             for server in (one, two):
                 server.store.broadcast_keep = 1  # a tiny log: a lost feed is past it at once
+            seat.server = one
+            gm_one = await seat.join("gm")  # both processes publish while the feeds are away
             deadline = time.monotonic() + 60
             for n in range(40):
                 if n % 4 == 1:
                     ask(redis.port, "CLIENT", "KILL", "TYPE", "pubsub")
-                await _attack(gm, n, deadline)
+                await asyncio.gather(_attack(gm, n, deadline), gm_one.ok("token.update", {"id": "c", "name": f"c{n}"}))
                 if n > 8 and sum(bus.resyncs for bus in _buses(one, two)):
                     break
             assert sum(bus.resyncs for bus in _buses(one, two)) > 0

@@ -66,6 +66,8 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     """
 
     name = "vtt-redis"
+    # Seconds a table's outbox waits for its own batch to come back on the feed.
+    OWN_WAIT = 2.0
 
     def __init__(self, store: RedisStore, channel: str) -> None:
         super().__init__(channel=channel)
@@ -80,7 +82,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         # Per followed table: the newest broadcast_seq delivered to its connections here.
         self._delivered: dict[str, int] = {}
         # Batches this process published, by (table, first seq), until its feed brings them back.
-        self._own: dict[tuple[str, int], Batch] = {}
+        self._own: dict[tuple[str, int], tuple[Batch, asyncio.Future[None]]] = {}
         # Batches delivered from a table's log rather than the feed, and table.resyncs sent (for /metrics-minded tests).
         self.caught_up = 0
         self.resyncs = 0
@@ -97,13 +99,21 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         """Number, log and publish a table's batch of ``(event, data, room)`` (one script).
 
         This process delivers it too, from its feed, in the table's order
-        (see :meth:`_numbered`), using the batch in hand rather than parsing it.
+        (see :meth:`_numbered`), using the batch in hand rather than parsing it;
+        this returns once it has (at most :attr:`OWN_WAIT` seconds), so the
+        table's outbox drained means handed to this process's sockets, as with
+        one process (the steps before a question reach the table before it).
         """
         first = await self.store.broadcast(
             table_id, self._table_channel(f"table:{table_id}"), orjson.dumps(batch), len(batch), sender=self.host_id
         )
         if table_id in self._delivered and self._delivered[table_id] < first:
-            self._own[(table_id, first)] = batch
+            done = asyncio.get_running_loop().create_future()
+            self._own[(table_id, first)] = (batch, done)
+            try:
+                await asyncio.wait_for(done, self.OWN_WAIT)
+            except TimeoutError:
+                pass  # the feed is away: the bus delivers it from the log when it is back
 
     def command(self, room: str, name: str, data: Any) -> None:
         """Send ``name`` with ``data`` to the other processes following the table of ``room``.
@@ -144,7 +154,11 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         head, body = rest.split("\n", 1)
         first = int(head)
         own = self._own.pop((table_id, first), None) if sender == self.host_id else None
-        await self._numbered(table_id, first, own, body)
+        try:
+            await self._numbered(table_id, first, own[0] if own else None, body)
+        finally:
+            if own and not own[1].done():
+                own[1].set_result(None)
 
     async def _numbered(
         self, table_id: str, first: int, batch: Batch | None, body: str, *, catching_up: bool = False
@@ -179,7 +193,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
                     _sender, _head, body = message.split("\n", 2)
                     own = self._own.pop((table_id, first), None)
                     self.caught_up += 1
-                    await self._numbered(table_id, first, own, body, catching_up=True)
+                    await self._numbered(table_id, first, own[0] if own else None, body, catching_up=True)
+                    if own and not own[1].done():
+                        own[1].set_result(None)
                     delivered = self._delivered[table_id]
                 if len(entries) < 500 or (upto is not None and delivered >= upto):
                     return delivered
@@ -197,7 +213,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
 
     def _drop_own(self, table_id: str, upto: int) -> None:
         for key in [k for k in self._own if k[0] == table_id and k[1] <= upto]:
-            del self._own[key]
+            _batch, done = self._own.pop(key)
+            if not done.done():
+                done.set_result(None)
 
     async def _catch_up_all(self) -> None:
         """After pub/sub came back: every followed table from where its delivery stopped."""
