@@ -22,6 +22,7 @@ number (Redis away) is not sent: the table's connections here are sent
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -53,6 +54,9 @@ def numbered(batch: list[tuple[str, Any, str]], first: int, skip: int = 0) -> li
 
 
 class Broadcaster:
+    # Pauses between tries of a batch the Redis store could not publish (≈ 6 s in all), then table.resync.
+    RETRY = (0.1, 0.2, 0.4, 0.8, 1.5, 3.0)
+
     def __init__(self, sio: socketio.AsyncServer, store: Store, namespace: str = "/") -> None:
         self.sio = sio
         self.store = store
@@ -72,16 +76,21 @@ class Broadcaster:
         sio = self.sio
         manager = sio.manager
         table_id = table_of(batch[0][2])
-        try:
-            publish = getattr(manager, "publish_batch", None)
-            if publish is not None:
-                await publish(table_id, batch)  # numbered, logged, published; delivered here from the feed
-                return
-            batch = numbered(batch, await self.store.broadcast(table_id, "", b"", len(batch)))
-        except StoreUnavailable as exc:
-            log.warning("broadcasts not sent: %s", exc.message, extra={"table": table_id})
-            await self.resync(table_id)
-            return
+        publish = getattr(manager, "publish_batch", None)
+        if publish is not None:
+            # Numbered, logged and published by the store; delivered here from the feed. While
+            # Redis is away, tried again for a while (every process's clients get it then).
+            for pause in (*self.RETRY, None):
+                try:
+                    await publish(table_id, batch)
+                    return
+                except StoreUnavailable as exc:
+                    if pause is None:
+                        log.warning("broadcasts not sent: %s", exc.message, extra={"table": table_id})
+                        await self.resync(table_id)
+                        return
+                    await asyncio.sleep(pause)
+        batch = numbered(batch, await self.store.broadcast(table_id, "", b"", len(batch)))
         if not isinstance(manager, LocalManager):
             for event, data, room in batch:
                 await sio.emit(event, data, to=room, namespace=self.namespace)

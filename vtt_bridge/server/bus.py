@@ -202,7 +202,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         except StoreUnavailable:
             pass
         # Trimmed past us (or Redis away): our clients must sync.
-        mark = upto if upto is not None else await self.store.broadcast_seq(table_id)
+        mark = upto if upto is not None else await self._newest(table_id, delivered)
         log.warning("broadcasts missed beyond the table's log: table.resync", extra={"table": table_id})
         self._delivered[table_id] = mark
         self._drop_own(table_id, mark)
@@ -210,6 +210,12 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self.resyncs += 1
         await self.resync(table_id, mark)
         return mark
+
+    async def _newest(self, table_id: str, otherwise: int) -> int:
+        try:
+            return await self.store.broadcast_seq(table_id)
+        except StoreUnavailable:
+            return otherwise  # a later message's gap catches up once Redis is back
 
     def _drop_own(self, table_id: str, upto: int) -> None:
         for key in [k for k in self._own if k[0] == table_id and k[1] <= upto]:
