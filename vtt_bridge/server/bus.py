@@ -83,6 +83,8 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self._delivered: dict[str, int] = {}
         # Batches this process published, by (table, first seq), until its feed brings them back.
         self._own: dict[tuple[str, int], tuple[Batch, asyncio.Future[None]]] = {}
+        # Held while a batch is handed to this process's sockets: one batch at a time, in order.
+        self._delivering = asyncio.Lock()
         # Batches delivered from a table's log rather than the feed, and table.resyncs sent (for /metrics-minded tests).
         self.caught_up = 0
         self.resyncs = 0
@@ -98,15 +100,23 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     async def publish_batch(self, table_id: str, batch: Batch) -> None:
         """Number, log and publish a table's batch of ``(event, data, room)`` (one script).
 
-        This process delivers it too, from its feed, in the table's order
-        (see :meth:`_numbered`), using the batch in hand rather than parsing it;
-        this returns once it has (at most :attr:`OWN_WAIT` seconds), so the
-        table's outbox drained means handed to this process's sockets, as with
-        one process (the steps before a question reach the table before it).
+        This process delivers it at once when it is next in the table's order
+        here; otherwise from its feed, in order (see :meth:`_numbered`), with
+        the batch in hand rather than parsed again. This returns once it is
+        delivered (at most :attr:`OWN_WAIT` seconds), so the table's outbox
+        drained means handed to this process's sockets, as with one process
+        (the steps before a question reach the table before it).
         """
         first = await self.store.broadcast(
             table_id, self._table_channel(f"table:{table_id}"), orjson.dumps(batch), len(batch), sender=self.host_id
         )
+        if self._delivered.get(table_id) == first - 1:
+            # Next in order: delivered now (its copy on the feed is then skipped as delivered).
+            self._delivered[table_id] = first + len(batch) - 1
+            async with self._delivering:
+                assert self.deliver is not None
+                await self.deliver(numbered(batch, first))
+            return
         if table_id in self._delivered and self._delivered[table_id] < first:
             done = asyncio.get_running_loop().create_future()
             self._own[(table_id, first)] = (batch, done)
@@ -179,7 +189,8 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
             if last <= delivered:
                 return
         assert self.deliver is not None
-        await self.deliver(numbered(batch, first, skip=max(0, delivered + 1 - first)))
+        async with self._delivering:
+            await self.deliver(numbered(batch, first, skip=max(0, delivered + 1 - first)))
         self._delivered[table_id] = last
 
     async def _catch_up(self, table_id: str, delivered: int, upto: int | None) -> int:
