@@ -62,6 +62,7 @@ class Client:
         )
         self.sio = socketio.AsyncClient(reconnection=False, http_session=self.session)
         self.events: list[tuple[str, Any]] = []
+        self.seqs: list[int] = []
         self.decisions: list[dict] = []
         self.refused: Any = None
         self._changed = asyncio.Event()
@@ -70,8 +71,20 @@ class Client:
         self.sio.on("connect_error", self._refused)
 
     async def _record(self, event: str, data: Any = None) -> None:
+        # Each broadcast's broadcast_seq goes to ``seqs`` (tests of the numbering read it there);
+        # ``events`` holds the payloads as the rest of the protocol defines them.
+        if event == "batch" and isinstance(data, list):
+            data = [[name, self._numbered(payload)] for name, payload in data]
+        else:
+            data = self._numbered(data)
         self.events.append((event, data))
         self._changed.set()
+
+    def _numbered(self, data: Any) -> Any:
+        if isinstance(data, dict) and "broadcast_seq" in data:
+            data = dict(data)
+            self.seqs.append(data.pop("broadcast_seq"))
+        return data
 
     async def _refused(self, data: Any) -> None:
         self.refused = data

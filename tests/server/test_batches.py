@@ -37,6 +37,9 @@ async def test_a_batch_client_gets_the_same_broadcasts_in_the_same_order_in_fewe
     assert [event for event, _ in last] == ["attack.resolved", "token.updated"]
     assert last[0][1] == {"attack": ack["attack"]}
     assert last[1][1]["token"]["id"] == "b" and last[1][1]["token"]["system"]["hp"] == 9
+    # Every broadcast is numbered, consecutively, the same for both connections.
+    assert plain.seqs == list(range(plain.seqs[0], plain.seqs[0] + len(plain.events)))
+    assert batched.seqs == plain.seqs
 
 
 async def test_a_batch_client_gets_only_the_events_it_asked_for(seat):

@@ -330,18 +330,18 @@ async def test_two_servers_on_sentinel_play_through_a_kill_of_the_primary_with_n
                 entries = [e for e in await two.store.audit(seat.id) if e.kind == "attack"]
                 assert [e.ref for e in entries] == acknowledged  # each once, in order
                 assert replay(await two.store.audit(seat.id)) == await seat.tokens()
-                # Broadcasts cross to the other server again once its pub/sub connection is back
-                # (those published while it was away are lost: pub/sub is at most once; clients
-                # resync with table.sync — broadcast_seq, to detect the gap, is the next step).
+                # No silent gap: the watcher on the other server got every acknowledged attack's
+                # attack.resolved once, in order (caught up from the table's log once its pub/sub
+                # was back), or was told table.resync (what the log lost in the failover).
                 async with asyncio.timeout(15):
                     while True:
-                        seen = len(watcher.named("token.updated"))
-                        request = {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6],
-                                   "answers": {"defense": "none"}}
-                        assert (await gm.call("attack", request, timeout=10))["ok"]
-                        await asyncio.sleep(0.5)
-                        if len(watcher.named("token.updated")) > seen:
+                        resolved = [r["attack"]["id"] for r in watcher.named("attack.resolved")]
+                        if resolved[-len(acknowledged):] == acknowledged or watcher.named("table.resync"):
                             break
+                        await asyncio.sleep(0.1)
+                assert len(resolved) == len(set(resolved))
+                if not watcher.named("table.resync"):
+                    assert watcher.seqs == list(range(watcher.seqs[0], watcher.seqs[0] + len(watcher.seqs)))
             finally:
                 await seat.close()
 

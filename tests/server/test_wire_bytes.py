@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -69,8 +70,11 @@ async def test_the_ack_the_broadcasts_and_the_audit_entry_carry_the_same_attack_
             for ws in (gm, plain, batched):
                 await ws.close()
     attack = _inner(ack, '431[{"ok":true,"attack":').removesuffix(',"retried":false')  # a request_id's flag
+    # Each broadcast ends with its broadcast_seq, after the attack's bytes.
+    resolved, numbered = re.subn(r',"broadcast_seq":\d+}]$', "}]", resolved)
+    assert numbered == 1
     assert _inner(resolved, '42["attack.resolved",{"attack":') == attack
-    assert batch.startswith('42["batch",[["attack.resolved",{"attack":' + attack + "}]")
+    assert re.match(re.escape('42["batch",[["attack.resolved",{"attack":' + attack) + r',"broadcast_seq":\d+}]', batch)
     # The attack ends with its seq; the audit entry keeps it without (the row has its own seq).
     seq = json.loads(attack)["seq"]
     assert attack.endswith(f',"seq":{seq}}}')
@@ -101,7 +105,8 @@ async def test_token_updated_and_the_audit_entry_carry_each_token_as_the_attack_
             for ws in (gm, plain):
                 await ws.close()
     wire = attack["tokens"]
-    assert [_inner(u, '42["token.updated",{"token":') for u in updates] == [
+    unnumbered = [re.sub(r',"broadcast_seq":\d+}]$', "}]", u) for u in updates]
+    assert [_inner(u, '42["token.updated",{"token":') for u in unnumbered] == [
         codec.dumps(wire[tid]["after"]) for tid in changed
     ]
     with sqlite3.connect(Path(tmp_path) / "bridge.sqlite") as db:

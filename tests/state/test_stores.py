@@ -188,3 +188,53 @@ async def test_a_tables_packs_are_kept_with_it(store):
     assert again.packs == ("excellencies",) and again.settings["decision_timeout"] == 4
     await store.update_settings(tid, {"packs": []})
     assert (await store.get_table(tid)).packs == ()  # none enabled is a choice too
+
+
+async def test_broadcasts_are_numbered_per_table_consecutively(store):
+    one, two = await table(store, "one"), await table(store, "two")
+    assert await store.broadcast_seq(one) == 0
+    assert await store.broadcast(one, "ch", b"[]", 3) == 1
+    assert await store.broadcast(one, "ch", b"[]", 1) == 4
+    assert await store.broadcast(two, "ch", b"[]", 2) == 1  # each table its own numbering
+    assert (await store.broadcast_seq(one), await store.broadcast_seq(two)) == (4, 2)
+
+
+async def test_sqlite_continues_the_numbering_after_a_restart(tmp_path):
+    from vtt_bridge.state import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "seq.sqlite")
+    await store.open()
+    tid = await table(store)
+    assert await store.broadcast(tid, "", b"", 5) == 1
+    await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 3))))  # written with a commit
+    assert await store.broadcast(tid, "", b"", 2) == 6
+    await store.close()  # and at close
+    again = SQLiteStore(tmp_path / "seq.sqlite")
+    await again.open()
+    try:
+        assert await again.broadcast_seq(tid) == 7
+        assert await again.broadcast(tid, "", b"", 1) == 8
+    finally:
+        await again.close()
+
+
+async def test_redis_keeps_a_log_of_batches_and_says_when_it_was_trimmed(redis_url):
+    from vtt_bridge.state import RedisStore
+
+    store = RedisStore(redis_url, prefix="logtest:", broadcast_keep=1000)
+    await store.open()
+    try:
+        tid = await table(store)
+        firsts = [await store.broadcast(tid, "logtest:ch", b'["x"]', n, sender="p1") for n in (2, 1, 3)]
+        assert firsts == [1, 3, 4]
+        assert [f for f, _m in await store.broadcasts_since(tid, 0)] == [1, 3, 4]
+        # A batch half delivered comes again whole (the reader skips what it has).
+        assert [f for f, _m in await store.broadcasts_since(tid, 1)] == [1, 3, 4]
+        assert [f for f, _m in await store.broadcasts_since(tid, 3)] == [4]
+        assert await store.broadcasts_since(tid, 6) == []
+        assert (await store.broadcasts_since(tid, 3))[0][1] == 'p1\n4\n["x"]'
+        await store.link.call("XTRIM", store.table_key(tid, "log"), "MAXLEN", "1")
+        assert await store.broadcasts_since(tid, 0) is None  # 1..3 are gone: resync
+        assert [f for f, _m in await store.broadcasts_since(tid, 3)] == [4]
+    finally:
+        await store.close()

@@ -100,11 +100,12 @@ def _with_options(url: str, args: argparse.Namespace, env: Mapping[str, str]) ->
         query.setdefault("connect_timeout", query["timeout"])
     from ..state.redis_link import parse_url
 
+    full = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
     try:
-        parse_url(urlunsplit(parts._replace(query=urlencode(query))))
+        parse_url(full)
     except ValueError as exc:
         raise InvalidRequest(f"--redis: {exc}", details={}) from None
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    return full
 
 
 def where(db: str, redis: str | None) -> str:

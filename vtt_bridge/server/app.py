@@ -147,6 +147,7 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
     )
     if isinstance(manager, RedisBus):
         manager.deliver = bridge.broadcast.local
+        manager.resync = bridge.broadcast.resync
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     bridge.attacks.odds_runner = OddsRunner(
         budget=config.odds_budget,

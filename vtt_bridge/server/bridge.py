@@ -86,7 +86,7 @@ class Bridge:
         self.callers: dict[str, Caller] = {}
         self._loading: dict[str, asyncio.Lock] = {}
         self._rulesets: dict[tuple[str, ...], dict[str, Any]] = {}
-        self.broadcast = Broadcaster(sio)
+        self.broadcast = Broadcaster(sio, store)
         self.messages = messages.Messages()
         self.resolvers = Pool(host, size=resolvers)
         # This process among several sharing a store (see pool.py).

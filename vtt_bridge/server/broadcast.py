@@ -10,24 +10,56 @@ whole batch as one ``batch`` message (one server process only). With the
 bridge's Redis bus (:mod:`.bus`) the batch is also published to the other
 processes as one message, and they deliver it the same way; with any other
 manager every broadcast goes through ``emit``, one after another.
+
+Every broadcast carries ``broadcast_seq``, numbered per table by the store
+(:meth:`~vtt_bridge.state.Store.broadcast`): with the Redis bus the store
+numbers, logs and publishes a batch in one step and every process, this one
+included, delivers it from its feed in order (:mod:`.bus`); otherwise the
+batch is numbered here and delivered at once. A batch the store cannot
+number (Redis away) is not sent: the table's connections here are sent
+``table.resync`` instead, and ``table.sync`` brings them up to date.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 import engineio
 import socketio
 
+from ..errors import StoreUnavailable
+from ..state import Store
 from .wire import LocalManager
 
-__all__ = ["Broadcaster"]
+__all__ = ["Broadcaster", "numbered", "table_of"]
+
+log = logging.getLogger("vtt_bridge.server")
+
+
+def table_of(room: str) -> str:
+    """The table id of a broadcast room (``table:<id>/<event>``)."""
+    return room.split("/", 1)[0].removeprefix("table:")
+
+
+def numbered(batch: list[tuple[str, Any, str]], first: int, skip: int = 0) -> list[tuple[str, Any, str]]:
+    """``batch`` with ``broadcast_seq`` first, first + 1, … in each event (the first ``skip`` left out)."""
+    return [
+        (event, {**data, "broadcast_seq": first + n}, room)
+        for n, (event, data, room) in enumerate(batch)
+        if n >= skip
+    ]
 
 
 class Broadcaster:
-    def __init__(self, sio: socketio.AsyncServer, namespace: str = "/") -> None:
+    # Pauses between tries of a batch the Redis store could not publish (≈ 6 s in all), then table.resync.
+    RETRY = (0.1, 0.2, 0.4, 0.8, 1.5, 3.0)
+
+    def __init__(self, sio: socketio.AsyncServer, store: Store, namespace: str = "/") -> None:
         self.sio = sio
+        self.store = store
         self.namespace = namespace
 
     async def __call__(
@@ -43,14 +75,31 @@ class Broadcaster:
         """
         sio = self.sio
         manager = sio.manager
+        table_id = table_of(batch[0][2])
         publish = getattr(manager, "publish_batch", None)
         if publish is not None:
-            publish(batch)
-        elif not isinstance(manager, LocalManager):
+            # Numbered, logged and published by the store; delivered here from the feed. While
+            # Redis is away, tried again for a while (every process's clients get it then).
+            for pause in (*self.RETRY, None):
+                try:
+                    await publish(table_id, batch)
+                    return
+                except StoreUnavailable as exc:
+                    if pause is None:
+                        log.warning("broadcasts not sent: %s", exc.message, extra={"table": table_id})
+                        await self.resync(table_id)
+                        return
+                    await asyncio.sleep(pause)
+        batch = numbered(batch, await self.store.broadcast(table_id, "", b"", len(batch)))
+        if not isinstance(manager, LocalManager):
             for event, data, room in batch:
                 await sio.emit(event, data, to=room, namespace=self.namespace)
             return
         await self.local(batch, batch_rooms)
+
+    async def resync(self, table_id: str, seq: int | None = None) -> None:
+        """Tell this process's connections to ``table_id`` that they missed broadcasts: ``table.resync``."""
+        await self._send(f"table:{table_id}", "table.resync", {"broadcast_seq": seq})
 
     async def local(
         self, batch: list[tuple[str, Any, str]], batch_rooms: Mapping[str, frozenset[str]] | None = None

@@ -16,7 +16,14 @@ its own way:
 - one channel per table (``<prefix>socketio:table:<id>``), which a process
   subscribes to when a client of that table first connects to it: a process
   receives only the tables its clients sit at;
-- a process skips its own messages by their first line (its id), unparsed;
+- every batch is numbered per table (``broadcast_seq``), logged in the
+  table's capped Stream and published by one script
+  (:meth:`~vtt_bridge.state.RedisStore.broadcast`); each process delivers
+  the table's batches from its feed in that order, its own included (kept
+  in hand, not parsed again), skips what it delivered already, and after a
+  gap — or pub/sub coming back after it dropped — reads the missed batches
+  from the log and delivers them first; what the log no longer holds is a
+  ``table.resync`` to its connections;
 - the same channel carries the few commands one process sends the table's
   others (:meth:`RedisBus.command`): a ``decision`` put to a client
   connected to another process, its answer and its cancelling (see
@@ -41,7 +48,9 @@ from typing import Any
 import orjson
 from socketio.async_pubsub_manager import AsyncPubSubManager
 
+from ..errors import StoreUnavailable
 from ..state import RedisStore
+from .broadcast import numbered
 from .wire import AnswerLimit
 
 __all__ = ["RedisBus"]
@@ -59,6 +68,8 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     """
 
     name = "vtt-redis"
+    # Seconds a table's outbox waits for its own batch to come back on the feed.
+    OWN_WAIT = 2.0
 
     def __init__(self, store: RedisStore, channel: str) -> None:
         super().__init__(channel=channel)
@@ -67,7 +78,18 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self.deliver: Callable[[Batch], Awaitable[None]] | None = None
         # What to do with a command another process sends a table (:meth:`command`), by name.
         self.commands: dict[str, Callable[[Any], None]] = {}
-        self._inbox: asyncio.Queue[tuple[bool, str]] = asyncio.Queue()
+        # This process's delivery of ``table.resync`` to a table's connections (Broadcaster.resync).
+        self.resync: Callable[[str, int | None], Awaitable[None]] | None = None
+        self._inbox: asyncio.Queue[tuple[str, str, str]] = asyncio.Queue()
+        # Per followed table: the newest broadcast_seq delivered to its connections here.
+        self._delivered: dict[str, int] = {}
+        # Batches this process published, by (table, first seq), until its feed brings them back.
+        self._own: dict[tuple[str, int], tuple[Batch, asyncio.Future[None]]] = {}
+        # Held while a batch is handed to this process's sockets: one batch at a time, in order.
+        self._delivering = asyncio.Lock()
+        # Batches delivered from a table's log rather than the feed, and table.resyncs sent (for /metrics-minded tests).
+        self.caught_up = 0
+        self.resyncs = 0
         self._mark = self.host_id + "\n"
         self._mark_bytes = self._mark.encode()
         self._following: set[str] = set()
@@ -77,18 +99,33 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
 
     # -- broadcasts -------------------------------------------------------------------
 
-    def publish_batch(self, batch: Batch) -> None:
-        """Send a table's batch of ``(event, data, room)`` to the other processes: one message.
+    async def publish_batch(self, table_id: str, batch: Batch) -> None:
+        """Number, log and publish a table's batch of ``(event, data, room)`` (one script).
 
-        Queued on the store's link behind everything this process sent
-        before it; not waited for (a failure is logged).
+        This process delivers it at once when it is next in the table's order
+        here; otherwise from its feed, in order (see :meth:`_numbered`), with
+        the batch in hand rather than parsed again. This returns once it is
+        delivered (at most :attr:`OWN_WAIT` seconds), so the table's outbox
+        drained means handed to this process's sockets, as with one process
+        (the steps before a question reach the table before it).
         """
-        channel = self._table_channel(batch[0][2])
-        if any(self._table_channel(room) != channel for _event, _data, room in batch):
-            for event, data, room in batch:  # not one table's batch: one message per broadcast
-                self.store.link.send("PUBLISH", self._table_channel(room), self._encode([(event, data, room)]))
+        first = await self.store.broadcast(
+            table_id, self._table_channel(f"table:{table_id}"), orjson.dumps(batch), len(batch), sender=self.host_id
+        )
+        if self._delivered.get(table_id) == first - 1:
+            # Next in order: delivered now (its copy on the feed is then skipped as delivered).
+            self._delivered[table_id] = first + len(batch) - 1
+            async with self._delivering:
+                assert self.deliver is not None
+                await self.deliver(numbered(batch, first))
             return
-        self.store.link.send("PUBLISH", channel, self._encode(batch))
+        if table_id in self._delivered and self._delivered[table_id] < first:
+            done = asyncio.get_running_loop().create_future()
+            self._own[(table_id, first)] = (batch, done)
+            try:
+                await asyncio.wait_for(done, self.OWN_WAIT)
+            except TimeoutError:
+                pass  # the feed is away: the bus delivers it from the log when it is back
 
     def command(self, room: str, name: str, data: Any) -> None:
         """Send ``name`` with ``data`` to the other processes following the table of ``room``.
@@ -99,21 +136,121 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         message = self._mark_bytes + orjson.dumps({"command": name, "data": data})
         self.store.link.send("PUBLISH", self._table_channel(room), message)
 
-    def _encode(self, batch: Batch) -> bytes:
-        return self._mark_bytes + orjson.dumps(batch)
-
-    def _batch_arrived(self, message: str) -> None:
-        if not message.startswith(self._mark):  # this process's own: delivered already
-            self._inbox.put_nowait((True, message))
+    def _resubscribed(self) -> None:
+        self._inbox.put_nowait(("catch-up", "", ""))
 
     async def enter_room(self, sid: str, namespace: str, room: str, eio_sid: Any = None) -> Any:
         if self.is_connected(sid, namespace) or self.is_pre_connected(sid, namespace):
             table = room.split("/", 1)[0]
             if table not in self._following:
-                # Subscribed (and confirmed by Redis) before the client hears it is connected.
-                await self.store.subscriber.subscribe(self._table_channel(table), self._batch_arrived)
+                # Subscribed (and confirmed by Redis) before the client hears it is connected;
+                # numbered batches up to the table's newest seq then are in what it reads.
+                table_id = table.removeprefix("table:")
+                await self.store.subscriber.subscribe(
+                    self._table_channel(table), lambda message: self._inbox.put_nowait(("table", table_id, message))
+                )
                 self._following.add(table)
+                self._delivered[table_id] = await self.store.broadcast_seq(table_id)
         return await super().enter_room(sid, namespace, room, eio_sid=eio_sid)
+
+    async def _table(self, table_id: str, message: str) -> None:
+        """A message on a table's channel: a numbered batch, or a command from another process."""
+        sender, rest = message.split("\n", 1)
+        if rest.startswith("{"):
+            if sender != self.host_id:
+                parsed = orjson.loads(rest)
+                handler = self.commands.get(parsed.get("command"))
+                if handler is not None:
+                    handler(parsed.get("data"))
+            return
+        head, body = rest.split("\n", 1)
+        first = int(head)
+        own = self._own.pop((table_id, first), None) if sender == self.host_id else None
+        try:
+            await self._numbered(table_id, first, own[0] if own else None, body)
+        finally:
+            if own and not own[1].done():
+                own[1].set_result(None)
+
+    async def _numbered(
+        self, table_id: str, first: int, batch: Batch | None, body: str, *, catching_up: bool = False
+    ) -> None:
+        """Deliver the batch numbered ``first``… unless delivered already; a gap is caught up first."""
+        if batch is None:
+            batch = [tuple(item) for item in orjson.loads(body)]  # type: ignore[misc]
+        delivered = self._delivered.get(table_id)
+        if delivered is None:  # no client here sits at that table
+            return
+        last = first + len(batch) - 1
+        if first == 1 and delivered > 0:
+            delivered = 0  # the store was wiped: numbering starts again (clients see it go back and resync)
+        if last <= delivered:
+            return  # delivered already (a catch-up and the feed overlap)
+        if first > delivered + 1 and not catching_up:
+            delivered = await self._catch_up(table_id, delivered, first - 1)
+            if last <= delivered:
+                return
+        assert self.deliver is not None
+        async with self._delivering:
+            await self.deliver(numbered(batch, first, skip=max(0, delivered + 1 - first)))
+        self._delivered[table_id] = last
+
+    async def _catch_up(self, table_id: str, delivered: int, upto: int | None) -> int:
+        """Deliver what the table's log holds after ``delivered``; ``table.resync`` if it is gone. Returns the new mark."""
+        try:
+            while True:
+                entries = await self.store.broadcasts_since(table_id, delivered, limit=500)
+                if entries is None:
+                    break
+                for first, message in entries:
+                    _sender, _head, body = message.split("\n", 2)
+                    own = self._own.pop((table_id, first), None)
+                    self.caught_up += 1
+                    await self._numbered(table_id, first, own[0] if own else None, body, catching_up=True)
+                    if own and not own[1].done():
+                        own[1].set_result(None)
+                    delivered = self._delivered[table_id]
+                if len(entries) < 500 or (upto is not None and delivered >= upto):
+                    return delivered
+        except StoreUnavailable:
+            pass
+        # Trimmed past us (or Redis away): our clients must sync.
+        mark = upto if upto is not None else await self._newest(table_id, delivered)
+        log.warning("broadcasts missed beyond the table's log: table.resync", extra={"table": table_id})
+        self._delivered[table_id] = mark
+        self._drop_own(table_id, mark)
+        assert self.resync is not None
+        self.resyncs += 1
+        await self.resync(table_id, mark)
+        return mark
+
+    async def _newest(self, table_id: str, otherwise: int) -> int:
+        try:
+            return await self.store.broadcast_seq(table_id)
+        except StoreUnavailable:
+            return otherwise  # a later message's gap catches up once Redis is back
+
+    def _drop_own(self, table_id: str, upto: int) -> None:
+        for key in [k for k in self._own if k[0] == table_id and k[1] <= upto]:
+            _batch, done = self._own.pop(key)
+            if not done.done():
+                done.set_result(None)
+
+    async def _catch_up_all(self) -> None:
+        """After pub/sub came back: every followed table from where its delivery stopped."""
+        for table_id, delivered in list(self._delivered.items()):
+            try:
+                newest = await self.store.broadcast_seq(table_id)
+            except StoreUnavailable:
+                newest = delivered + 1  # try the log; a failure there resyncs
+            if newest < delivered:  # wiped: numbering starts again
+                self._delivered[table_id] = newest
+                self._drop_own(table_id, delivered)
+                assert self.resync is not None
+                self.resyncs += 1
+                await self.resync(table_id, newest)
+            elif newest > delivered:
+                await self._catch_up(table_id, delivered, None)
 
     # -- socket.io's own messages -------------------------------------------------------
 
@@ -121,21 +258,19 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         await self.store.link.call("PUBLISH", self.channel, self.json.dumps(data))
 
     async def _listen(self):  # type: ignore[override]
-        """socket.io's messages for the base class's loop; batches are delivered here, in turn."""
-        await self.store.subscriber.subscribe(self.channel, lambda message: self._inbox.put_nowait((False, message)))
+        """socket.io's messages for the base class's loop; tables' messages are handled here, in turn."""
+        subscriber = self.store.subscriber
+        subscriber.on_resubscribed.append(self._resubscribed)
+        await subscriber.subscribe(self.channel, lambda message: self._inbox.put_nowait(("socketio", "", message)))
         while True:
-            batch, message = await self._inbox.get()
-            if not batch:
+            kind, table_id, message = await self._inbox.get()
+            if kind == "socketio":
                 yield message
                 continue
             try:
-                parsed = orjson.loads(message.split("\n", 1)[1])
-                if isinstance(parsed, dict):
-                    handler = self.commands.get(parsed.get("command"))
-                    if handler is not None:
-                        handler(parsed.get("data"))
-                    continue
-                assert self.deliver is not None
-                await self.deliver(parsed)
+                if kind == "catch-up":
+                    await self._catch_up_all()
+                else:
+                    await self._table(table_id, message)
             except Exception:
                 log.exception("a message from another process failed")

@@ -198,8 +198,10 @@ class Campaign:
     async def sync(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.bridge.messages.load(messages.Sync, data)
         bridge = self.bridge
-        runtime = await bridge.fresh(bridge.runtime(caller))
         store = bridge.store
+        # Read before the state: what the answer holds is at least this far along.
+        broadcast_seq = await store.broadcast_seq(caller.table)
+        runtime = await bridge.fresh(bridge.runtime(caller))
         entries = await store.since(caller.table, request["since"], limit=SYNC_LIMIT + 1)
         more = len(entries) > SYNC_LIMIT
         entries = entries[:SYNC_LIMIT]
@@ -217,5 +219,6 @@ class Campaign:
             "more": more,
             "next": entries[-1].seq if more else None,
             "seq": latest,
+            "broadcast_seq": broadcast_seq,
             "pending": await bridge.pending(runtime, caller.user),
         }

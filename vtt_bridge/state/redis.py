@@ -286,6 +286,23 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 
+# A table's batch of broadcasts, numbered, logged and published in one step, so the
+# numbers, the log's order and the order of publishing agree across processes.
+# KEYS: bseq, log; ARGV: channel, how many broadcasts, the sender's line, the batch, log length.
+# The message is "<sender>\n<first seq>\n<batch>"; the log's entry id is the batch's last seq.
+_BROADCAST = """
+local n = tonumber(ARGV[2])
+local last = redis.call('INCRBY', KEYS[1], n)
+local first = last - n + 1
+local message = ARGV[3] .. '\\n' .. first .. '\\n' .. ARGV[4]
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], last .. '-0', 'm', message)
+redis.call('PUBLISH', ARGV[1], message)
+return first
+"""
+
+# Batches a table's log keeps for processes catching up (Redis trims to about this many).
+BROADCAST_KEEP = 100
+
 
 class RedisStore(Store):
     """Tables, keys, tokens and the audit log in Redis.
@@ -313,8 +330,10 @@ class RedisStore(Store):
         prefix: str = "vtt:",
         lease_ttl: float = 2.0,
         audit_keep: int = AUDIT_KEEP,
+        broadcast_keep: int = BROADCAST_KEEP,
     ) -> None:
         self.url = url
+        self.broadcast_keep = broadcast_keep
         self.options = options
         self.prefix = prefix
         self.lease_ttl = lease_ttl
@@ -353,9 +372,13 @@ class RedisStore(Store):
         if self._link is not None:
             return
         link = Link(self.url, self.options)
-        scripts = (_COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST)
+        scripts = (
+            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST, _BROADCAST
+        )
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
-         self._slice, self._pick, self._announce, self._request) = (link.script(source) for source in scripts)
+         self._slice, self._pick, self._announce, self._request, self._broadcast) = (
+            link.script(source) for source in scripts
+        )
         await link.open()
         self._link = link
         try:
@@ -442,6 +465,33 @@ class RedisStore(Store):
         """The Redis key of one of a table's structures (``audit``, ``tokens`` … see the module docstring)."""
         return self._key(table_id, what)
 
+
+    # -- broadcast sequence numbers -------------------------------------------
+
+    async def broadcast(self, table_id: str, channel: str, message: bytes, n: int, *, sender: str = "") -> int:
+        """Number, log (``t:{id}:log``, a capped Stream) and publish a batch of ``n`` broadcasts, atomically."""
+        keys = [self._key(table_id, "bseq"), self._key(table_id, "log")]
+        first = await self.link.evalsha(self._broadcast, keys, [channel, n, sender, message, self.broadcast_keep])
+        return int(first)
+
+    async def broadcast_seq(self, table_id: str) -> int:
+        return int(await self.link.call("GET", self._key(table_id, "bseq")) or 0)
+
+    async def broadcasts_since(self, table_id: str, after: int, limit: int = 1000) -> list[tuple[int, str]] | None:
+        entries = await self.link.call("XRANGE", self._key(table_id, "log"), f"({after}-0", "+", "COUNT", limit)
+        out: list[tuple[int, str]] = []
+        for entry in entries or ():
+            fields = entry[1]
+            if isinstance(fields, dict):
+                message = fields.get("m")
+            else:  # a flat [field, value, …] list
+                message = dict(zip(fields[::2], fields[1::2], strict=False)).get("m")
+            if message is None:
+                continue
+            out.append((int(message.split("\n", 2)[1]), message))
+        if out:
+            return None if out[0][0] > after + 1 else out
+        return None if await self.broadcast_seq(table_id) > after else out
 
     # -- tables and keys ----------------------------------------------------
 

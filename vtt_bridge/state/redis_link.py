@@ -533,6 +533,8 @@ class Subscriber:
         self._closed = False
         self.outage = _Outage("pub/sub")
         self._node = 0
+        # Called once every channel is subscribed again after a reconnect (messages meanwhile were lost).
+        self.on_resubscribed: list[Callable[[], None]] = []
 
     async def subscribe(self, channel: str, handler: Callable[[str], None]) -> None:
         """Hand every message on ``channel`` to ``handler``, from the moment this returns."""
@@ -572,6 +574,7 @@ class Subscriber:
 
     async def _keep(self) -> None:
         delay = self._RETRY[0]
+        reconnected = False
         while not self._closed:
             client = self._client()
             pubsub = client.pubsub()
@@ -584,6 +587,10 @@ class Subscriber:
                 missing = [channel for channel in self._handlers if channel not in channels]
                 if missing:
                     await pubsub.subscribe(*missing)
+                if reconnected:
+                    for callback in self.on_resubscribed:
+                        callback()
+                reconnected = True
                 while not self._closed:
                     message = await pubsub.get_message(timeout=5.0)
                     if message is not None:

@@ -148,6 +148,9 @@ class SQLiteStore(Store):
         db.executescript(_SCHEMA)
         if "flags" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)")}:
             db.execute("ALTER TABLE tokens ADD COLUMN flags TEXT NOT NULL DEFAULT '{}'")  # stores made before flags
+        if "broadcast_seq" not in {row[1] for row in db.execute("PRAGMA table_info(tables)")}:
+            # The last broadcast_seq numbered, written with each commit and at close (stores made before it: 0).
+            db.execute("ALTER TABLE tables ADD COLUMN broadcast_seq INTEGER NOT NULL DEFAULT 0")
         if self.path != ":memory:":
             db.execute("PRAGMA wal_autocheckpoint=0")
             stop = threading.Event()
@@ -169,7 +172,23 @@ class SQLiteStore(Store):
         finally:
             db.close()
 
+    async def stored_broadcast_seq(self, table_id: str) -> int:
+        row = self.db.execute("SELECT broadcast_seq FROM tables WHERE id = ?", (table_id,)).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def _write_broadcast_seqs(self) -> None:
+        """Write the tables' broadcast_seq counters that moved (inside a transaction)."""
+        counters = self.__dict__.get("_broadcast_seqs") or {}
+        written = self.__dict__.setdefault("_broadcast_seqs_written", {})
+        for table_id, seq in counters.items():
+            if written.get(table_id) != seq:
+                self.db.execute("UPDATE tables SET broadcast_seq = ? WHERE id = ?", (seq, table_id))
+                written[table_id] = seq
+
     async def close(self) -> None:
+        if self._db is not None:
+            with self._transaction():
+                self._write_broadcast_seqs()
         if self._checkpoints is not None:
             thread, stop = self._checkpoints
             self._checkpoints = None
@@ -283,6 +302,7 @@ class SQLiteStore(Store):
                 with self._transaction():
                     for table_id, draft, future in batch:
                         done.append((future, self._write(table_id, draft)))
+                    self._write_broadcast_seqs()
             except Exception as first:  # a write or the COMMIT: either way nothing was written
                 if len(batch) == 1 or len(done) == len(batch):
                     done = [(future, first) for _table, _draft, future in batch]

@@ -138,6 +138,40 @@ class Store(ABC):
     async def audit(self, table_id: str) -> list[AuditEntry]:
         """The table's whole audit log, oldest first."""
 
+    # -- broadcast sequence numbers (docs/protocol.md, "Broadcast order") --------
+    #
+    # The defaults serve a store that one process uses: a counter per table in
+    # this process (a store may persist it, see SQLiteStore). A shared store
+    # numbers, logs and publishes a batch in one atomic step (RedisStore).
+
+    async def broadcast(self, table_id: str, channel: str, message: bytes, n: int) -> int:
+        """Number ``n`` broadcasts of ``table_id`` (publishing ``message`` where shared); returns the first's seq."""
+        counters = self.__dict__.setdefault("_broadcast_seqs", {})
+        if table_id not in counters:
+            counters[table_id] = await self.stored_broadcast_seq(table_id)
+        first = counters[table_id] + 1
+        counters[table_id] += n
+        return first
+
+    async def stored_broadcast_seq(self, table_id: str) -> int:
+        """Where a table's numbering continues after a restart (0: from the start)."""
+        return 0
+
+    async def broadcast_seq(self, table_id: str) -> int:
+        """The newest ``broadcast_seq`` assigned to ``table_id`` (0: none yet)."""
+        counters = self.__dict__.setdefault("_broadcast_seqs", {})
+        if table_id not in counters:
+            counters[table_id] = await self.stored_broadcast_seq(table_id)
+        return int(counters[table_id])
+
+    async def broadcasts_since(self, table_id: str, after: int, limit: int = 1000) -> list[tuple[int, str]] | None:
+        """The published batches numbered after ``after`` as ``(first seq, message)``, oldest first.
+
+        ``None`` when some of them are no longer kept (the caller tells its
+        clients to resync). A store that publishes nothing keeps nothing.
+        """
+        return None
+
     # -- several server processes (a shared store only) -------------------------
     #
     # A store that only one process uses needs none of this: the defaults say

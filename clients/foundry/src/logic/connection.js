@@ -13,7 +13,15 @@
  * newest audit `seq` it has seen (`since`, kept by the caller across restarts of
  * Foundry) and hands what it missed to `onSync`'s handler: the attacks committed
  * meanwhile, the undos, every token, and the questions still out for this user.
+ *
+ * Broadcasts are applied in the table's order (`broadcast_seq`, the shared rule of
+ * common/sequence.js): a duplicate is dropped; a gap, a numbering that starts again,
+ * or the bridge's `table.resync` is one catch-up like a reconnection's (`onSync` with
+ * `{reconnect: true}`), after which the connection goes on from the sync's
+ * `broadcast_seq`. Listeners added with `on` see only the broadcasts applied.
  */
+
+import { BROADCASTS, BroadcastSequence } from "../../../../vtt_bridge/server/static/common/sequence.js";
 
 export class BridgeError extends Error {
   constructor(code, message, details = {}) {
@@ -60,6 +68,18 @@ export class BridgeConnection {
     /** @type {Map<string, {decision: object, close: Function}>} */
     this.open = new Map();
     this._decide = null;
+    /** Broadcast order (common/sequence.js): a gap is one catch-up. */
+    this.sequence = new BroadcastSequence(() => this._gap());
+    /** @type {Map<string, Set<Function>>} listeners of the broadcasts, by event */
+    this._listeners = new Map();
+    for (const event of BROADCASTS) {
+      this.socket.on(event, (data) => {
+        if (!this.sequence.accept(data)) return;
+        for (const fn of [...(this._listeners.get(event) || [])]) fn(data);
+      });
+    }
+    this.socket.on("table.resync", () => this.sequence.gap());
+    this.socket.on("disconnect", () => this.sequence.reset(null)); // the reconnect's sync says where the table is
     this.socket.on("decision", (decision, reply) => this._asked(decision, reply));
     this.socket.on("decision.closed", (info) => this._closed(info));
     this.socket.on("attack.resolved", (data) => this._saw(data?.attack?.seq));
@@ -67,6 +87,18 @@ export class BridgeConnection {
     // socket.io reconnected on its own (a drop, a bridge restart): catch up.
     this.socket.on("connect", () => {
       if (this._ready) void this._catchUp(true).catch((err) => this._onSyncError?.(err));
+    });
+  }
+
+  /** Broadcasts were missed: catch up as after a reconnection (once connected and loaded). */
+  _gap() {
+    if (!this._ready || !this.socket.connected) {
+      this.sequence.reset(null);
+      return;
+    }
+    void this._catchUp(true).catch((err) => {
+      this.sequence.reset(null);
+      this._onSyncError?.(err);
     });
   }
 
@@ -93,14 +125,14 @@ export class BridgeConnection {
    * records); advances `seq`.
    */
   async sync({ pages = 20 } = {}) {
-    const out = { attacks: [], undone: [], tokens: [], pending: [], user: null, role: null, table: null, seq: this.seq, more: false };
+    const out = { attacks: [], undone: [], tokens: [], pending: [], user: null, role: null, table: null, seq: this.seq, more: false, broadcast_seq: null };
     for (let page = 0; page < pages; page += 1) {
       // From now: past every record, so the table, tokens and questions come without the history.
       const ack = await this.request("table.sync", { since: this._fromNow ? Number.MAX_SAFE_INTEGER : this.seq });
       this._fromNow = false;
       out.attacks.push(...(ack.attacks || []).filter((a) => !a.kind || a.kind === "attack"));
       out.undone.push(...(ack.undone || []));
-      Object.assign(out, { tokens: ack.tokens || [], pending: ack.pending || [], user: ack.user, role: ack.role, table: ack.table, more: !!ack.more });
+      Object.assign(out, { tokens: ack.tokens || [], pending: ack.pending || [], user: ack.user, role: ack.role, table: ack.table, more: !!ack.more, broadcast_seq: ack.broadcast_seq ?? null });
       if (ack.more && Number.isInteger(ack.next)) this._saw(ack.next);
       else this._saw(ack.seq);
       out.seq = this.seq;
@@ -111,6 +143,7 @@ export class BridgeConnection {
 
   async _catchUp(reconnect) {
     const sync = await this.sync();
+    this.sequence.reset(sync.broadcast_seq);
     if (sync.user) this.user = sync.user;
     if (sync.role) this.role = sync.role;
     if (sync.table) this.table = sync.table;
@@ -148,10 +181,15 @@ export class BridgeConnection {
     return this.socket.connected;
   }
 
-  /** Listen to a broadcast (`attack.resolved`, `token.updated`, ...). Returns an unsubscribe function. */
+  /** Listen to a broadcast (`attack.resolved`, `token.updated`, ...), in the table's order. Returns an unsubscribe function. */
   on(event, fn) {
-    this.socket.on(event, fn);
-    return () => this.socket.off(event, fn);
+    if (!BROADCASTS.includes(event)) {
+      this.socket.on(event, fn);
+      return () => this.socket.off(event, fn);
+    }
+    if (!this._listeners.has(event)) this._listeners.set(event, new Set());
+    this._listeners.get(event).add(fn);
+    return () => this._listeners.get(event)?.delete(fn);
   }
 
   /**

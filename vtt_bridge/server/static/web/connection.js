@@ -9,8 +9,16 @@
  * the banner, with a button to try again. A key replaced or revoked (`session.closed`)
  * ends the session: the page says so and does not reconnect with that key. */
 
+import { BroadcastSequence } from "../common/sequence.js";
 import { $, describeError, h, toast, fill } from "./dom.js";
 import { announce, state } from "./state.js";
+
+/** Broadcast order (common/sequence.js): a gap, or the server's `table.resync`, is one catch-up. */
+export const sequence = new BroadcastSequence(() => {
+  announce("gap", sequence.last);
+  if (state.loaded && state.socket?.connected) void resync({ quiet: true });
+  else sequence.reset(null);
+});
 
 /**
  * Emit with an acknowledgement. No answer in time, or the connection lost before the
@@ -154,6 +162,7 @@ export function join(table, key) {
   socket.on("session.closed", (data) => closedByServer(socket, data || {}));
   socket.on("disconnect", (reason) => {
     if (state.socket !== socket) return;
+    sequence.reset(null); // the reconnect's table.sync says where the table is
     setStatus("reconnecting", "connecting");
     announce("disconnected", reason);
     if (state.loaded) banner("Connection lost — reconnecting… (the table goes on; this page catches up when it is back)", { kind: "warn" });
@@ -164,10 +173,11 @@ export function join(table, key) {
   socket.io.on("error", () => {
     if (state.socket === socket && !socket.active) scheduleReconnect(socket);
   });
-  for (const [event, fn] of Object.entries(handlers)) socket.on(event, fn);
+  for (const [event, fn] of Object.entries(handlers)) socket.on(event, (...args) => sequence.accept(args[0]) && fn(...args));
   socket.on("batch", (items) => {
-    for (const [event, data] of items) handlers[event]?.(data);
+    for (const [event, data] of items) if (sequence.accept(data)) handlers[event]?.(data);
   });
+  socket.on("table.resync", () => sequence.gap());
 }
 
 const CLOSED = {
@@ -297,6 +307,7 @@ async function syncTokensAndPending() {
 }
 
 function applySync(ack) {
+  sequence.reset(ack.broadcast_seq);
   state.tokens = new Map((ack.tokens || []).map((t) => [t.id, t]));
   if (ack.role) state.role = ack.role;
   for (const record of ack.attacks || []) announce("record", record);
@@ -314,9 +325,9 @@ async function showRecords(ids, undone = new Set()) {
   }
 }
 
-/** After a reconnect: what happened while this page was away. */
-export async function resync() {
-  banner("Back online — catching up…", { kind: "info" });
+/** After a reconnect, or a gap in the broadcasts (`quiet`): what happened while this page was away. */
+export async function resync({ quiet = false } = {}) {
+  if (!quiet) banner("Back online — catching up…", { kind: "info" });
   resyncing = true;
   try {
     await loadTableAndRulesets();
@@ -337,6 +348,7 @@ export async function resync() {
       kind: "error",
       action: { label: "Try again", run: () => resync() },
     });
+    sequence.reset(null);
     return false;
   }
   resyncing = false;
