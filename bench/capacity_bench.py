@@ -64,19 +64,19 @@ import json
 import multiprocessing
 import os
 import random
-import re
 import resource
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.server_bench import listening, stop_server, tree  # noqa: E402
 
 EXAMPLE = ROOT / "plugins/vtt_exalted2e/examples/sword_vs_soldier.json"
 PLAYERS = ("p1", "p2", "p3", "p4")
@@ -182,42 +182,7 @@ def start_server(
     argv += ["--log-level", "warning", *extra]
     env = {**os.environ, "PYTHONPATH": str(source)}
     proc = subprocess.Popen(argv, cwd=source, env=env, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        match = re.search(r"listening on (http://\S+)", line)
-        if match:
-            # Keep reading what it prints, so a full pipe never blocks it.
-            threading.Thread(target=proc.stdout.read, daemon=True).start()
-            return proc, match.group(1)
-        if not line and proc.poll() is not None:
-            break
-    proc.kill()
-    raise SystemExit("the server did not start")
-
-
-def stop_server(proc: subprocess.Popen, grace: float = 30) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def tree(pid: int) -> list[int]:
-    """``pid`` and every process under it (children before grandchildren)."""
-    out, todo = [], [pid]
-    for _ in range(10_000):
-        if not todo:
-            break
-        current = todo.pop(0)
-        out.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*"):
-            with contextlib.suppress(OSError):
-                todo.extend(int(c) for c in (task / "children").read_text().split())
-    return out
+    return proc, listening(proc, wait)
 
 
 def cpu_of(pid: int, *, children: bool = True) -> float:

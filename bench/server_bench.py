@@ -62,6 +62,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -330,13 +331,20 @@ def start_server(
     argv += ["--log-level", "warning", "--rate-limit", "0"]  # one client may go flat out
     environ = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     proc = subprocess.Popen(argv, cwd=ROOT, env=environ, stdout=subprocess.PIPE, text=True)
+    return proc, listening(proc, wait)
+
+
+def listening(proc: subprocess.Popen, wait: float) -> str:
+    """The URL a starting ``serve`` prints within ``wait`` seconds (it is killed if it prints none);
+    what it prints after that is read and dropped, so a full pipe never blocks it."""
     assert proc.stdout is not None
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
         match = re.search(r"listening on (http://\S+)", line)
         if match:
-            return proc, match.group(1)
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            return match.group(1)
         if not line and proc.poll() is not None:
             break
     proc.kill()
@@ -378,10 +386,13 @@ def redis_server() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def _tree(pid: int) -> list[int]:
+def tree(pid: int) -> list[int]:
+    """``pid`` and every process under it."""
     out, todo = [], [pid]
-    while todo:
-        current = todo.pop()
+    for _ in range(10_000):  # bounded: /proc can change under us
+        if not todo:
+            break
+        current = todo.pop(0)
         out.append(current)
         for task in Path(f"/proc/{current}/task").glob("*"):
             with contextlib.suppress(OSError):
@@ -396,7 +407,7 @@ def cpu_seconds(pid: int, *, alone: bool = False, system: bool = False) -> float
     ``system``: only the time spent in the kernel (sockets, the database file).
     """
     total = 0
-    for n, member in enumerate(_tree(pid)):
+    for n, member in enumerate(tree(pid)):
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
             total += (0 if system else int(fields[11])) + int(fields[12])
@@ -415,7 +426,7 @@ def memory_mb(pid: int, *, alone: bool = False) -> float:
     in every process. ``alone``: the process ``pid`` only.
     """
     total = 0
-    for member in _tree(pid)[:1] if alone else _tree(pid):
+    for member in tree(pid)[:1] if alone else tree(pid):
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{member}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -927,7 +938,7 @@ def processes(pid: int, count: int) -> list[int]:
     """The server processes of ``serve --workers N`` (the process itself when N is 1)."""
     if count == 1:
         return [pid]
-    kids = [k for k in _tree(pid)[1:] if "resource_tracker" not in Path(f"/proc/{k}/cmdline").read_text()]
+    kids = [k for k in tree(pid)[1:] if "resource_tracker" not in Path(f"/proc/{k}/cmdline").read_text()]
     return [k for k in kids if Path(f"/proc/{k}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid)]
 
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import socketio
 
-from vtt_bridge.server import BridgeServer
+from vtt_bridge.server import BridgeServer, tables
 
 from ..state.redis_server import ask, redis_process
 from .conftest import config
@@ -215,3 +217,12 @@ async def test_a_redis_restart_mid_play_ends_with_every_client_seeing_the_store(
             for n in range(6, 14):
                 await _attack(gm, n, deadline)
             await _converged(one, seat, followers)
+
+
+def test_the_clients_list_of_broadcasts_is_the_servers():
+    """The web table and the Foundry module listen for (and number) exactly the events the server
+    broadcasts: the list in static/common/sequence.js is tables.BROADCASTS, in order."""
+    source = (Path(tables.__file__).parent / "static" / "common" / "sequence.js").read_text()
+    block = re.search(r"BROADCASTS = Object\.freeze\(\[(.*?)\]\)", source, re.S)
+    assert block is not None
+    assert tuple(re.findall(r'"([^"]+)"', block.group(1))) == tables.BROADCASTS
