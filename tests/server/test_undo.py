@@ -74,3 +74,19 @@ async def test_history_pages_newest_first(seat):
     assert [h["id"] for h in rest["attacks"]] == ids[::-1][2:]
     assert rest["next"] is None
     assert rest["attacks"][0]["outcome"] == {"hit": True} and rest["attacks"][0]["user"] == "gm"
+
+
+async def test_a_table_s_audit_keep_on_sqlite_drops_old_attacks_and_their_undo_says_why(seat):
+    gm = await seat.join("gm")
+    await gm.ok("table.update", {"audit_keep": 2})
+    bad = await gm.call("table.update", {"audit_keep": "lots"})
+    assert bad["error"]["code"] == "invalid_request" and "audit_keep" in bad["error"]["details"]
+    ids = [(await gm.ok("attack", HIT))["attack"]["id"] for _ in range(4)]
+    history = (await gm.ok("attack.history", {"limit": 10}))["attacks"]
+    assert [a["id"] for a in history] == ids[:1:-1]  # the two newest, newest first
+    gone = await gm.call("attack.undo", {"id": ids[0]})
+    assert gone["error"]["code"] == "not_found"
+    assert "audit_keep" in gone["error"]["message"] and gone["error"]["details"]["audit_trimmed"] > 0
+    never = await gm.call("attack.undo", {"id": "no-such-attack"})
+    assert "audit_keep" in never["error"]["message"]  # once trimmed, the server cannot tell the two apart
+    assert (await gm.ok("attack.undo", {"id": ids[-1]}))["undo"]["attack"] == ids[-1]

@@ -34,7 +34,7 @@ def register(sub) -> None:
     create.add_argument("--decision-timeout", type=float, metavar="S", help="seconds players have to answer")
     create.add_argument(
         "--audit-keep", type=int, metavar="N",
-        help="audit entries the table keeps in a Redis store, the oldest going first (0: all; default: the server's, 1000)",
+        help="audit entries the table keeps, the oldest going first (0: all; default: the server's, 1000)",
     )
     create.add_argument("--public-url", metavar="URL", help=f"the URL players open, to print links on (default: ${URL_ENV})")
     create.add_argument(
@@ -205,7 +205,7 @@ async def _check(store: Store, args) -> int:
     if await store.get_table(args.table) is None:
         raise NotFound(f"no table {args.table!r}", details={})
     entries = await store.audit(args.table)
-    trimmed = bool(entries) and entries[0].seq > 1
+    trimmed = await store.audit_trimmed(args.table) > 0
     replayed = replay(entries, trimmed=trimmed)
     stored = {tid: t.to_dict() for tid, t in (await store.tokens(args.table)).items()}
     if trimmed:

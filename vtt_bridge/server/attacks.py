@@ -557,6 +557,14 @@ class Attacks:
         entries = await self.bridge.store.by_ref(caller.table, attack_id)
         attack = next((e for e in entries if e.kind == "attack"), None)
         if attack is None:
+            trimmed = await self.bridge.store.audit_trimmed(caller.table)
+            if trimmed:
+                # Its entry may be one the table no longer keeps: say so rather than "never was".
+                raise NotFound(
+                    f"no attack {attack_id!r} among the audit entries this table keeps (from seq {trimmed + 1};"
+                    " older attacks went with the table's audit_keep and can no longer be looked up or undone)",
+                    details={"attack": attack_id, "audit_trimmed": trimmed},
+                )
             raise NotFound(f"no attack {attack_id!r} on this table", details={"attack": attack_id})
         undo = next((e for e in entries if e.kind == "undo"), None)
         return attack, undo

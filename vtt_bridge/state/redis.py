@@ -60,14 +60,12 @@ from ..engine.tokens import Token
 from ..errors import Conflict, InvalidRequest, NotFound, StoreUnavailable
 from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber, parse_url
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
-from .store import HISTORY_SCAN, HistoryPage, Store, stale
+from .store import AUDIT_KEEP, HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["AUDIT_KEEP", "RedisStore"]
 
 log = logging.getLogger("vtt_bridge.state")
 
-# Audit entries a table keeps by default (its ``audit_keep`` setting overrides it; 0: all).
-AUDIT_KEEP = 1000
 
 
 def _wait_of(url: str) -> tuple[int, int] | None:
@@ -699,6 +697,9 @@ class RedisStore(Store):
     async def last_seq(self, table_id: str) -> int:
         trimmed, length = await self._bounds(table_id)
         return trimmed + length
+
+    async def audit_trimmed(self, table_id: str) -> int:
+        return (await self._bounds(table_id))[0]
 
     async def audit(self, table_id: str) -> list[AuditEntry]:
         """The entries still kept, oldest first (the first one's seq is above 1 once trimmed)."""

@@ -12,12 +12,18 @@ thread of their own on their own connection, twice a second, instead of
 inside whichever commit crosses SQLite's automatic threshold: the event loop
 never waits for the disk.
 
-The audit table refuses UPDATE and DELETE through triggers: it is append-only
-by construction, not by convention. So its ``seq`` (the rowid) needs no
-``AUTOINCREMENT``: with no row ever deleted, the next rowid is always one past
-the highest ever written, and each commit is spared the write of SQLite's
-``sqlite_sequence`` table (stores made before keep their ``AUTOINCREMENT``;
-both number the same way).
+The audit table refuses UPDATE through a trigger, and DELETE of any entry
+above its table's ``audit_trimmed`` mark: entries are appended, and leave only
+from the oldest end, when a commit takes its table past its ``audit_keep``
+(the commit raises the mark, then deletes up to it — an index range on
+``(table_id, seq)``; in batches of a 64th of ``audit_keep``, so up to that
+many more entries stay for a while). A table's ``audit_count`` (entries kept) is kept with
+each commit, so no commit counts the log. Since a table's newest entry is
+never dropped, the next rowid is always one past the highest ever written and
+``seq`` needs no ``AUTOINCREMENT``, which spares each commit the write of
+SQLite's ``sqlite_sequence`` table (stores made before keep their
+``AUTOINCREMENT``; both number the same way). An entry's request_id and ref
+go with it.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from typing import Any
 from ..engine.tokens import Token
 from ..errors import Conflict, NotFound
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps
-from .store import HISTORY_SCAN, HistoryPage, Store, stale
+from .store import AUDIT_KEEP, HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["SQLiteStore"]
 
@@ -48,7 +54,11 @@ CREATE TABLE IF NOT EXISTS tables (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
     created REAL NOT NULL,
-    settings TEXT NOT NULL DEFAULT '{}'
+    settings TEXT NOT NULL DEFAULT '{}',
+    broadcast_seq INTEGER NOT NULL DEFAULT 0,
+    audit_keep INTEGER,
+    audit_count INTEGER NOT NULL DEFAULT 0,
+    audit_trimmed INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS keys (
     table_id TEXT NOT NULL REFERENCES tables(id),
@@ -84,9 +94,26 @@ CREATE INDEX IF NOT EXISTS audit_by_ref ON audit (table_id, ref) WHERE ref IS NO
 CREATE UNIQUE INDEX IF NOT EXISTS audit_by_request ON audit (table_id, request_id) WHERE request_id IS NOT NULL;
 CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
+
+# Created after the columns they read exist (see SQLiteStore.open).
+_TRIGGERS = """
+DROP TRIGGER IF EXISTS audit_no_delete;
+CREATE TRIGGER IF NOT EXISTS audit_trim_only BEFORE DELETE ON audit
+    WHEN OLD.seq > (SELECT audit_trimmed FROM tables WHERE id = OLD.table_id)
+    BEGIN SELECT RAISE(ABORT, 'the audit log is append-only; only entries past audit_keep leave'); END;
+CREATE TRIGGER IF NOT EXISTS audit_trimmed_rises BEFORE UPDATE OF audit_trimmed ON tables
+    WHEN NEW.audit_trimmed < OLD.audit_trimmed
+    BEGIN SELECT RAISE(ABORT, 'audit_trimmed only rises'); END;
+"""
+
+# Entries one commit drops beyond its own, at most: a table whose audit_keep was
+# lowered a long way sheds its surplus over several commits, none of them long.
+TRIM_STEP = 1000
+
+# A table holds up to audit_keep >> TRIM_BATCH_SHIFT entries past its audit_keep
+# before they go together (see SQLiteStore._trim).
+TRIM_BATCH_SHIFT = 6
 
 _INSERT_COLUMNS = "table_id, kind, user, at, ref, request_id, changes, data"
 _AUDIT_COLUMNS = "seq, " + _INSERT_COLUMNS
@@ -112,14 +139,17 @@ class SQLiteStore(Store):
 
     :param path: the database file (``":memory:"`` for a throwaway store).
     :param synchronous: SQLite's ``synchronous`` pragma in WAL mode.
+    :param audit_keep: audit entries a table keeps unless its ``audit_keep``
+        setting says otherwise (0: all).
     """
 
     kind = "sqlite"
     shared = False
 
-    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "NORMAL", audit_keep: int = AUDIT_KEEP) -> None:
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"unknown synchronous mode {synchronous!r}")
+        self.audit_keep = audit_keep
         self.path = str(path)
         self.synchronous = synchronous.upper()
         self._db: sqlite3.Connection | None = None
@@ -148,9 +178,20 @@ class SQLiteStore(Store):
         db.executescript(_SCHEMA)
         if "flags" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)")}:
             db.execute("ALTER TABLE tokens ADD COLUMN flags TEXT NOT NULL DEFAULT '{}'")  # stores made before flags
-        if "broadcast_seq" not in {row[1] for row in db.execute("PRAGMA table_info(tables)")}:
+        columns = {row[1] for row in db.execute("PRAGMA table_info(tables)")}
+        if "broadcast_seq" not in columns:
             # The last broadcast_seq numbered, written with each commit and at close (stores made before it: 0).
             db.execute("ALTER TABLE tables ADD COLUMN broadcast_seq INTEGER NOT NULL DEFAULT 0")
+        if "audit_count" not in columns:
+            # Stores made before audit_keep: each table's setting and count, once.
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ALTER TABLE tables ADD COLUMN audit_keep INTEGER")
+            db.execute("ALTER TABLE tables ADD COLUMN audit_count INTEGER NOT NULL DEFAULT 0")
+            db.execute("ALTER TABLE tables ADD COLUMN audit_trimmed INTEGER NOT NULL DEFAULT 0")
+            db.execute("UPDATE tables SET audit_keep = json_extract(settings, '$.audit_keep')")
+            db.execute("UPDATE tables SET audit_count = (SELECT COUNT(*) FROM audit WHERE audit.table_id = tables.id)")
+            db.execute("COMMIT")
+        db.executescript(_TRIGGERS)
         if self.path != ":memory:":
             db.execute("PRAGMA wal_autocheckpoint=0")
             stop = threading.Event()
@@ -207,8 +248,8 @@ class SQLiteStore(Store):
     async def create_table(self, table: TableInfo) -> None:
         with self._transaction():
             self.db.execute(
-                "INSERT INTO tables (id, name, created, settings) VALUES (?, ?, ?, ?)",
-                (table.id, table.name, table.created, dumps(dict(table.settings))),
+                "INSERT INTO tables (id, name, created, settings, audit_keep) VALUES (?, ?, ?, ?, ?)",
+                (table.id, table.name, table.created, dumps(dict(table.settings)), table.settings.get("audit_keep")),
             )
 
     async def get_table(self, table_id: str) -> TableInfo | None:
@@ -229,7 +270,10 @@ class SQLiteStore(Store):
             if table is None:
                 raise NotFound(f"no table {table_id!r}", details={"table": table_id})
             merged = {**table.settings, **settings}
-            self.db.execute("UPDATE tables SET settings = ? WHERE id = ?", (dumps(merged), table_id))
+            self.db.execute(
+                "UPDATE tables SET settings = ?, audit_keep = ? WHERE id = ?",
+                (dumps(merged), merged.get("audit_keep"), table_id),
+            )
         return TableInfo(id=table.id, name=table.name, created=table.created, settings=merged)
 
     async def set_key(self, table_id: str, key: KeyInfo) -> None:
@@ -419,8 +463,10 @@ class SQLiteStore(Store):
                     details={"request_id": draft.request_id},
                 ) from None
             raise
+        seq = cursor.lastrowid
+        self._trim(table_id)
         return AuditEntry(
-            seq=cursor.lastrowid,
+            seq=seq,
             table=table_id,
             kind=draft.kind,
             user=draft.user,
@@ -430,6 +476,33 @@ class SQLiteStore(Store):
             changes=changes,
             data=dict(draft.data),
         )
+
+    def _trim(self, table_id: str) -> None:
+        """Count the entry just written; past the table's audit_keep, drop the oldest (in the commit's transaction)."""
+        db = self.db
+        count, keep, trimmed = db.execute(
+            "UPDATE tables SET audit_count = audit_count + 1 WHERE id = ?"
+            " RETURNING audit_count, COALESCE(audit_keep, ?), audit_trimmed",
+            (table_id, self.audit_keep),
+        ).fetchone()
+        # Dropped in batches of a 64th of audit_keep (one statement each costs as much as
+        # the rows it frees): up to that many more entries stay for a while.
+        if keep <= 0 or count <= keep + (keep >> TRIM_BATCH_SHIFT):
+            return
+        drop = min(count - keep, TRIM_STEP + 1 + (keep >> TRIM_BATCH_SHIFT))
+        # The newest entry to drop: ``drop`` steps along the (table_id, seq) index from the mark.
+        (bound,) = db.execute(
+            "SELECT seq FROM audit WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT 1 OFFSET ?",
+            (table_id, trimmed, drop - 1),
+        ).fetchone()
+        db.execute(
+            "UPDATE tables SET audit_trimmed = ?, audit_count = audit_count - ? WHERE id = ?", (bound, drop, table_id)
+        )
+        db.execute("DELETE FROM audit WHERE table_id = ? AND seq > ? AND seq <= ?", (table_id, trimmed, bound))
+
+    async def audit_trimmed(self, table_id: str) -> int:
+        row = self.db.execute("SELECT audit_trimmed FROM tables WHERE id = ?", (table_id,)).fetchone()
+        return int(row[0]) if row is not None else 0
 
     async def by_request(self, table_id: str, request_id: str) -> AuditEntry | None:
         row = self.db.execute(

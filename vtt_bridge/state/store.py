@@ -18,7 +18,10 @@ from ..engine.tokens import Token
 from ..errors import Conflict
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo
 
-__all__ = ["HISTORY_SCAN", "HistoryPage", "Store", "stale"]
+__all__ = ["AUDIT_KEEP", "HISTORY_SCAN", "HistoryPage", "Store", "stale"]
+
+# Audit entries a table keeps by default (its ``audit_keep`` setting overrides it; 0: all).
+AUDIT_KEEP = 1000
 
 # The most audit entries one history call looks at (token edits between attacks included).
 HISTORY_SCAN = 5000
@@ -136,7 +139,11 @@ class Store(ABC):
 
     @abstractmethod
     async def audit(self, table_id: str) -> list[AuditEntry]:
-        """The table's whole audit log, oldest first."""
+        """The table's audit entries still kept, oldest first."""
+
+    async def audit_trimmed(self, table_id: str) -> int:
+        """The seq of the newest entry the table no longer keeps (its ``audit_keep``; 0: none dropped)."""
+        return 0
 
     # -- broadcast sequence numbers (docs/protocol.md, "Broadcast order") --------
     #
