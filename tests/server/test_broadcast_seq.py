@@ -98,11 +98,11 @@ class Follower:
 
 
 @contextlib.asynccontextmanager
-async def _play(tmp_path, redis):
+async def _play(tmp_path, redis, **overrides):
     """Two servers on one Redis; the GM on server two, followers on both."""
     prefix = f"bseq{next(_prefixes)}:"
-    one = BridgeServer(config(tmp_path / "one", redis=redis.url, redis_prefix=prefix))
-    two = BridgeServer(config(tmp_path / "two", redis=redis.url, redis_prefix=prefix))
+    one = BridgeServer(config(tmp_path / "one", redis=redis.url, redis_prefix=prefix, **overrides))
+    two = BridgeServer(config(tmp_path / "two", redis=redis.url, redis_prefix=prefix, **overrides))
     await one.start()
     await two.start()
     seat = await seat_table(one)
@@ -171,9 +171,8 @@ async def test_pubsub_killed_mid_play_every_client_gets_every_event_once_in_orde
 
 async def test_a_log_trimmed_past_a_process_is_table_resync_and_clients_converge(tmp_path):
     with redis_process("--stream-node-max-entries", "1") as redis:
-        async with _play(tmp_path, redis) as (one, two, seat, gm, followers):
-            for server in (one, two):
-                server.store.broadcast_keep = 1  # a tiny log: a lost feed is past it at once
+        # serve --broadcast-keep 1: a tiny log, so a lost feed is past it at once
+        async with _play(tmp_path, redis, broadcast_keep=1) as (one, two, seat, gm, followers):
             seat.server = one
             gm_one = await seat.join("gm")  # both processes publish while the feeds are away
             deadline = time.monotonic() + 60
@@ -192,6 +191,21 @@ async def test_a_log_trimmed_past_a_process_is_table_resync_and_clients_converge
             newest = await _converged(one, seat, followers)
             for follower, mark in zip(followers, marks, strict=True):
                 assert follower.applied[-(newest - mark):] == list(range(mark + 1, newest + 1))
+
+
+async def test_serve_broadcast_keep_sets_how_many_batches_each_table_s_log_holds(tmp_path):
+    with redis_process("--stream-node-max-entries", "1") as redis:  # trims exactly, not by whole nodes
+        async with _play(tmp_path, redis, broadcast_keep=6) as (one, _two, seat, gm, _followers):
+            deadline = time.monotonic() + 60
+            for n in range(10):
+                await _attack(gm, n, deadline)
+            newest = await one.store.broadcast_seq(seat.id)
+            kept = await one.store.broadcasts_since(seat.id, newest - 20)
+            assert kept is None  # older than the log: a process this far behind resyncs its clients
+            log = one.store.table_key(seat.id, "log")
+            assert int(ask(redis.port, "XLEN", log).strip(b":\r\n")) == 6
+            within = await one.store.broadcasts_since(seat.id, newest - 3)
+            assert within and within[-1][0] <= newest  # a few batches behind: caught up from the log
 
 
 @pytest.mark.parametrize("persistence", ["aof", "none"])

@@ -207,6 +207,8 @@ def _request_with(tmp_path, **extra) -> str:
         (["tokens", "export", "--table", "t-nope", "--db", "{db}"], "no table 't-nope' in this store"),
         (["tokens", "import", "missing.json", "--table", "{table}", "--db", "{db}"], "no file 'missing.json'"),
         (["serve", "--redis", "redis://127.0.0.1:1/0"], "pip install 'vtt-bridge[redis]'"),
+        (["serve", "--broadcast-keep", "0", "--db", "{db}"], "--broadcast-keep takes 1 to 100000 batches, not 0"),
+        (["serve", "--broadcast-keep", "100001", "--db", "{db}"], "not 100001"),
         (["table", "list", "--redis", "redis://127.0.0.1:1/0"], "pip install 'vtt-bridge[redis]'"),
     ],
 )
@@ -234,6 +236,7 @@ def test_cli_errors_are_one_line_and_say_what_to_do(tmp_path, capsys, monkeypatc
     "argv, says",
     [
         (["serve", "--port", "x"], "argument --port: invalid int value: 'x' (see: vtt-bridge serve --help)"),
+        (["serve", "--broadcast-keep", "1OO"], "argument --broadcast-keep: invalid int value: '1OO'"),
         (["tokens", "import"], "required: file, --table"),
         (["tablee"], "invalid choice: 'tablee'"),
     ],

@@ -25,6 +25,7 @@ from ..server.demo import demo_table, keys_file_for
 from ..server.runner import run as run_loop
 from ..server.runner import serve_workers
 from ..server.logs import configure
+from ..state.store import BROADCAST_KEEP, BROADCAST_KEEPS
 from .store import DEFAULT_PACKS_ENV, URL_ENV, add_store_options, pack_list, resolved, store_flag, where
 
 
@@ -67,6 +68,15 @@ def register(sub) -> None:
         metavar="S",
         help="with --redis: seconds before a table held by a process that died is taken over "
         "(default: 2; renewed every third of that while held)",
+    )
+    parser.add_argument(
+        "--broadcast-keep",
+        type=int,
+        default=BROADCAST_KEEP,
+        metavar="N",
+        help=f"with --redis: batches of broadcasts each table's log keeps, for a process whose Redis feed "
+        f"dropped to catch up from; past that its clients resync ({BROADCAST_KEEPS[0]}-{BROADCAST_KEEPS[1]}, "
+        f"default: {BROADCAST_KEEP}). See docs/deploy.md",
     )
     parser.add_argument(
         "--decision-timeout",
@@ -128,9 +138,15 @@ def run(args) -> int:
         max_payload=args.max_payload,
         resolvers=args.resolvers,
         lease_ttl=args.lease_ttl,
+        broadcast_keep=args.broadcast_keep,
     )
     if args.workers < 1 or args.resolvers < 1:
         raise InvalidRequest("--workers and --resolvers take a number of at least 1", details={})
+    if not BROADCAST_KEEPS[0] <= args.broadcast_keep <= BROADCAST_KEEPS[1]:
+        raise InvalidRequest(
+            f"--broadcast-keep takes {BROADCAST_KEEPS[0]} to {BROADCAST_KEEPS[1]} batches, not {args.broadcast_keep}",
+            details={"broadcast_keep": args.broadcast_keep},
+        )
     if redis:
         # Reachable, the password right, TLS matching: said before the plugins load (seconds).
         asyncio.run(_check_redis(redis))

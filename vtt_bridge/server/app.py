@@ -19,7 +19,7 @@ from .. import __version__
 from ..errors import VTTError
 from ..plugins import Host
 from ..state import RedisStore
-from ..state.store import Store
+from ..state.store import BROADCAST_KEEP, Store
 from .bridge import Bridge
 from .bus import RedisBus
 from .keyguard import KeyGuard
@@ -73,6 +73,8 @@ class ServerConfig:
         another process); 0 turns the sweep off.
     :ivar resolvers: resolver processes that run the hooks (see ``server/pool.py``).
     :ivar lease_ttl: seconds a table's attack lease outlives a process that died holding it (Redis).
+    :ivar broadcast_keep: batches of broadcasts each table's log keeps for a process that
+        lost its Redis feed to catch up from (Redis; past that, its clients resync).
     :ivar ws_compression: accept permessage-deflate on websockets (off: it costs more CPU than
         the bridge's small messages save; let a reverse proxy compress if bandwidth matters).
     :ivar reuse_port: listen with ``SO_REUSEPORT`` (``serve --workers N`` shares one port).
@@ -96,6 +98,7 @@ class ServerConfig:
     resolvers: int = 2
     reuse_port: bool = False
     lease_ttl: float = 2.0
+    broadcast_keep: int = BROADCAST_KEEP
     ws_compression: bool = False
     ping_interval: float = 25.0
     ping_timeout: float = 20.0

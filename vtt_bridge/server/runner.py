@@ -77,7 +77,12 @@ class BridgeServer:
             self.host = make_host(plugins=list(config.plugins), entry_points=config.entry_points)
         if self.store is None:
             self.store = (
-                RedisStore(config.redis, prefix=config.redis_prefix, lease_ttl=config.lease_ttl)
+                RedisStore(
+                    config.redis,
+                    prefix=config.redis_prefix,
+                    lease_ttl=config.lease_ttl,
+                    broadcast_keep=config.broadcast_keep,
+                )
                 if config.redis else SQLiteStore(config.db)
             )
         await self.store.open()

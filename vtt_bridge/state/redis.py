@@ -60,7 +60,7 @@ from ..engine.tokens import Token
 from ..errors import Conflict, InvalidRequest, NotFound, StoreUnavailable
 from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber, parse_url
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
-from .store import AUDIT_KEEP, HISTORY_SCAN, HistoryPage, Store, stale
+from .store import AUDIT_KEEP, BROADCAST_KEEP, HISTORY_SCAN, HistoryPage, Store, stale
 
 __all__ = ["AUDIT_KEEP", "RedisStore"]
 
@@ -298,9 +298,6 @@ redis.call('PUBLISH', ARGV[1], message)
 return first
 """
 
-# Batches a table's log keeps for processes catching up (Redis trims to about this many).
-BROADCAST_KEEP = 100
-
 
 class RedisStore(Store):
     """Tables, keys, tokens and the audit log in Redis.
@@ -315,6 +312,8 @@ class RedisStore(Store):
         died holding it (renewed every third of that while held).
     :param audit_keep: audit entries a table keeps unless its ``audit_keep``
         setting says otherwise (0: all).
+    :param broadcast_keep: batches of broadcasts a table's log keeps (Redis trims
+        to about this many) for a process that lost its feed to catch up from.
     """
 
     kind = "redis"

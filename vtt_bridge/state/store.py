@@ -18,10 +18,15 @@ from ..engine.tokens import Token
 from ..errors import Conflict
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo
 
-__all__ = ["AUDIT_KEEP", "HISTORY_SCAN", "HistoryPage", "Store", "stale"]
+__all__ = ["AUDIT_KEEP", "BROADCAST_KEEP", "BROADCAST_KEEPS", "HISTORY_SCAN", "HistoryPage", "Store", "stale"]
 
 # Audit entries a table keeps by default (its ``audit_keep`` setting overrides it; 0: all).
 AUDIT_KEEP = 1000
+
+# Batches of broadcasts a table's log keeps for processes catching up (a shared store;
+# ``serve --broadcast-keep``), and the range that option takes.
+BROADCAST_KEEP = 100
+BROADCAST_KEEPS = (1, 100_000)
 
 # The most audit entries one history call looks at (token edits between attacks included).
 HISTORY_SCAN = 5000
