@@ -2,7 +2,7 @@
 // a temp SQLite store, a free 127.0.0.1 port, a table made with `table create`.
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,17 +38,18 @@ function freePort() {
   });
 }
 
-/** Start a bridge with one fresh table; `stop()` ends it and removes the store. */
-export async function startBridge({ decisionTimeout = 20 } = {}) {
+/** Start a bridge with one fresh table (on `redis`, a URL, else SQLite); `stop()` ends it and removes the store. */
+export async function startBridge({ decisionTimeout = 20, redis = null } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "vtt-bridge-foundry-"));
   const db = join(dir, "bridge.sqlite");
-  const out = execFileSync(bridgeBin(), ["table", "create", "Foundry test", "--db", db, "--decision-timeout", String(decisionTimeout)], { encoding: "utf8" });
+  const store = redis ? ["--redis", redis] : ["--db", db];
+  const out = execFileSync(bridgeBin(), ["table", "create", "Foundry test", ...store, "--decision-timeout", String(decisionTimeout)], { encoding: "utf8" });
   const table = /table:\s+(\S+)/.exec(out)[1];
   const gmKey = /GM key:\s+(\S+)/.exec(out)[1];
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const launch = async () => {
-    const proc = spawn(bridgeBin(), ["serve", "--db", db, "--host", "127.0.0.1", "--port", String(port), "--log-level", "warning"], {
+    const proc = spawn(bridgeBin(), ["serve", ...store, "--host", "127.0.0.1", "--port", String(port), "--log-level", "warning"], {
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
@@ -88,6 +89,57 @@ export async function startBridge({ decisionTimeout = 20 } = {}) {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The redis-server binary, or null when it is not installed (the Redis tests then skip). */
+export function redisServerBin() {
+  const found = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((p) => existsSync(p));
+  return found ?? ((process.env.PATH || "").split(delimiter).map((d) => join(d, "redis-server")).find((p) => existsSync(p)) || null);
+}
+
+/**
+ * A real redis-server on a free 127.0.0.1 port, with its data in an append-only file
+ * (fsynced at every write), so `stop()` then `start()` comes back with every key.
+ */
+export async function startRedis() {
+  const bin = redisServerBin();
+  const dir = mkdtempSync(join(tmpdir(), "vtt-bridge-redis-"));
+  const port = await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dir];
+  let proc = null;
+  const ping = () =>
+    new Promise((ok) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => socket.write("PING\r\n"));
+      socket.once("data", (b) => {
+        socket.destroy();
+        ok(String(b).includes("PONG"));
+      });
+      socket.once("error", () => ok(false));
+    });
+  const redis = {
+    url: `redis://127.0.0.1:${port}/0`,
+    async start() {
+      proc = spawn(bin, args, { stdio: "ignore" });
+      const until = Date.now() + 10000;
+      while (!(await ping())) {
+        if (Date.now() > until || proc.exitCode !== null) throw new Error("redis-server did not start");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop() {
+      if (!proc || proc.exitCode !== null) return;
+      const gone = new Promise((r) => proc.once("exit", r));
+      proc.kill("SIGTERM");
+      await gone;
+    },
+    async remove() {
+      await redis.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await redis.start();
+  return redis;
 }
 
 /** An actor of the Foundry "exalted2e" system, as plain data (what `actor.toObject()` gives). */

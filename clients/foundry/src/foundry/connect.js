@@ -62,6 +62,7 @@ export async function connect() {
   connection.on("attack.resolved", () => remember(connection, table));
   connection.on("attack.undone", () => remember(connection, table));
   connection.onSync((sync, { reconnect }) => caughtUp(connection, table, sync, reconnect), report);
+  connection.onStoreWait(storeWait());
   try {
     await connection.connect();
     state.connection = connection;
@@ -74,6 +75,20 @@ export async function connect() {
     connection.close();
     return null;
   }
+}
+
+/**
+ * "store unavailable, retrying in N s": one notification as each wait begins (not one
+ * a second), and one when the request got through after waiting (one given up is
+ * reported by whoever sent it, as any error).
+ */
+function storeWait() {
+  let left = null;
+  return (/** @type {number|null} */ seconds, /** @type {string} */ _event, /** @type {boolean|undefined} */ ok) => {
+    if (seconds !== null && (left === null || seconds > left)) ui.notifications?.warn(t("StoreRetrying", { seconds: String(Math.ceil(seconds)) }));
+    if (seconds === null && left !== null && ok) ui.notifications?.info(t("StoreBack"));
+    left = seconds;
+  };
 }
 
 /**

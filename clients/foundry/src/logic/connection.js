@@ -19,8 +19,15 @@
  * or the bridge's `table.resync` is one catch-up like a reconnection's (`onSync` with
  * `{reconnect: true}`), after which the connection goes on from the sync's
  * `broadcast_seq`. Listeners added with `on` see only the broadcasts applied.
+ *
+ * A request answered `store_unavailable` (the bridge's Redis is away for a moment) is
+ * sent again by itself, the same payload and so the same `request_id`, after the
+ * `retry_after` it names, for up to about 30 s (the shared rule of common/retry.js);
+ * `onStoreWait`'s handler hears the seconds left meanwhile. Past that it rejects with
+ * the error.
  */
 
+import { sendRetrying } from "../../../../vtt_bridge/server/static/common/retry.js";
 import { BROADCASTS, BroadcastSequence } from "../../../../vtt_bridge/server/static/common/sequence.js";
 
 export class BridgeError extends Error {
@@ -62,6 +69,8 @@ export class BridgeConnection {
     this._ready = false;
     this._onSync = null;
     this._onSyncError = null;
+    /** @type {((seconds: number|null, event: string, ok?: boolean) => void)|null} */
+    this._onStoreWait = null;
     this.user = null;
     this.role = null;
     this.table = null;
@@ -198,18 +207,32 @@ export class BridgeConnection {
    * @throws {BridgeError}
    */
   async request(event, payload = {}, { timeout = this.timeout } = {}) {
-    let ack;
-    try {
-      ack = await this.socket.timeout(timeout).emitWithAck(event, payload);
-    } catch {
-      throw new BridgeError("timeout", `the bridge did not answer ${event} within ${Math.round(timeout / 1000)} s`, { event });
-    }
+    const once = async () => {
+      try {
+        return await this.socket.timeout(timeout).emitWithAck(event, payload);
+      } catch {
+        throw new BridgeError("timeout", `the bridge did not answer ${event} within ${Math.round(timeout / 1000)} s`, { event });
+      }
+    };
+    const onWait = (/** @type {number|null} */ seconds, /** @type {any} */ last) => this._onStoreWait?.(seconds, event, last?.ok === true);
+    const ack = await sendRetrying(once, { onWait });
     if (!ack || ack.ok !== true) {
       const e = ack?.error || {};
       throw new BridgeError(e.code || "internal", e.message || `${event} failed`, e.details || {});
     }
     const { ok, ...rest } = ack;
     return rest;
+  }
+
+  /**
+   * Who hears that a request waits for the bridge's store: `handler(seconds, event)`
+   * with the seconds left before it is sent again ("store unavailable, retrying in
+   * N s"), once a second, then `handler(null, event, ok)` when it is answered (`ok`:
+   * it went through) or given up.
+   * @param {((seconds: number|null, event: string, ok?: boolean) => void)|null} handler
+   */
+  onStoreWait(handler) {
+    this._onStoreWait = handler;
   }
 
   /** `rulesets.list`. */

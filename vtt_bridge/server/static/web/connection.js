@@ -9,6 +9,7 @@
  * the banner, with a button to try again. A key replaced or revoked (`session.closed`)
  * ends the session: the page says so and does not reconnect with that key. */
 
+import { retryingText, sendRetrying } from "../common/retry.js";
 import { BroadcastSequence } from "../common/sequence.js";
 import { $, describeError, h, toast, fill } from "./dom.js";
 import { announce, state } from "./state.js";
@@ -22,9 +23,28 @@ export const sequence = new BroadcastSequence(() => {
 
 /**
  * Emit with an acknowledgement. No answer in time, or the connection lost before the
- * answer, becomes an error envelope too (`timeout`, `disconnected`, `offline`).
+ * answer, becomes an error envelope too (`timeout`, `disconnected`, `offline`). A
+ * `store_unavailable` answer is sent again by itself (the same data, so the same
+ * `request_id`; common/retry.js) for up to about 30 s, the banner saying
+ * "store unavailable, retrying in N s" meanwhile.
  */
 export async function call(event, data, timeoutMs = 15000) {
+  const payload = data ?? {};
+  let waiting = false;
+  const onWait = (seconds) => {
+    if (seconds !== null && !waiting) storeWaits += 1;
+    else if (seconds === null && waiting) storeWaits -= 1;
+    waiting = seconds !== null;
+    if (waiting) banner(retryingText(seconds), { kind: "warn" });
+    else if (storeWaits === 0 && $("banner").textContent.startsWith("store unavailable")) banner(null);
+  };
+  return sendRetrying(() => callOnce(event, payload, timeoutMs), { onWait });
+}
+
+/** Requests of this page waiting for the store (the banner says so until none is left). */
+let storeWaits = 0;
+
+async function callOnce(event, data, timeoutMs) {
   const socket = state.socket;
   if (!socket || !socket.connected) return { ok: false, error: { code: "offline", message: "not connected" } };
   let onLost;
@@ -33,7 +53,7 @@ export async function call(event, data, timeoutMs = 15000) {
     socket.once("disconnect", onLost);
   });
   try {
-    return await Promise.race([socket.timeout(timeoutMs).emitWithAck(event, data ?? {}), lost]);
+    return await Promise.race([socket.timeout(timeoutMs).emitWithAck(event, data), lost]);
   } catch (err) {
     return { ok: false, error: { code: "timeout", message: `no answer to ${event}` } };
   } finally {

@@ -47,6 +47,7 @@ export function describeError(error) {
   if (!error) return "unknown error";
   if (error.code === "rate_limited") return rateLimited(error.details || {});
   // The page sends such an attack again by itself once the server is back (same request).
+  if (error.code === "store_unavailable") return "The server's store is unavailable: nothing was applied. The page tried again for about 30 s; try again in a while.";
   if (error.code === "server_stopping") return "The server stopped before this attack finished; nothing was applied. It is sent again when the page is back.";
   let text = error.message || error.code || "error";
   const details = error.details && typeof error.details === "object" ? flattenDetails(error.details) : [];
