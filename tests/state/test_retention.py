@@ -1,27 +1,42 @@
-"""Bounded SQLite too: a table keeps its newest audit entries (audit_keep) and the
-request_ids and refs of the entries it drops go with them, as on Redis
-(tests/state/test_redis_retention.py); what is kept reads as before."""
+"""Bounded memory: a table keeps its newest audit entries (audit_keep), on Redis and on
+SQLite alike, and the request_ids and refs of the entries it drops go with them; what
+is kept reads as before. Then what only SQLite does (one numbering for all tables, the
+trim mark its triggers guard, batches, stores made before)."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 
 import pytest
 
 from vtt_bridge.engine.tokens import Token
 from vtt_bridge.errors import Conflict
-from vtt_bridge.state import AuditDraft, SQLiteStore, TableInfo, TokenChange, replay
+from vtt_bridge.state import AuditDraft, RedisStore, SQLiteStore, TableInfo, TokenChange, replay
+
+_prefixes = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def store(request, tmp_path):
+    if request.param == "sqlite":
+        made = SQLiteStore(tmp_path / "keep.sqlite", audit_keep=5)
+    else:
+        made = RedisStore(request.getfixturevalue("redis_url"), prefix=f"keep{next(_prefixes)}:", audit_keep=5)
+    await made.open()
+    yield made
+    await made.close()
 
 
 @pytest.fixture
-async def store(tmp_path):
+async def sqlite_store(tmp_path):
     made = SQLiteStore(tmp_path / "keep.sqlite", audit_keep=5)
     await made.open()
     yield made
     await made.close()
 
 
-async def _hits(store: SQLiteStore, table_id: str, n: int, start: int = 0) -> None:
+async def _hits(store, table_id: str, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
         tokens = await store.tokens(table_id)
         before = tokens.get("x")
@@ -46,12 +61,17 @@ async def test_a_table_keeps_its_newest_entries_and_forgets_the_requests_of_the_
     assert (await store.history("t1", limit=10)).next is None
     assert [e.seq for e in await store.since("t1", 3, limit=10)] == [8, 9, 10, 11, 12]
     assert [e.seq for e in await store.since("t1", 10, limit=10)] == [11, 12]
-    # A kept request_id is still refused twice; a dropped one could be used again.
+    # A kept request_id is still refused twice; the kept log replays to the stored token.
     with pytest.raises(Conflict):
         await store.commit("t1", AuditDraft(kind="attack", user="gm", at=0.0, request_id="r11", changes={}))
     assert replay(entries, trimmed=True)["x"] == (await store.tokens("t1"))["x"].to_dict()
-    rows = store.db.execute("SELECT COUNT(*), COUNT(request_id) FROM audit WHERE table_id = 't1'").fetchone()
-    assert rows == (5, 5)
+    if isinstance(store, RedisStore):
+        sizes = {k: await store.link.call("HLEN", store.table_key("t1", k)) for k in ("requests", "refs")}
+        assert sizes == {"requests": 5, "refs": 5}
+    else:
+        rows = store.db.execute("SELECT COUNT(*), COUNT(request_id), COUNT(ref) FROM audit WHERE table_id = 't1'")
+        assert rows.fetchone() == (5, 5, 5)
+    # A dropped request_id could be used again.
     await store.commit("t1", AuditDraft(kind="attack", user="gm", at=0.0, request_id="r2", changes={}))
 
 
@@ -67,35 +87,38 @@ async def test_the_table_s_own_setting_wins_and_can_change(store):
     assert [e.seq for e in await store.audit("t2")] == [10, 11]
 
 
-async def test_tables_interleaved_each_keep_their_own_newest(store):
+# -- SQLite only ----------------------------------------------------------------------
+
+
+async def test_tables_interleaved_each_keep_their_own_newest(sqlite_store):
     # SQLite numbers all tables' entries in one sequence: trimming one table leaves the other's.
     for table_id, keep in (("a", 2), ("b", 4)):
-        await store.create_table(TableInfo(id=table_id, name=table_id, created=0.0, settings={"audit_keep": keep}))
+        await sqlite_store.create_table(TableInfo(id=table_id, name=table_id, created=0.0, settings={"audit_keep": keep}))
     for i in range(6):
-        await _hits(store, "a", 1, start=i)
-        await _hits(store, "b", 1, start=i)
-    assert [e.seq for e in await store.audit("a")] == [9, 11]
-    assert [e.seq for e in await store.audit("b")] == [6, 8, 10, 12]
-    assert (await store.audit_trimmed("a"), await store.audit_trimmed("b")) == (7, 4)
+        await _hits(sqlite_store, "a", 1, start=i)
+        await _hits(sqlite_store, "b", 1, start=i)
+    assert [e.seq for e in await sqlite_store.audit("a")] == [9, 11]
+    assert [e.seq for e in await sqlite_store.audit("b")] == [6, 8, 10, 12]
+    assert (await sqlite_store.audit_trimmed("a"), await sqlite_store.audit_trimmed("b")) == (7, 4)
 
 
-async def test_a_lowered_keep_sheds_its_surplus_a_step_at_a_time(store, monkeypatch):
+async def test_a_lowered_keep_sheds_its_surplus_a_step_at_a_time(sqlite_store, monkeypatch):
     from vtt_bridge.state import sqlite as module
 
     monkeypatch.setattr(module, "TRIM_STEP", 3)  # a small step, so the test stays small
-    await store.create_table(TableInfo(id="t", name="t", created=0.0, settings={"audit_keep": 0}))
-    await _hits(store, "t", 12)
-    await store.update_settings("t", {"audit_keep": 2})
-    await _hits(store, "t", 1, start=12)
-    assert len(await store.audit("t")) == 13 - 4  # its own entry and the step
-    await _hits(store, "t", 3, start=13)
-    assert [e.seq for e in await store.audit("t")] == [15, 16]
+    await sqlite_store.create_table(TableInfo(id="t", name="t", created=0.0, settings={"audit_keep": 0}))
+    await _hits(sqlite_store, "t", 12)
+    await sqlite_store.update_settings("t", {"audit_keep": 2})
+    await _hits(sqlite_store, "t", 1, start=12)
+    assert len(await sqlite_store.audit("t")) == 13 - 4  # its own entry and the step
+    await _hits(sqlite_store, "t", 3, start=13)
+    assert [e.seq for e in await sqlite_store.audit("t")] == [15, 16]
 
 
-async def test_only_a_trim_may_delete_and_only_below_the_mark(store):
-    await store.create_table(TableInfo(id="t", name="t", created=0.0, settings={}))
-    await _hits(store, "t", 7)
-    db = sqlite3.connect(store.path, isolation_level=None)
+async def test_only_a_trim_may_delete_and_only_below_the_mark(sqlite_store):
+    await sqlite_store.create_table(TableInfo(id="t", name="t", created=0.0, settings={}))
+    await _hits(sqlite_store, "t", 7)
+    db = sqlite3.connect(sqlite_store.path, isolation_level=None)
     try:
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             db.execute("DELETE FROM audit")
@@ -105,7 +128,7 @@ async def test_only_a_trim_may_delete_and_only_below_the_mark(store):
             db.execute("UPDATE tables SET audit_trimmed = 0")
     finally:
         db.close()
-    assert [e.seq for e in await store.audit("t")] == [3, 4, 5, 6, 7]
+    assert [e.seq for e in await sqlite_store.audit("t")] == [3, 4, 5, 6, 7]
 
 
 async def test_a_store_made_before_audit_keep_counts_its_tables_once_and_trims_on_the_next_commit(tmp_path):
@@ -136,9 +159,9 @@ async def test_a_store_made_before_audit_keep_counts_its_tables_once_and_trims_o
         await store.close()
 
 
-async def test_a_large_keep_drops_in_batches_of_a_64th(store):
-    await store.create_table(TableInfo(id="t", name="t", created=0.0, settings={"audit_keep": 128}))
-    await _hits(store, "t", 130)
-    assert len(await store.audit("t")) == 130  # up to 128 + 128 // 64 stay
-    await _hits(store, "t", 1, start=130)
-    assert [e.seq for e in await store.audit("t")][:1] == [4] and len(await store.audit("t")) == 128
+async def test_a_large_keep_drops_in_batches_of_a_64th(sqlite_store):
+    await sqlite_store.create_table(TableInfo(id="t", name="t", created=0.0, settings={"audit_keep": 128}))
+    await _hits(sqlite_store, "t", 130)
+    assert len(await sqlite_store.audit("t")) == 130  # up to 128 + 128 // 64 stay
+    await _hits(sqlite_store, "t", 1, start=130)
+    assert [e.seq for e in await sqlite_store.audit("t")][:1] == [4] and len(await sqlite_store.audit("t")) == 128
