@@ -17,8 +17,8 @@ above its table's ``audit_trimmed`` mark: entries are appended, and leave only
 from the oldest end, when a commit takes its table past its ``audit_keep``
 (the commit raises the mark, then deletes up to it — an index range on
 ``(table_id, seq)``; in batches of a 64th of ``audit_keep``, so up to that
-many more entries stay for a while). A table's ``audit_count`` (entries kept) is kept with
-each commit, so no commit counts the log. Since a table's newest entry is
+many more entries stay for a while). A table's ``audit_count`` (entries
+kept) moves with each commit, so no commit counts the log. Since a table's newest entry is
 never dropped, the next rowid is always one past the highest ever written and
 ``seq`` needs no ``AUTOINCREMENT``, which spares each commit the write of
 SQLite's ``sqlite_sequence`` table (stores made before keep their
@@ -183,13 +183,17 @@ class SQLiteStore(Store):
             # The last broadcast_seq numbered, written with each commit and at close (stores made before it: 0).
             db.execute("ALTER TABLE tables ADD COLUMN broadcast_seq INTEGER NOT NULL DEFAULT 0")
         if "audit_count" not in columns:
-            # Stores made before audit_keep: each table's setting and count, once.
+            # Stores made before audit_keep: each table's setting and count, once (and
+            # once only, should another process open the store at the same moment).
             db.execute("BEGIN IMMEDIATE")
-            db.execute("ALTER TABLE tables ADD COLUMN audit_keep INTEGER")
-            db.execute("ALTER TABLE tables ADD COLUMN audit_count INTEGER NOT NULL DEFAULT 0")
-            db.execute("ALTER TABLE tables ADD COLUMN audit_trimmed INTEGER NOT NULL DEFAULT 0")
-            db.execute("UPDATE tables SET audit_keep = json_extract(settings, '$.audit_keep')")
-            db.execute("UPDATE tables SET audit_count = (SELECT COUNT(*) FROM audit WHERE audit.table_id = tables.id)")
+            if "audit_count" not in {row[1] for row in db.execute("PRAGMA table_info(tables)")}:
+                db.execute("ALTER TABLE tables ADD COLUMN audit_keep INTEGER")
+                db.execute("ALTER TABLE tables ADD COLUMN audit_count INTEGER NOT NULL DEFAULT 0")
+                db.execute("ALTER TABLE tables ADD COLUMN audit_trimmed INTEGER NOT NULL DEFAULT 0")
+                db.execute("UPDATE tables SET audit_keep = json_extract(settings, '$.audit_keep')")
+                db.execute(
+                    "UPDATE tables SET audit_count = (SELECT COUNT(*) FROM audit WHERE audit.table_id = tables.id)"
+                )
             db.execute("COMMIT")
         db.executescript(_TRIGGERS)
         if self.path != ":memory:":
