@@ -9,7 +9,6 @@ with its request_id, as a client does — it then lands once.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import pytest
@@ -99,19 +98,7 @@ async def test_a_cluster_of_three_primaries_shards_tables_and_survives_losing_on
             victim = cluster.primary_of("{t0}")
 
             def kill() -> None:
-                # kill -9, and (as a supervisor would) start it again once its replica took over:
-                # it joins as the new primary's replica, which WAIT then counts on.
-                victim.kill()
-
-                def restart() -> None:
-                    deadline = time.monotonic() + 20
-                    # Only once another node serves its slots: back too early, an empty node
-                    # (no persistence) would serve them itself.
-                    while cluster.primary_of("{t0}") in (victim, None) and time.monotonic() < deadline:
-                        time.sleep(0.1)
-                    victim.start()
-
-                threading.Thread(target=restart, daemon=True).start()
+                cluster.kill_primary_of("{t0}")
 
             acknowledged = await _play(store, "t0", 20, kill, kill_at=5, budget=40)
             assert cluster.primary_of("{t0}") is not victim  # its replica took over

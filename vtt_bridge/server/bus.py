@@ -13,9 +13,10 @@ its own way:
   attack queued together: its steps, result and token updates), published
   without waiting on the store's pipelined :class:`~vtt_bridge.state.redis_link.Link`,
   so the publish shares a write with the commit before it;
-- one channel per table (``<prefix>socketio:table:<id>``), which a process
+- one channel per table (``<prefix>socketio:table:{<id>}``), which a process
   subscribes to when a client of that table first connects to it: a process
-  receives only the tables its clients sit at;
+  receives only the tables its clients sit at (under Redis Cluster it is a
+  sharded channel, in the table's slot: only the table's shard carries it);
 - every batch is numbered per table (``broadcast_seq``), logged in the
   table's capped Stream and published by one script
   (:meth:`~vtt_bridge.state.RedisStore.broadcast`); each process delivers
@@ -30,12 +31,13 @@ its own way:
   :mod:`.prompts`), and the GM's ``decision.default`` for a question
   another process asks.
 
-Every message, batches and socket.io's own alike, arrives over the store's
-one :class:`~vtt_bridge.state.redis_link.Subscriber` connection and is handled
-by one task in the order Redis sent it; a process publishes over one
-connection, so the other processes see its broadcasts and its questions in
-the order it sent them (the steps before a question reach the table before
-the question does).
+Every message, batches and socket.io's own alike, arrives through the store's
+:class:`~vtt_bridge.state.redis_link.Subscriber` (one connection; under Cluster
+one more per node serving followed tables) and is handled by one task in the
+order it arrived, a table's messages in the order Redis sent them. A process
+publishes over one connection, so the other processes see its broadcasts and
+its questions in the order it sent them (the steps before a question reach
+the table before the question does).
 """
 
 from __future__ import annotations
@@ -95,7 +97,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self._following: set[str] = set()
 
     def _table_channel(self, room: str) -> str:
-        return f"{self.channel}:{room.split('/', 1)[0]}"
+        # The table id as a hash tag: under Cluster the channel is sharded, in the table's slot.
+        table_id = room.split("/", 1)[0].removeprefix("table:")
+        return f"{self.channel}:table:{{{table_id}}}"
 
     # -- broadcasts -------------------------------------------------------------------
 
@@ -134,7 +138,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         broadcasts; not waited for. (A batch is a JSON array, a command an object.)
         """
         message = self._mark_bytes + orjson.dumps({"command": name, "data": data})
-        self.store.link.send("PUBLISH", self._table_channel(room), message)
+        self.store.link.publish(self._table_channel(room), message, sharded=True)
 
     def _resubscribed(self) -> None:
         self._inbox.put_nowait(("catch-up", "", ""))
@@ -147,7 +151,8 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
                 # numbered batches up to the table's newest seq then are in what it reads.
                 table_id = table.removeprefix("table:")
                 await self.store.subscriber.subscribe(
-                    self._table_channel(table), lambda message: self._inbox.put_nowait(("table", table_id, message))
+                    self._table_channel(table), lambda message: self._inbox.put_nowait(("table", table_id, message)),
+                    sharded=True,
                 )
                 self._following.add(table)
                 self._delivered[table_id] = await self.store.broadcast_seq(table_id)
