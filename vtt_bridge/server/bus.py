@@ -72,6 +72,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     name = "vtt-redis"
     # Seconds a table's outbox waits for its own batch to come back on the feed.
     OWN_WAIT = 2.0
+    # Pauses between tries of reading a table's log while the store is unavailable (≈ 4.7 s in all),
+    # then table.resync.
+    CATCH_UP_PAUSES = (0.2, 0.5, 1.0, 1.0, 2.0)
 
     def __init__(self, store: RedisStore, channel: str) -> None:
         super().__init__(channel=channel)
@@ -202,24 +205,29 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
 
     async def _catch_up(self, table_id: str, delivered: int, upto: int | None) -> int:
         """Deliver what the table's log holds after ``delivered``; ``table.resync`` if it is gone. Returns the new mark."""
-        try:
-            while True:
+        pauses = iter(self.CATCH_UP_PAUSES)
+        while True:
+            try:
                 entries = await self.store.broadcasts_since(table_id, delivered, limit=500)
-                if entries is None:
+            except StoreUnavailable:
+                pause = next(pauses, None)
+                if pause is None:
                     break
-                for first, message in entries:
-                    _sender, _head, body = message.split("\n", 2)
-                    own = self._own.pop((table_id, first), None)
-                    self.caught_up += 1
-                    await self._numbered(table_id, first, own[0] if own else None, body, catching_up=True)
-                    if own and not own[1].done():
-                        own[1].set_result(None)
-                    delivered = self._delivered[table_id]
-                if len(entries) < 500 or (upto is not None and delivered >= upto):
-                    return delivered
-        except StoreUnavailable:
-            pass
-        # Trimmed past us (or Redis away): our clients must sync.
+                await asyncio.sleep(pause)  # a failover, a restart: the log is likely back soon
+                continue
+            if entries is None:
+                break
+            for first, message in entries:
+                _sender, _head, body = message.split("\n", 2)
+                own = self._own.pop((table_id, first), None)
+                self.caught_up += 1
+                await self._numbered(table_id, first, own[0] if own else None, body, catching_up=True)
+                if own and not own[1].done():
+                    own[1].set_result(None)
+                delivered = self._delivered[table_id]
+            if len(entries) < 500 or (upto is not None and delivered >= upto):
+                return delivered
+        # Trimmed past us (or Redis away too long): our clients must sync.
         mark = upto if upto is not None else await self._newest(table_id, delivered)
         log.warning("broadcasts missed beyond the table's log: table.resync", extra={"table": table_id})
         self._delivered[table_id] = mark

@@ -566,7 +566,7 @@ class Subscriber:
         self._shards: dict[tuple[str, int], _Shard] = {}
         self._shard_delay = self._RETRY[0]
         self._ever: set[str] = set()  # sharded channels confirmed at least once
-        self._resubscribed_soon = False
+        self._resubscribed_soon = self._again = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def subscribe(self, channel: str, handler: Callable[[str], None], *, sharded: bool = False) -> None:
@@ -688,17 +688,22 @@ class Subscriber:
                 self._ever.add(channel)
 
     def _resubscribed(self) -> None:
-        """Tell :attr:`on_resubscribed` once for however many sharded channels came back together."""
+        """Tell :attr:`on_resubscribed` now, and at most once more per 0.2 s however many
+        sharded channels come back after it (each is told after it was confirmed)."""
         if self._resubscribed_soon:
+            self._again = True
             return
         self._resubscribed_soon = True
+        for callback in self.on_resubscribed:
+            callback()
 
-        def tell() -> None:
+        def quiet() -> None:
             self._resubscribed_soon = False
-            for callback in self.on_resubscribed:
-                callback()
+            if self._again:
+                self._again = False
+                self._resubscribed()
 
-        asyncio.get_running_loop().call_later(0.05, tell)
+        asyncio.get_running_loop().call_later(0.2, quiet)
 
     # -- sharded channels (Cluster) ----------------------------------------------------
 
