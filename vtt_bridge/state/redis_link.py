@@ -334,6 +334,7 @@ class Link:
             async with asyncio.timeout(bound):
                 if self.cluster:
                     await client.initialize()
+                    await self._check_sharded(client)
                 await client.ping()
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line
             await _close_client(client)
@@ -344,6 +345,22 @@ class Link:
                 details={"retry_after": RETRY_AFTER},
             ) from None
         self.client = client
+
+    async def _check_sharded(self, client: Any) -> None:
+        """A Cluster's tables use sharded pub/sub: refuse, in one line, a Cluster without it (Redis < 7)."""
+        try:
+            await client.execute_command("SPUBLISH", "vtt-bridge:probe", "")  # nobody listens: a no-op
+        except rexc.RedisError as exc:
+            # Redis's own 'unknown command', or redis-py's, which routes by the Cluster's COMMAND table
+            text = str(exc).lower()
+            if "unknown command" not in text and "doesn't exist" not in text:
+                raise
+            raise RedisUnavailable(
+                f"cannot use Redis at {self.where.describe()}: a Redis Cluster needs Redis 7 or later "
+                "(the bridge publishes a table's broadcasts with SPUBLISH, sharded pub/sub), and this one "
+                "does not know SPUBLISH: upgrade it, or use one Redis per shard",
+                details={"retry_after": RETRY_AFTER},
+            ) from None
 
     def arm(self) -> None:
         """Log outages from now on (the store is open)."""
