@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -72,9 +73,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     name = "vtt-redis"
     # Seconds a table's outbox waits for its own batch to come back on the feed.
     OWN_WAIT = 2.0
-    # Pauses between tries of reading a table's log while the store is unavailable (≈ 4.7 s in all),
-    # then table.resync.
-    CATCH_UP_PAUSES = (0.2, 0.5, 1.0, 1.0, 2.0)
+    # Seconds a table's log may stay unreadable (a failover, a restart) before its catch-up gives
+    # up with table.resync; counted from the first failed read, for every table at once.
+    CATCH_UP_PATIENCE = 5.0
 
     def __init__(self, store: RedisStore, channel: str) -> None:
         super().__init__(channel=channel)
@@ -98,6 +99,8 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self._mark = self.host_id + "\n"
         self._mark_bytes = self._mark.encode()
         self._following: set[str] = set()
+        # Since when the tables' logs could not be read (None: readable), for CATCH_UP_PATIENCE.
+        self._unreadable_since: float | None = None
 
     def _table_channel(self, room: str) -> str:
         # The table id as a hash tag: under Cluster the channel is sharded, in the table's slot.
@@ -205,16 +208,18 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
 
     async def _catch_up(self, table_id: str, delivered: int, upto: int | None) -> int:
         """Deliver what the table's log holds after ``delivered``; ``table.resync`` if it is gone. Returns the new mark."""
-        pauses = iter(self.CATCH_UP_PAUSES)
         while True:
             try:
                 entries = await self.store.broadcasts_since(table_id, delivered, limit=500)
             except StoreUnavailable:
-                pause = next(pauses, None)
-                if pause is None:
+                now = time.monotonic()
+                if self._unreadable_since is None:
+                    self._unreadable_since = now
+                if now - self._unreadable_since >= self.CATCH_UP_PATIENCE:
                     break
-                await asyncio.sleep(pause)  # a failover, a restart: the log is likely back soon
+                await asyncio.sleep(0.25)  # a failover, a restart: the log is likely back soon
                 continue
+            self._unreadable_since = None
             if entries is None:
                 break
             for first, message in entries:
