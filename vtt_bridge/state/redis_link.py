@@ -559,7 +559,9 @@ class Subscriber:
     passes the channel on to the node it names, and one that is lost
     (``kill -9``, a failover) hands its channels to another node after the
     same pauses, until the promoted replica takes them. Without Cluster a
-    sharded channel is a plain one.
+    sharded channel is a plain one. (redis-py's asyncio ``PubSub`` has no
+    ``ssubscribe()``: ``SSUBSCRIBE`` goes through its public
+    ``execute_command``, and ``get_message`` reads ``smessage`` replies.)
 
     :attr:`on_resubscribed` is called once channels are subscribed again after
     a loss (messages meanwhile were lost: the bus catches up from the tables' logs).
