@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -233,6 +234,30 @@ class Cluster:
                             port = int(fields[1].split("@")[0].rsplit(":", 1)[1])
                             return next((n for n in self.nodes if n.port == port), None)
         return None
+
+
+    def kill_primary_of(self, slot_key: str) -> RedisProcess:
+        """kill -9 the primary serving ``slot_key``, and (as a supervisor would) start it again once its
+        replica took over: it joins as the new primary's replica, which ``WAIT`` then counts on."""
+        victim = self.primary_of(slot_key)
+        assert victim is not None
+        victim.kill()
+
+        def restart() -> None:
+            deadline = time.monotonic() + 20
+            # Only once another node serves its slots: back too early, an empty node
+            # (no persistence) would serve them itself.
+            while self.primary_of(slot_key) in (victim, None) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            victim.start()
+
+        threading.Thread(target=restart, daemon=True).start()
+        return victim
+
+    def shard_subscribers(self, port: int, channel: str) -> int:
+        """``PUBSUB SHARDNUMSUB``: the connections subscribed to the sharded ``channel`` on one node."""
+        reply = ask(port, "PUBSUB", "SHARDNUMSUB", channel).split(b"\r\n")
+        return int(reply[-2][1:])
 
 
 def _cluster_port() -> int:

@@ -9,7 +9,6 @@ with its request_id, as a client does — it then lands once.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
 import pytest
@@ -97,25 +96,32 @@ async def test_a_cluster_of_three_primaries_shards_tables_and_survives_losing_on
             serving = {cluster.primary_of("{" + t + "}").port for t in tables}
             assert len(serving) >= 2  # the tables are spread over the primaries
             victim = cluster.primary_of("{t0}")
+            # A sharded channel of table t0 (SSUBSCRIBE on t0's shard), and one of each other table.
+            heard: list[str] = []
+            resubscribed: list[int] = []
+            store.subscriber.on_resubscribed.append(lambda: resubscribed.append(1))
+            for table_id in tables:
+                await store.subscriber.subscribe(f"ha:news:{{{table_id}}}", heard.append, sharded=True)
+            assert cluster.shard_subscribers(victim.port, "ha:news:{t0}") == 1
+            assert {n.port for n in cluster.live() if cluster.shard_subscribers(n.port, "ha:news:{t0}")} == {victim.port}
 
-            def kill() -> None:
-                # kill -9, and (as a supervisor would) start it again once its replica took over:
-                # it joins as the new primary's replica, which WAIT then counts on.
-                victim.kill()
-
-                def restart() -> None:
-                    deadline = time.monotonic() + 20
-                    # Only once another node serves its slots: back too early, an empty node
-                    # (no persistence) would serve them itself.
-                    while cluster.primary_of("{t0}") in (victim, None) and time.monotonic() < deadline:
-                        time.sleep(0.1)
-                    victim.start()
-
-                threading.Thread(target=restart, daemon=True).start()
-
-            acknowledged = await _play(store, "t0", 20, kill, kill_at=5, budget=40)
-            assert cluster.primary_of("{t0}") is not victim  # its replica took over
+            acknowledged = await _play(store, "t0", 20, lambda: cluster.kill_primary_of("{t0}"), kill_at=5, budget=40)
+            promoted = cluster.primary_of("{t0}")
+            assert promoted is not victim  # its replica took over
             await _check(store, "t0", acknowledged)
+            # The subscription moved to the promoted replica (the bus is told, to catch up from the
+            # tables' logs), and what is published there now is heard.
+            deadline = time.monotonic() + 10
+            while "after" not in heard:
+                assert time.monotonic() < deadline, heard
+                store.link.publish("ha:news:{t0}", "after", sharded=True)
+                await asyncio.sleep(0.2)
+            assert resubscribed and cluster.shard_subscribers(promoted.port, "ha:news:{t0}") == 1
+            for table_id in tables[1:]:
+                store.link.publish(f"ha:news:{{{table_id}}}", table_id, sharded=True)
+            async with asyncio.timeout(5):
+                while not set(tables[1:]) <= set(heard):
+                    await asyncio.sleep(0.05)
             for table_id in tables[1:]:  # the other tables play on
                 await _check(store, table_id, await _play(store, table_id, 3, lambda: None, kill_at=-1, budget=20))
         finally:

@@ -182,3 +182,21 @@ def test_an_acl_user_without_them_is_one_line_naming_the_acl(acl_redis):
     code, _out, err, took = cli("table", "create", "x", "--redis", f"redis://reader:pw@127.0.0.1:{acl_redis.port}/0")
     one_line_within_5s(code, err, took)
     assert "ACL" in err or "permission" in err.lower(), err
+
+
+def test_a_cluster_without_sharded_pub_sub_is_refused_in_one_line(tmp_path):
+    # A one-node Cluster whose SPUBLISH is renamed away answers as Redis 6 does: 'unknown command'.
+    from .redis_server import ask
+
+    with redis_process(
+        "--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf"),
+        "--rename-command", "SPUBLISH", "",
+    ) as node:
+        ask(node.port, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        deadline = time.monotonic() + 10
+        while b"cluster_state:ok" not in ask(node.port, "CLUSTER", "INFO"):
+            assert time.monotonic() < deadline, "the one-node cluster did not come up"
+            time.sleep(0.05)
+        code, _out, err, took = cli("table", "list", "--redis", f"redis+cluster://127.0.0.1:{node.port}")
+    one_line_within_5s(code, err, took)
+    assert "needs Redis 7 or later" in err and "SPUBLISH" in err, err

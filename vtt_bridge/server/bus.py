@@ -13,9 +13,10 @@ its own way:
   attack queued together: its steps, result and token updates), published
   without waiting on the store's pipelined :class:`~vtt_bridge.state.redis_link.Link`,
   so the publish shares a write with the commit before it;
-- one channel per table (``<prefix>socketio:table:<id>``), which a process
+- one channel per table (``<prefix>socketio:table:{<id>}``), which a process
   subscribes to when a client of that table first connects to it: a process
-  receives only the tables its clients sit at;
+  receives only the tables its clients sit at (under Redis Cluster it is a
+  sharded channel, in the table's slot: only the table's shard carries it);
 - every batch is numbered per table (``broadcast_seq``), logged in the
   table's capped Stream and published by one script
   (:meth:`~vtt_bridge.state.RedisStore.broadcast`); each process delivers
@@ -30,18 +31,20 @@ its own way:
   :mod:`.prompts`), and the GM's ``decision.default`` for a question
   another process asks.
 
-Every message, batches and socket.io's own alike, arrives over the store's
-one :class:`~vtt_bridge.state.redis_link.Subscriber` connection and is handled
-by one task in the order Redis sent it; a process publishes over one
-connection, so the other processes see its broadcasts and its questions in
-the order it sent them (the steps before a question reach the table before
-the question does).
+Every message, batches and socket.io's own alike, arrives through the store's
+:class:`~vtt_bridge.state.redis_link.Subscriber` (one connection; under Cluster
+one more per node serving followed tables) and is handled by one task in the
+order it arrived, a table's messages in the order Redis sent them. A process
+publishes over one connection, so the other processes see its broadcasts and
+its questions in the order it sent them (the steps before a question reach
+the table before the question does).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -70,6 +73,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     name = "vtt-redis"
     # Seconds a table's outbox waits for its own batch to come back on the feed.
     OWN_WAIT = 2.0
+    # Seconds a table's log may stay unreadable (a failover, a restart) before its catch-up gives
+    # up with table.resync; counted from the first failed read, for every table at once.
+    CATCH_UP_PATIENCE = 5.0
 
     def __init__(self, store: RedisStore, channel: str) -> None:
         super().__init__(channel=channel)
@@ -93,9 +99,13 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self._mark = self.host_id + "\n"
         self._mark_bytes = self._mark.encode()
         self._following: set[str] = set()
+        # Since when the tables' logs could not be read (None: readable), for CATCH_UP_PATIENCE.
+        self._unreadable_since: float | None = None
 
     def _table_channel(self, room: str) -> str:
-        return f"{self.channel}:{room.split('/', 1)[0]}"
+        # The table id as a hash tag: under Cluster the channel is sharded, in the table's slot.
+        table_id = room.split("/", 1)[0].removeprefix("table:")
+        return f"{self.channel}:table:{{{table_id}}}"
 
     # -- broadcasts -------------------------------------------------------------------
 
@@ -134,7 +144,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         broadcasts; not waited for. (A batch is a JSON array, a command an object.)
         """
         message = self._mark_bytes + orjson.dumps({"command": name, "data": data})
-        self.store.link.send("PUBLISH", self._table_channel(room), message)
+        self.store.link.publish(self._table_channel(room), message, sharded=True)
 
     def _resubscribed(self) -> None:
         self._inbox.put_nowait(("catch-up", "", ""))
@@ -147,7 +157,8 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
                 # numbered batches up to the table's newest seq then are in what it reads.
                 table_id = table.removeprefix("table:")
                 await self.store.subscriber.subscribe(
-                    self._table_channel(table), lambda message: self._inbox.put_nowait(("table", table_id, message))
+                    self._table_channel(table), lambda message: self._inbox.put_nowait(("table", table_id, message)),
+                    sharded=True,
                 )
                 self._following.add(table)
                 self._delivered[table_id] = await self.store.broadcast_seq(table_id)
@@ -197,24 +208,31 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
 
     async def _catch_up(self, table_id: str, delivered: int, upto: int | None) -> int:
         """Deliver what the table's log holds after ``delivered``; ``table.resync`` if it is gone. Returns the new mark."""
-        try:
-            while True:
+        while True:
+            try:
                 entries = await self.store.broadcasts_since(table_id, delivered, limit=500)
-                if entries is None:
+            except StoreUnavailable:
+                now = time.monotonic()
+                if self._unreadable_since is None:
+                    self._unreadable_since = now
+                if now - self._unreadable_since >= self.CATCH_UP_PATIENCE:
                     break
-                for first, message in entries:
-                    _sender, _head, body = message.split("\n", 2)
-                    own = self._own.pop((table_id, first), None)
-                    self.caught_up += 1
-                    await self._numbered(table_id, first, own[0] if own else None, body, catching_up=True)
-                    if own and not own[1].done():
-                        own[1].set_result(None)
-                    delivered = self._delivered[table_id]
-                if len(entries) < 500 or (upto is not None and delivered >= upto):
-                    return delivered
-        except StoreUnavailable:
-            pass
-        # Trimmed past us (or Redis away): our clients must sync.
+                await asyncio.sleep(0.25)  # a failover, a restart: the log is likely back soon
+                continue
+            self._unreadable_since = None
+            if entries is None:
+                break
+            for first, message in entries:
+                _sender, _head, body = message.split("\n", 2)
+                own = self._own.pop((table_id, first), None)
+                self.caught_up += 1
+                await self._numbered(table_id, first, own[0] if own else None, body, catching_up=True)
+                if own and not own[1].done():
+                    own[1].set_result(None)
+                delivered = self._delivered[table_id]
+            if len(entries) < 500 or (upto is not None and delivered >= upto):
+                return delivered
+        # Trimmed past us (or Redis away too long): our clients must sync.
         mark = upto if upto is not None else await self._newest(table_id, delivered)
         log.warning("broadcasts missed beyond the table's log: table.resync", extra={"table": table_id})
         self._delivered[table_id] = mark

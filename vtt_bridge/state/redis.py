@@ -369,8 +369,11 @@ class RedisStore(Store):
         if self._link is not None:
             return
         link = Link(self.url, self.options)
+        # Under Cluster a table's broadcasts go to its shard only (SPUBLISH: the channel carries
+        # the table's hash tag, so the script's node serves it); elsewhere, plain PUBLISH.
+        broadcast = _BROADCAST.replace("'PUBLISH'", "'SPUBLISH'") if link.cluster else _BROADCAST
         scripts = (
-            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST, _BROADCAST
+            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST, broadcast
         )
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
          self._slice, self._pick, self._announce, self._request, self._broadcast) = (
@@ -466,7 +469,11 @@ class RedisStore(Store):
     # -- broadcast sequence numbers -------------------------------------------
 
     async def broadcast(self, table_id: str, channel: str, message: bytes, n: int, *, sender: str = "") -> int:
-        """Number, log (``t:{id}:log``, a capped Stream) and publish a batch of ``n`` broadcasts, atomically."""
+        """Number, log (``t:{id}:log``, a capped Stream) and publish a batch of ``n`` broadcasts, atomically.
+
+        ``channel`` carries the table's hash tag (``…{<table>}``): under Cluster it
+        is a sharded channel, published by ``SPUBLISH`` from the table's node.
+        """
         keys = [self._key(table_id, "bseq"), self._key(table_id, "log")]
         first = await self.link.evalsha(self._broadcast, keys, [channel, n, sender, message, self.broadcast_keep])
         return int(first)

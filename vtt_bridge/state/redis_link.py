@@ -7,8 +7,11 @@ interface the store and the server's message bus use:
 - :meth:`Link.send` sends one without waiting;
 - :meth:`Link.evalsha` runs a registered Lua script, optionally followed by
   ``WAIT`` on the same connection (the commit's replication check);
+- :meth:`Link.publish` publishes without waiting;
 - a :class:`Subscriber` is the pub/sub side: channels added at any time,
-  subscribed again after a reconnect.
+  subscribed again after a reconnect. Under Cluster a table's channels are
+  sharded (``SPUBLISH``/``SSUBSCRIBE``, Redis ≥ 7): a message goes to the
+  shard serving the table's slot, not to every node.
 
 Calls and sends are queued, and one task sends the queue in order: a lone
 command as it is, several as one redis-py pipeline (one connection, one
@@ -331,6 +334,7 @@ class Link:
             async with asyncio.timeout(bound):
                 if self.cluster:
                     await client.initialize()
+                    await self._check_sharded(client)
                 await client.ping()
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line
             await _close_client(client)
@@ -341,6 +345,22 @@ class Link:
                 details={"retry_after": RETRY_AFTER},
             ) from None
         self.client = client
+
+    async def _check_sharded(self, client: Any) -> None:
+        """A Cluster's tables use sharded pub/sub: refuse, in one line, a Cluster without it (Redis < 7)."""
+        try:
+            await client.execute_command("SPUBLISH", "vtt-bridge:probe", "")  # nobody listens: a no-op
+        except rexc.RedisError as exc:
+            # Redis's own 'unknown command', or redis-py's, which routes by the Cluster's COMMAND table
+            text = str(exc).lower()
+            if "unknown command" not in text and "doesn't exist" not in text:
+                raise
+            raise RedisUnavailable(
+                f"cannot use Redis at {self.where.describe()}: a Redis Cluster needs Redis 7 or later "
+                "(the bridge publishes a table's broadcasts with SPUBLISH, sharded pub/sub), and this one "
+                "does not know SPUBLISH: upgrade it, or use one Redis per shard",
+                details={"retry_after": RETRY_AFTER},
+            ) from None
 
     def arm(self) -> None:
         """Log outages from now on (the store is open)."""
@@ -379,6 +399,15 @@ class Link:
         """
         self._queue.append((args, None))
         self._kick()
+
+    def publish(self, channel: str, message: Any, *, sharded: bool = False) -> None:
+        """Publish ``message`` on ``channel`` without waiting, as :meth:`send` does.
+
+        ``sharded``: the channel is one table's (its name carries the table's hash
+        tag): under Cluster it goes by ``SPUBLISH`` to the shard serving that slot
+        only (see :class:`Subscriber`).
+        """
+        self.send("SPUBLISH" if sharded and self.cluster else "PUBLISH", channel, message)
 
     def _kick(self) -> None:
         if self._sender is None or self._sender.done():
@@ -515,11 +544,27 @@ async def _close_client(client: Any) -> None:
 class Subscriber:
     """The pub/sub side: channels with a handler each, subscribed again after a reconnect.
 
-    Its own connection (to the primary under Sentinel; to any node of a
-    Cluster, whose nodes pass every message on to each other). When it drops,
-    it reconnects after 0.05 s, doubling to at most 1 s between tries, and
-    subscribes to every channel again; messages published meanwhile are lost,
-    as with any Redis pub/sub.
+    Plain channels (:meth:`subscribe`) share one connection: to the primary
+    under Sentinel; to any node of a Cluster, whose nodes pass every plain
+    message on to each other. When it drops, it reconnects after 0.05 s,
+    doubling to at most 1 s between tries, and subscribes to every channel
+    again; messages published meanwhile are lost, as with any Redis pub/sub.
+
+    A *sharded* channel (``sharded=True``: a table's own, whose name carries
+    the table's hash tag) is, under Cluster, one of Redis 7's sharded
+    channels: ``SSUBSCRIBE`` on the node serving the channel's slot, where
+    :meth:`Link.publish` and the store's scripts ``SPUBLISH`` it, so a
+    message reaches that shard only instead of every node. There is one
+    connection per such node (:class:`_Shard`); a node that answers ``MOVED``
+    passes the channel on to the node it names, and one that is lost
+    (``kill -9``, a failover) hands its channels to another node after the
+    same pauses, until the promoted replica takes them. Without Cluster a
+    sharded channel is a plain one. (redis-py's asyncio ``PubSub`` has no
+    ``ssubscribe()``: ``SSUBSCRIBE`` goes through its public
+    ``execute_command``, and ``get_message`` reads ``smessage`` replies.)
+
+    :attr:`on_resubscribed` is called once channels are subscribed again after
+    a loss (messages meanwhile were lost: the bus catches up from the tables' logs).
     """
 
     _RETRY = (0.05, 1.0)
@@ -535,21 +580,40 @@ class Subscriber:
         self._node = 0
         # Called once every channel is subscribed again after a reconnect (messages meanwhile were lost).
         self.on_resubscribed: list[Callable[[], None]] = []
+        # Under Cluster: the sharded channels, and a connection per node serving some of them.
+        self._sharded: set[str] = set()
+        self._shards: dict[tuple[str, int], _Shard] = {}
+        self._shard_delay = self._RETRY[0]
+        self._ever: set[str] = set()  # sharded channels confirmed at least once
+        self._resubscribed_soon = self._again = False
+        self._tasks: set[asyncio.Task[Any]] = set()
 
-    async def subscribe(self, channel: str, handler: Callable[[str], None]) -> None:
-        """Hand every message on ``channel`` to ``handler``, from the moment this returns."""
+    async def subscribe(self, channel: str, handler: Callable[[str], None], *, sharded: bool = False) -> None:
+        """Hand every message on ``channel`` to ``handler``, from the moment this returns.
+
+        ``sharded``: the channel is one table's (its name carries the table's hash
+        tag): under Cluster, a sharded channel (``SSUBSCRIBE``, Redis ≥ 7).
+
+        :raises StoreUnavailable: Redis did not confirm the subscription in time.
+        """
         self._handlers[channel] = handler
         loop = asyncio.get_running_loop()
-        if self._keeper is None:
-            self._keeper = loop.create_task(self._keep(), name="redis subscriber")
         confirmed = self._confirmed.get(channel)
-        if confirmed is None:
-            confirmed = self._confirmed[channel] = loop.create_future()
-            if self._pubsub is not None:
-                try:
-                    await self._pubsub.subscribe(channel)
-                except _UNAVAILABLE:
-                    pass  # the keeper reconnects and subscribes again
+        if sharded and self.link.cluster:
+            self._sharded.add(channel)
+            if confirmed is None:
+                confirmed = self._confirmed[channel] = loop.create_future()
+                self._place(channel, self._owner(channel))
+        else:
+            if self._keeper is None:
+                self._keeper = loop.create_task(self._keep(), name="redis subscriber")
+            if confirmed is None:
+                confirmed = self._confirmed[channel] = loop.create_future()
+                if self._pubsub is not None:
+                    try:
+                        await self._pubsub.subscribe(channel)
+                    except _UNAVAILABLE:
+                        pass  # the keeper reconnects and subscribes again
         options = self.link.options
         try:
             async with asyncio.timeout(options.connect_timeout + options.command_timeout):
@@ -560,16 +624,20 @@ class Subscriber:
                 details={"retry_after": RETRY_AFTER},
             ) from None
 
+    def _nodes(self) -> list[tuple[str, int]]:
+        """Every Cluster node the link knows of (its start-up nodes when it knows none)."""
+        client = self.link.client
+        nodes = client.get_nodes() if client is not None else []
+        return [(n.host, int(n.port)) for n in nodes] or list(self.link.where.hosts)
+
     def _client(self) -> Any:
         link = self.link
         if link.cluster:
-            # Any node carries every message: try them in turn.
-            nodes = link.client.get_nodes() if link.client is not None else []
-            hosts = [(n.host, n.port) for n in nodes] or link.where.hosts
+            # Any node carries every plain message: try them in turn.
+            hosts = self._nodes()
             host, port = hosts[self._node % len(hosts)]
             self._node += 1
-            kwargs = _client_kwargs(link.where, link.options)
-            return aioredis.Redis(host=host, port=port, **kwargs)
+            return aioredis.Redis(host=host, port=port, **_client_kwargs(link.where, link.options))
         return link.make_client()
 
     async def _keep(self) -> None:
@@ -579,12 +647,12 @@ class Subscriber:
             client = self._client()
             pubsub = client.pubsub()
             try:
-                channels = list(self._handlers)
+                channels = self._plain()
                 if channels:
                     await pubsub.subscribe(*channels)
                 self._pubsub = pubsub
                 # Channels added while that subscribe was on its way (later ones subscribe themselves).
-                missing = [channel for channel in self._handlers if channel not in channels]
+                missing = [channel for channel in self._plain() if channel not in channels]
                 if missing:
                     await pubsub.subscribe(*missing)
                 if reconnected:
@@ -606,37 +674,203 @@ class Subscriber:
                 await _close_pubsub(pubsub, client)
             if self._closed:
                 break
-            for channel, future in list(self._confirmed.items()):
-                if future.done():
-                    self._confirmed[channel] = asyncio.get_running_loop().create_future()
+            for channel in self._plain():
+                self._unconfirm(channel)
             await asyncio.sleep(delay)
             delay = min(self._RETRY[1], delay * 2)
 
+    def _plain(self) -> list[str]:
+        return [channel for channel in self._handlers if channel not in self._sharded]
+
+    def _unconfirm(self, channel: str) -> None:
+        future = self._confirmed.get(channel)
+        if future is not None and future.done():
+            self._confirmed[channel] = asyncio.get_running_loop().create_future()
+
     def _message(self, message: dict[str, Any]) -> None:
         kind, channel = message.get("type"), message.get("channel")
-        if kind == "message":
+        if kind in ("message", "smessage"):
             handler = self._handlers.get(channel)
             if handler is not None:
                 try:
                     handler(message["data"])
                 except Exception:
                     log.exception("pub/sub handler failed", extra={"channel": channel})
-        elif kind == "subscribe":
+        elif kind in ("subscribe", "ssubscribe"):
             future = self._confirmed.get(channel)
             if future is not None and not future.done():
                 future.set_result(None)
+            if kind == "ssubscribe":
+                self._shard_delay = self._RETRY[0]
+                if channel in self._ever:
+                    self._resubscribed()
+                self._ever.add(channel)
+
+    def _resubscribed(self) -> None:
+        """Tell :attr:`on_resubscribed` now, and at most once more per 0.2 s however many
+        sharded channels come back after it (each is told after it was confirmed)."""
+        if self._resubscribed_soon:
+            self._again = True
+            return
+        self._resubscribed_soon = True
+        for callback in self.on_resubscribed:
+            callback()
+
+        def quiet() -> None:
+            self._resubscribed_soon = False
+            if self._again:
+                self._again = False
+                self._resubscribed()
+
+        asyncio.get_running_loop().call_later(0.2, quiet)
+
+    # -- sharded channels (Cluster) ----------------------------------------------------
+
+    def _owner(self, channel: str, *, not_at: tuple[str, int] | None = None) -> tuple[str, int]:
+        """Where to ``SSUBSCRIBE`` ``channel``: the node the link's slot map names, else another
+        node (which answers ``MOVED`` to the right one once the Cluster knows)."""
+        client = self.link.client
+        if client is not None:
+            try:
+                node = client.get_node_from_key(channel)
+            except rexc.RedisError:
+                node = None
+            if node is not None and (node.host, int(node.port)) != not_at:
+                return node.host, int(node.port)
+        hosts = [address for address in self._nodes() if address != not_at] or self._nodes()
+        self._node += 1
+        return hosts[self._node % len(hosts)]
+
+    def _place(self, channel: str, address: tuple[str, int]) -> None:
+        if self._closed or channel not in self._sharded:
+            return
+        shard = self._shards.get(address)
+        if shard is None or shard.task.done():
+            shard = self._shards[address] = _Shard(self, address)
+        shard.add(channel)
+
+    def _moved(self, shard: _Shard, slot: int, address: tuple[str, int]) -> None:
+        """``shard``'s node does not serve ``slot``: its channels there go to ``address``."""
+        client = self.link.client
+        moving = [c for c in shard.channels if client is not None and client.keyslot(c) == slot]
+        for channel in moving:
+            shard.channels.discard(channel)
+        if address == shard.address:  # named itself (a slot in flux): try again after a pause
+            self._later(self._replace(moving, None))
+            return
+        for channel in moving:
+            self._place(channel, address)
+
+    def _lost(self, shard: _Shard) -> None:
+        """``shard``'s node is gone or refuses: after a pause, its channels go to another node."""
+        if self._shards.get(shard.address) is shard:
+            del self._shards[shard.address]
+        channels, shard.channels = list(shard.channels), set()
+        for channel in channels:
+            self._unconfirm(channel)
+        if channels and not self._closed:
+            self._later(self._replace(channels, shard.address))
+
+    async def _replace(self, channels: list[str], not_at: tuple[str, int] | None) -> None:
+        delay = self._shard_delay
+        self._shard_delay = min(self._RETRY[1], delay * 2)
+        await asyncio.sleep(delay)
+        for channel in channels:
+            self._place(channel, self._owner(channel, not_at=not_at))
+
+    def _later(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def close(self) -> None:
         self._closed = True
-        if self._keeper is not None:
-            self._keeper.cancel()
-            await asyncio.gather(self._keeper, return_exceptions=True)
-            self._keeper = None
+        tasks = [t for t in (self._keeper, *self._tasks, *(s.task for s in self._shards.values())) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._keeper = None
+        self._shards.clear()
         for future in self._confirmed.values():
             if not future.done():
                 future.cancel()
         self._confirmed.clear()
         self._handlers.clear()
+
+
+class _Shard:
+    """One connection to a Cluster node, ``SSUBSCRIBE``d to the sharded channels of its slots."""
+
+    # Seconds without a message before the node is pinged; as long again without its answer, it is lost.
+    IDLE = 5.0
+
+    def __init__(self, subscriber: Subscriber, address: tuple[str, int]) -> None:
+        self.subscriber = subscriber
+        self.address = address
+        self.channels: set[str] = set()
+        self.pubsub: Any = None
+        self.task = asyncio.get_running_loop().create_task(self._keep(), name=f"redis shard {address[0]}:{address[1]}")
+
+    def add(self, channel: str) -> None:
+        if channel in self.channels:
+            return
+        self.channels.add(channel)
+        if self.pubsub is not None:  # connected: subscribe now (else the keeper does, once connected)
+            self.subscriber._later(self._ssubscribe(self.pubsub, channel))
+
+    @staticmethod
+    async def _ssubscribe(pubsub: Any, channel: str) -> None:
+        try:
+            await pubsub.execute_command("SSUBSCRIBE", channel)
+        except Exception:  # noqa: BLE001 - the keeper's read sees the connection fail, and moves on
+            pass
+
+    async def _keep(self) -> None:
+        subscriber, link = self.subscriber, self.subscriber.link
+        host, port = self.address
+        # No health check inside redis-py: on a connection subscribed by SSUBSCRIBE alone it would
+        # read a pushed message as its PING's reply. An idle connection is pinged here instead.
+        kwargs = {**_client_kwargs(link.where, link.options), "health_check_interval": 0}
+        client = aioredis.Redis(host=host, port=port, **kwargs)
+        pubsub = client.pubsub()
+        try:
+            sent: set[str] = set()
+            while self.channels - sent:  # one channel a command: they may lie in different slots
+                channel = next(iter(self.channels - sent))
+                await pubsub.execute_command("SSUBSCRIBE", channel)
+                sent.add(channel)
+            self.pubsub = pubsub
+            pinged = False
+            while self.channels:
+                try:
+                    message = await pubsub.get_message(timeout=self.IDLE)
+                except rexc.AskError as moved:  # MOVED too: the slot is served elsewhere
+                    subscriber._moved(self, moved.slot_id, (moved.host, int(moved.port)))
+                    continue
+                if message is None:
+                    if pinged:
+                        raise rexc.ConnectionError(f"no answer to PING in {self.IDLE} s")
+                    await pubsub.ping()
+                    pinged = True
+                    continue
+                pinged = False
+                subscriber.outage.ok()
+                if message.get("type") == "sunsubscribe" and message.get("channel") in self.channels:
+                    # Not asked for: this node no longer serves the channel's slot.
+                    channel = message["channel"]
+                    self.channels.discard(channel)
+                    subscriber._unconfirm(channel)
+                    subscriber._later(subscriber._replace([channel], None))
+                    continue
+                subscriber._message(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever broke, the channels find another node
+            subscriber.outage.failed(_why(exc, link.where))
+        finally:
+            self.pubsub = None
+            await _close_pubsub(pubsub, client)
+        subscriber._lost(self)
 
 
 async def _close_pubsub(pubsub: Any, client: Any) -> None:
