@@ -10,7 +10,6 @@ processes would be; the kill -9 and load tests start real ``serve`` processes.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import time
 
@@ -22,7 +21,7 @@ from vtt_bridge.state import RedisStore, replay
 from ..state.redis_server import redis_server
 from .conftest import config
 from .kit import Client, answer, seat_table
-from .processes import servers
+from .processes import Node, servers
 
 _prefixes = itertools.count()
 
@@ -145,14 +144,6 @@ async def test_the_locks_end_with_an_attack_that_fails_and_after_an_undo(pair):
 
 
 # -- real processes ------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class Node:
-    """What ``seat_table`` needs of a server: its URL and the (shared) store."""
-
-    url: str
-    store: object
 
 
 @pytest.fixture

@@ -374,7 +374,7 @@ class Bridge:
         """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``)."""
         try:
             entry = await self.store.commit(runtime.id, draft, lease=lease)
-        except Conflict:
+        except StaleVersion:
             # Another process (a second server, or a CLI import) wrote first:
             # re-read, so the next try sees its change.
             runtime.replace_tokens(await self.store.tokens(runtime.id))
