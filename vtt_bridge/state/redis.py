@@ -90,15 +90,19 @@ def _wait_of(url: str) -> tuple[int, int] | None:
     return replicas, int(query.get("wait_ms", ["500"])[0] or 500)
 
 # The attack's token locks, checked first by every commit (prepended to _COMMIT, whose
-# KEYS[6] is the lease and ARGV[5 + n * 3] the committing lease holder, or ""; the last of
-# its KEYS is the table's ``locked`` hash, see _LOCK). The locks hold while the lease holder
+# KEYS[6] is the lease and ARGV[5 + n * 3] the committing lease holder, or ""; the table's
+# ``locked`` hash, see _LOCK, is among its KEYS, found by its name, so keys added to the
+# commit after it or before it do not move it). The locks hold while the lease holder
 # that took them still holds the table's lease, so a process that dies or gives the lease back
 # leaves none behind. That holder's own commit ends them (the attack is over); any other
 # commit that would change a locked token is refused: {'locked', token id, attack id}.
 _LOCKS_GUARD = """
 do
-    local locks = KEYS[#KEYS]
-    local owner = redis.call('HGET', locks, '')
+    local locks = false
+    for i = #KEYS, 1, -1 do
+        if string.sub(KEYS[i], -8) == '}:locked' then locks = KEYS[i] break end
+    end
+    local owner = locks and redis.call('HGET', locks, '')
     if owner then
         local n = tonumber(ARGV[1])
         if ARGV[5 + n * 3] == owner or redis.call('GET', KEYS[6]) ~= owner then
@@ -113,7 +117,7 @@ do
 end
 """
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep (then locked)
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep (and locked)
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
 # process has the table's next attack waiting (else ""), the lease's time to live in ms,
@@ -642,7 +646,7 @@ class RedisStore(Store):
             self._key(table_id, w)
             for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep")
         ]
-        keys.append(self._key(table_id, "locked"))  # last: the locks' guard finds it there (_LOCKS_GUARD)
+        keys.append(self._key(table_id, "locked"))  # the attack's token locks (_LOCKS_GUARD)
         keep = lease is not None and lease.queued is not None and lease.queued()
         args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
         status, first, second, *kept = await self.link.evalsha(self._commit, keys, args, wait=self.wait)
