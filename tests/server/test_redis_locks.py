@@ -231,7 +231,7 @@ async def test_200_attacks_with_edits_through_the_other_process_meanwhile_none_f
             # Every edit either went through or was refused naming the attack that held the token.
             odd = [e for e in refused if e["error"]["code"] != "conflict" or "attack" not in e["error"]["details"]]
             assert odd == [], odd[:3]
-            assert len(edits) - len(refused) > 0
+            assert refused and len(edits) > len(refused)  # edits met attacks, and went through between them
             tokens = await seat.tokens()
             assert tokens["b"]["system"]["hp"] == 100000 - 200 * 2
             assert replay(await store.audit(seat.id)) == tokens
