@@ -4,6 +4,7 @@ script, ended by the attack's own commit, lapsing with the lease that took them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 
@@ -14,23 +15,33 @@ from vtt_bridge.errors import Conflict
 from vtt_bridge.state import AuditDraft, RedisStore, TableInfo, TokenChange
 from vtt_bridge.state.store import StaleVersion
 
+from .redis_server import redis_cluster
+
 _prefixes = itertools.count()
+
+
+@contextlib.asynccontextmanager
+async def _stores(url):
+    """Two processes' stores on one Redis (or Cluster), a table with tokens a, b and c."""
+    prefix = f"locks{next(_prefixes)}:"
+    stores = [RedisStore(url, prefix=prefix, lease_ttl=0.5) for _ in range(2)]
+    for store in stores:
+        await store.open()
+    try:
+        await stores[0].create_table(TableInfo(id="t1", name="t", created=0.0, settings={}))
+        for token_id in "abc":
+            token = Token(token_id, token_id, "duel", {"hp": 10}, version=1)
+            await stores[0].commit("t1", _draft(token_id, None, token, kind="token.create"))
+        yield stores
+    finally:
+        for store in stores:
+            await store.close()
 
 
 @pytest.fixture
 async def two(redis_url):
-    """Two processes' stores on one Redis, a table with tokens a, b and c."""
-    prefix = f"locks{next(_prefixes)}:"
-    stores = [RedisStore(redis_url, prefix=prefix, lease_ttl=0.5) for _ in range(2)]
-    for store in stores:
-        await store.open()
-    await stores[0].create_table(TableInfo(id="t1", name="t", created=0.0, settings={}))
-    for token_id in "abc":
-        token = Token(token_id, token_id, "duel", {"hp": 10}, version=1)
-        await stores[0].commit("t1", _draft(token_id, None, token, kind="token.create"))
-    yield stores
-    for store in stores:
-        await store.close()
+    async with _stores(redis_url) as stores:
+        yield stores
 
 
 def _draft(token_id, before, after, *, kind="token.update", ref=None, request_id=None):
@@ -48,7 +59,17 @@ async def _edit(store, token_id, hp):
 
 
 async def test_locked_tokens_refuse_every_other_commit_and_the_attack_s_own_commit_ends_them(two):
-    one, other = two
+    await _locks_refuse_and_end(*two)
+
+
+@pytest.mark.slow
+async def test_the_locks_work_alike_on_a_cluster():
+    with redis_cluster() as cluster:
+        async with _stores(cluster.url) as (one, other):
+            await _locks_refuse_and_end(one, other)
+
+
+async def _locks_refuse_and_end(one, other):
     async with one.lease("t1") as lease:
         locks = await one.lock_tokens("t1", lease, "atk-1", ["a", "b"], request_id="r1")
         assert locks.revision == await other.revision("t1") and locks.landed is None
