@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import signal
@@ -14,6 +15,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = "import sys; from vtt_bridge.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+@dataclasses.dataclass
+class Node:
+    """What ``seat_table`` needs of a server process: its URL and the (shared) store."""
+
+    url: str
+    store: object
 
 
 class ServerProcess:

@@ -326,14 +326,20 @@ class Attacks:
         async with lock, bridge.store.lease(runtime.id, queued=lambda: lock.waiting > 0) as lease:
             started = time.perf_counter()
             await runtime.outbox.drain()
-            await bridge.fresh(runtime, rev=getattr(lease, "revision", None))
-            request_id = request.get("request_id")
-            if request_id is not None and bridge.store.shared:
-                # The same request_id may have been resolved through another process meanwhile.
-                entry = await bridge.store.by_request(runtime.id, request_id)
-                if entry is not None:
-                    raise _Already(entry)
             attack_id = new_id("atk")
+            request_id = request.get("request_id")
+            involved = [request["attacker"], *request["targets"]]
+            # Over a shared store the attacker and targets are locked there too, so an edit
+            # through another process is refused as one through this process is (``busy``);
+            # the same step reads the revision the attack starts from and whether the
+            # request_id was resolved through another process meanwhile.
+            locks = await bridge.store.lock_tokens(
+                runtime.id, lease, attack_id, involved, request_id=request_id if bridge.store.shared else None
+            )
+            rev = locks.revision if locks.revision is not None else getattr(lease, "revision", None)
+            await bridge.fresh(runtime, rev=rev)
+            if locks.landed is not None:
+                raise _Already(locks.landed)
             seed, dice = request.get("seed"), request.get("dice")
             if seed is None and dice is None:
                 seed = secrets.randbits(53)  # JSON clients keep integers exactly up to 2**53-1
@@ -374,7 +380,6 @@ class Attacks:
             }
             resolvers = bridge.resolvers
             job = resolvers.job(runtime.id, spec, tokens, budget_of(runtime.info.settings))
-            involved = [request["attacker"], *request["targets"]]
             for token_id in involved:
                 runtime.busy[token_id] = attack_id
             try:

@@ -10,10 +10,11 @@ turns into an error acknowledgement. Nothing here knows any ruleset: token
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 import socketio
 
@@ -23,7 +24,7 @@ from ..plugins import Host
 from ..state import RedisStore, messages
 from ..state.keys import GM_USER, digest, match_key, new_id, new_key
 from ..state.records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
-from ..state.store import Store
+from ..state.store import StaleVersion, Store, locked
 from .attacks import Attacks
 from .broadcast import Broadcaster
 from .bus import RedisBus
@@ -36,6 +37,12 @@ from .pool import Pool
 __all__ = ["Bridge", "merge"]
 
 log = logging.getLogger("vtt_bridge.server")
+
+T = TypeVar("T")
+
+# How many times a token edit is made over a shared store when attacks through other
+# processes keep committing the token between its read and its commit (Bridge._edit).
+_EDIT_TRIES = 5
 
 # Seconds a server process counts as alive after its last heartbeat.
 _NODE_TTL = 6.0
@@ -361,16 +368,13 @@ class Bridge:
     def _not_busy(self, runtime: TableRuntime, token_id: str) -> None:
         attack = runtime.busy.get(token_id)
         if attack is not None:
-            raise Conflict(
-                f"token {token_id!r} is in an attack being resolved; try again when it is over",
-                details={"token": token_id, "attack": attack},
-            )
+            raise locked(token_id, attack)
 
     async def commit(self, runtime: TableRuntime, draft: AuditDraft, *, lease: Any = None) -> AuditEntry:
         """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``)."""
         try:
             entry = await self.store.commit(runtime.id, draft, lease=lease)
-        except Conflict:
+        except StaleVersion:
             # Another process (a second server, or a CLI import) wrote first:
             # re-read, so the next try sees its change.
             runtime.replace_tokens(await self.store.tokens(runtime.id))
@@ -415,8 +419,28 @@ class Bridge:
         )
         await self.commit(runtime, draft)
 
+    async def _edit(self, edit: Callable[[], Awaitable[T]], *, versioned: bool = False) -> T:
+        """Run ``edit`` (a read-check-commit of a token edit) and return what it does.
+
+        Over a shared store an attack through another process may commit the
+        token between this process's read and its commit (the attack's locks
+        keep edits out only while it resolves): the edit is then made again on
+        the token as it is now, as it would have been had it come a moment
+        later — unless it named the ``version`` it applies to (``versioned``).
+        """
+        for tries in itertools.count(1):
+            try:
+                return await edit()
+            except StaleVersion:
+                if versioned or not self.store.shared or tries >= _EDIT_TRIES:
+                    raise
+        raise AssertionError("unreachable")
+
     async def token_update(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.messages.load(messages.TokenUpdate, data)
+        return await self._edit(lambda: self._token_update(caller, request), versioned="version" in request)
+
+    async def _token_update(self, caller: Caller, request: dict[str, Any]) -> dict[str, Any]:
         runtime = self.runtime(caller)
         async with runtime.write_lock:
             await self.fresh(runtime)
@@ -456,6 +480,9 @@ class Bridge:
 
     async def token_delete(self, caller: Caller, data: Any) -> dict[str, Any]:
         request = self.messages.load(messages.TokenRef, data)
+        return await self._edit(lambda: self._token_delete(caller, request))
+
+    async def _token_delete(self, caller: Caller, request: dict[str, Any]) -> dict[str, Any]:
         runtime = self.runtime(caller)
         async with runtime.write_lock:
             await self.fresh(runtime)

@@ -10,7 +10,9 @@ table and lives until the server stops. It holds
   another, prompts included — other tables have their own;
 - ``write_lock``, held for the short read-check-commit of any write;
 - ``busy``, the tokens of the attack in progress: edits to them are refused
-  with ``conflict`` rather than made to wait for a player's answer;
+  with ``conflict`` rather than made to wait for a player's answer (over a
+  shared store the attack locks them in the store too, so an edit through
+  another process is refused alike: ``Store.lock_tokens``);
 - the connected sessions, so a decision can find its decider;
 - ``prompts``, the decisions out right now and whom they wait for, so a
   client that reconnects (``table.sync``) learns what it is being asked;

@@ -19,6 +19,9 @@ keys share one slot and its Lua scripts run on one node::
     t:{<table>}:rev         int   bumped by every commit and settings change
     t:{<table>}:lease       str   the attack lease: who holds it (expires)
     t:{<table>}:lease:want  str   the first waiter for the lease, whom it goes to next (expires)
+    t:{<table>}:locked      hash  the attack in progress's token locks: "" → the lease holder
+                                  that took them, token id → attack id (held while that holder
+                                  holds the lease; ended by its commit)
     t:{<table>}:sessions    hash  socket id → "node<TAB>user", every open connection
     t:{<table>}:departed    hash  socket id → why it ended (socket.io's reason), for a minute
     t:{<table>}:questions   hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
@@ -38,6 +41,14 @@ held, released only by its holder) makes a table's attacks run one at a
 time whichever process received them; if a process dies holding it, it
 expires after ``lease_ttl`` seconds. A release is published (to wake the
 waiters) only when someone waits.
+
+An attack's attacker and targets are locked in the store for as long as it
+resolves (:meth:`RedisStore.lock_tokens`, one script that also reads the
+revision the attack starts from): a commit of any other change to them,
+through any process, is refused by the commit script itself, so an edit can
+never slip in between an attack's read and its commit. The locks are tied to
+the lease that took them — a process killed mid-attack frees them with its
+lease — and the attack's commit ends them in the same script.
 
 Commands go over a :class:`~.redis_link.Link`, one pipelined connection per
 process, and lease releases arrive through its :class:`~.redis_link.Subscriber`
@@ -60,7 +71,7 @@ from ..engine.tokens import Token
 from ..errors import Conflict, InvalidRequest, NotFound, StoreUnavailable
 from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber, parse_url
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
-from .store import AUDIT_KEEP, BROADCAST_KEEP, HISTORY_SCAN, HistoryPage, Store, stale
+from .store import AUDIT_KEEP, BROADCAST_KEEP, HISTORY_SCAN, HistoryPage, Locks, Store, locked, stale
 
 __all__ = ["AUDIT_KEEP", "RedisStore"]
 
@@ -76,7 +87,35 @@ def _wait_of(url: str) -> tuple[int, int] | None:
         return None
     return replicas, int(query.get("wait_ms", ["500"])[0] or 500)
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep
+# The attack's token locks, checked first by every commit (prepended to _COMMIT, whose
+# KEYS[6] is the lease and ARGV[5 + n * 3] the committing lease holder, or ""; the table's
+# ``locked`` hash, see _LOCK, is among its KEYS, found by its name, so keys added to the
+# commit after it or before it do not move it). The locks hold while the lease holder
+# that took them still holds the table's lease, so a process that dies or gives the lease back
+# leaves none behind. That holder's own commit ends them (the attack is over); any other
+# commit that would change a locked token is refused: {'locked', token id, attack id}.
+_LOCKS_GUARD = """
+do
+    local locks = false
+    for i = #KEYS, 1, -1 do
+        if string.sub(KEYS[i], -8) == '}:locked' then locks = KEYS[i] break end
+    end
+    local owner = locks and redis.call('HGET', locks, '')
+    if owner then
+        local n = tonumber(ARGV[1])
+        if ARGV[5 + n * 3] == owner or redis.call('GET', KEYS[6]) ~= owner then
+            redis.call('DEL', locks)
+        else
+            for i = 0, n - 1 do
+                local attack = redis.call('HGET', locks, ARGV[2 + i * 3])
+                if attack then return {'locked', ARGV[2 + i * 3], attack} end
+            end
+        end
+    end
+end
+"""
+
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep (and locked)
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
 # process has the table's next attack waiting (else ""), the lease's time to live in ms,
@@ -84,7 +123,7 @@ def _wait_of(url: str) -> tuple[int, int] | None:
 # Past that many, the oldest entries go, with their request_ids and refs.
 # The lease then goes, in this order: to the first waiter if there is one (handed over: see
 # _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
-_COMMIT = """
+_COMMIT = _LOCKS_GUARD + """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
     local id, expected = ARGV[2 + i * 3], ARGV[3 + i * 3]
@@ -191,6 +230,24 @@ if (not want or want == ARGV[1]) and redis.call('SET', KEYS[1], ARGV[1], 'NX', '
 end
 if not want or want == ARGV[1] then redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[3]) end
 return -1
+"""
+
+# KEYS: locked, lease, rev, requests; ARGV: holder, attack id, request_id or "", token ids...
+# An attack's token locks, taken by its lease holder: the ``locked`` hash says who holds them
+# (field "") and maps each token to the attack. Answers {the table's revision, the seq the
+# request_id landed as or false}, read in the same step; {-1}: the lease is not the holder's.
+_LOCK = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {-1} end
+redis.call('DEL', KEYS[1])
+local fields = {'', ARGV[1]}
+for i = 4, #ARGV do
+    fields[#fields + 1] = ARGV[i]
+    fields[#fields + 1] = ARGV[2]
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+local landed = false
+if ARGV[3] ~= '' then landed = redis.call('HGET', KEYS[4], ARGV[3]) end
+return {tonumber(redis.call('GET', KEYS[3]) or '0'), landed}
 """
 
 # KEYS: lease; ARGV: holder, ttl ms. Renews only the holder's lease.
@@ -379,6 +436,7 @@ class RedisStore(Store):
          self._slice, self._pick, self._announce, self._request, self._broadcast) = (
             link.script(source) for source in scripts
         )
+        self._lock = link.script(_LOCK)  # an attack's token locks (lock_tokens)
         await link.open()
         self._link = link
         try:
@@ -592,12 +650,15 @@ class RedisStore(Store):
             self._key(table_id, w)
             for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep")
         ]
+        keys.append(self._key(table_id, "locked"))  # the attack's token locks (_LOCKS_GUARD)
         keep = lease is not None and lease.queued is not None and lease.queued()
         args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
         status, first, second, *kept = await self.link.evalsha(self._commit, keys, args, wait=self.wait)
         if status == "conflict":
             expected = draft.changes[first].before
             raise stale(first, expected.version if expected is not None else None, int(second) if second else None)
+        if status == "locked":
+            raise locked(first, second)
         if status == "duplicate":
             raise Conflict(
                 f"request_id {draft.request_id!r} was already used on this table",
@@ -724,6 +785,30 @@ class RedisStore(Store):
         """The table's attack lease; ``queued()`` says whether this process has another attack
         waiting for it (then a commit keeps the lease for that one, unless another process waits)."""
         return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"), queued)
+
+    async def lock_tokens(
+        self, table_id: str, lease: Any, attack: str, token_ids: list[str], *, request_id: str | None = None
+    ) -> Locks:
+        """Lock ``token_ids`` for ``attack`` in the store (``t:{table}:locked``), one round trip
+        that also reads the table's revision (and, unless commits wait for replicas, whether
+        ``request_id`` landed). Every commit checks them in its script (``_LOCKS_GUARD``); the
+        attack's own commit ends them; they lapse with the lease that took them."""
+        keys = [self._key(table_id, w) for w in ("locked", "lease", "rev", "requests")]
+        asked = request_id if request_id is not None and self.wait is None else ""
+        rev, *landed = await self.link.evalsha(self._lock, keys, [lease.holder, attack, asked, *token_ids])
+        if int(rev) < 0:
+            raise StoreUnavailable(
+                "this process lost the table's attack lease (it stalled, or Redis lost the lease); "
+                "nothing was applied: send the attack again",
+                details={"retry_after": 1.0},
+            )
+        entry = None
+        if landed and landed[0]:
+            found = await self._entries(table_id, [int(landed[0])])
+            entry = found[0] if found else None
+        elif request_id is not None and self.wait is not None:
+            entry = await self.by_request(table_id, request_id)  # answered once replicas have it
+        return Locks(int(rev), entry)
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
         await self.link.call("HSET", self._key(table_id, "sessions"), sid, f"{node}\t{user}")

@@ -18,7 +18,7 @@ from ..engine.tokens import Token
 from ..errors import Conflict
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo
 
-__all__ = ["AUDIT_KEEP", "BROADCAST_KEEP", "BROADCAST_KEEPS", "HISTORY_SCAN", "HistoryPage", "Store", "stale"]
+__all__ = ["AUDIT_KEEP", "BROADCAST_KEEP", "BROADCAST_KEEPS", "HISTORY_SCAN", "HistoryPage", "Locks", "StaleVersion", "Store", "locked", "stale"]
 
 # Audit entries a table keeps by default (its ``audit_keep`` setting overrides it; 0: all).
 AUDIT_KEEP = 1000
@@ -39,7 +39,11 @@ class HistoryPage(NamedTuple):
     next: int | None
 
 
-def stale(token_id: str, expected: int | None, found: int | None) -> Conflict:
+class StaleVersion(Conflict):
+    """A commit found a token at another version than its change was computed from."""
+
+
+def stale(token_id: str, expected: int | None, found: int | None) -> StaleVersion:
     """The ``conflict`` raised when a token changed under a commit."""
     if found is None:
         message = f"token {token_id!r} no longer exists"
@@ -47,7 +51,22 @@ def stale(token_id: str, expected: int | None, found: int | None) -> Conflict:
         message = f"token {token_id!r} already exists"
     else:
         message = f"token {token_id!r} changed meanwhile (version {found}, expected {expected})"
-    return Conflict(message, details={"token": token_id, "expected": expected, "version": found})
+    return StaleVersion(message, details={"token": token_id, "expected": expected, "version": found})
+
+
+def locked(token_id: str, attack: str) -> Conflict:
+    """The ``conflict`` raised when an edit touches a token an attack being resolved holds."""
+    return Conflict(
+        f"token {token_id!r} is in an attack being resolved; try again when it is over",
+        details={"token": token_id, "attack": attack},
+    )
+
+
+class Locks(NamedTuple):
+    """What taking an attack's token locks found (:meth:`Store.lock_tokens`)."""
+
+    revision: int | None  # the table's revision once they were taken (None: not a shared store)
+    landed: AuditEntry | None  # the entry the attack's request_id already landed as, if it did
 
 
 class Store(ABC):
@@ -205,6 +224,20 @@ class Store(ABC):
         ``queued()`` says whether this process has the table's next attack waiting
         (a shared store may then keep the lease for it)."""
         return contextlib.nullcontext()
+
+    async def lock_tokens(
+        self, table_id: str, lease: Any, attack: str, token_ids: list[str], *, request_id: str | None = None
+    ) -> Locks:
+        """Lock ``token_ids`` for ``attack``, whose process holds the table's ``lease``.
+
+        Until the attack's commit (or until the lease is given back, or lapses
+        with a process that died), a commit of any other change to one of those
+        tokens, through any process, raises ``Conflict`` naming the attack
+        (:func:`locked`). ``request_id``: also look up whether it landed
+        already, in the same step. A store that only one process uses needs
+        none of it (the server's own ``busy`` map refuses those edits).
+        """
+        return Locks(None, None)
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
         """Record that connection ``sid`` of ``user`` is open on server process ``node``."""
