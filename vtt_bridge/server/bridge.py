@@ -41,8 +41,10 @@ log = logging.getLogger("vtt_bridge.server")
 T = TypeVar("T")
 
 # How many times a token edit is made over a shared store when attacks through other
-# processes keep committing the token between its read and its commit (Bridge._edit).
-_EDIT_TRIES = 5
+# processes keep committing the token between its read and its commit (Bridge._edit), and
+# the pause before each new try (times the tries so far: 0.2 s in all at most).
+_EDIT_TRIES = 20
+_EDIT_PAUSE = 0.001
 
 # Seconds a server process counts as alive after its last heartbeat.
 _NODE_TTL = 6.0
@@ -434,6 +436,7 @@ class Bridge:
             except StaleVersion:
                 if versioned or not self.store.shared or tries >= _EDIT_TRIES:
                     raise
+                await asyncio.sleep(_EDIT_PAUSE * tries)
         raise AssertionError("unreachable")
 
     async def token_update(self, caller: Caller, data: Any) -> dict[str, Any]:
