@@ -208,6 +208,7 @@ def _request_with(tmp_path, **extra) -> str:
         (["tokens", "import", "missing.json", "--table", "{table}", "--db", "{db}"], "no file 'missing.json'"),
         (["serve", "--redis", "redis://127.0.0.1:1/0"], "pip install 'vtt-bridge[redis]'"),
         (["serve", "--broadcast-keep", "0", "--db", "{db}"], "--broadcast-keep takes 1 to 100000 batches, not 0"),
+        (["serve", "--audit-keep", "-1", "--db", "{db}"], "--audit-keep takes 0 (keep all) to 10000000 entries, not -1"),
         (["serve", "--broadcast-keep", "100001", "--db", "{db}"], "not 100001"),
         (["table", "list", "--redis", "redis://127.0.0.1:1/0"], "pip install 'vtt-bridge[redis]'"),
     ],

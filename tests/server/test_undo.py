@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from vtt_bridge.server import BridgeServer
 from vtt_bridge.state import replay
+
+from .conftest import config
+from .kit import seat_table
 
 HIT = {"ruleset": "duel", "attacker": "a", "targets": ["b", "c"], "dice": [5, 6], "answers": {"defense": "none"}}
 
@@ -90,3 +94,21 @@ async def test_a_table_s_audit_keep_on_sqlite_drops_old_attacks_and_their_undo_s
     never = await gm.call("attack.undo", {"id": "no-such-attack"})
     assert "audit_keep" in never["error"]["message"]  # once trimmed, the server cannot tell the two apart
     assert (await gm.ok("attack.undo", {"id": ids[-1]}))["undo"]["attack"] == ids[-1]
+
+
+async def test_serve_audit_keep_is_the_default_of_tables_without_their_own(tmp_path):
+    # `serve --audit-keep 3`: a table with no setting keeps three entries; one that sets its own keeps that.
+    async with BridgeServer(config(tmp_path, audit_keep=3)) as server:
+        seat = await seat_table(server)
+        try:
+            gm = await seat.join("gm")
+            ids = [(await gm.ok("attack", HIT))["attack"]["id"] for _ in range(5)]
+            gone = await gm.call("attack.undo", {"id": ids[0]})
+            assert gone["error"]["code"] == "not_found" and "audit_keep" in gone["error"]["message"]
+            assert len(await seat.audit()) <= 3 + 3 // 64 + 1
+            await gm.ok("table.update", {"audit_keep": 0})  # this table keeps everything from now on
+            more = [(await gm.ok("attack", HIT))["attack"]["id"] for _ in range(5)]
+            assert [e.ref for e in await seat.audit() if e.kind == "attack"][-5:] == more
+            assert (await gm.ok("attack.get", {"id": more[0]}))["attack"]["id"] == more[0]
+        finally:
+            await seat.close()

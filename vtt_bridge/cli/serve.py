@@ -25,7 +25,7 @@ from ..server.demo import demo_table, keys_file_for
 from ..server.runner import run as run_loop
 from ..server.runner import serve_workers
 from ..server.logs import configure
-from ..state.store import BROADCAST_KEEP, BROADCAST_KEEPS
+from ..state.store import AUDIT_KEEP, AUDIT_KEEPS, BROADCAST_KEEP, BROADCAST_KEEPS
 from .store import DEFAULT_PACKS_ENV, URL_ENV, add_store_options, pack_list, resolved, store_flag, where
 
 
@@ -68,6 +68,14 @@ def register(sub) -> None:
         metavar="S",
         help="with --redis: seconds before a table held by a process that died is taken over "
         "(default: 2; renewed every third of that while held)",
+    )
+    parser.add_argument(
+        "--audit-keep",
+        type=int,
+        default=AUDIT_KEEP,
+        metavar="N",
+        help=f"audit entries (attacks and edits) a table keeps unless its own audit_keep setting says "
+        f"otherwise; older ones are dropped and can no longer be undone (0: keep all; default: {AUDIT_KEEP})",
     )
     parser.add_argument(
         "--broadcast-keep",
@@ -139,9 +147,15 @@ def run(args) -> int:
         resolvers=args.resolvers,
         lease_ttl=args.lease_ttl,
         broadcast_keep=args.broadcast_keep,
+        audit_keep=args.audit_keep,
     )
     if args.workers < 1 or args.resolvers < 1:
         raise InvalidRequest("--workers and --resolvers take a number of at least 1", details={})
+    if not 0 <= args.audit_keep <= AUDIT_KEEPS[1]:
+        raise InvalidRequest(
+            f"--audit-keep takes 0 (keep all) to {AUDIT_KEEPS[1]} entries, not {args.audit_keep}",
+            details={"audit_keep": args.audit_keep},
+        )
     if not BROADCAST_KEEPS[0] <= args.broadcast_keep <= BROADCAST_KEEPS[1]:
         raise InvalidRequest(
             f"--broadcast-keep takes {BROADCAST_KEEPS[0]} to {BROADCAST_KEEPS[1]} batches, not {args.broadcast_keep}",

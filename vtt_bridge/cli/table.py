@@ -21,6 +21,7 @@ from ..errors import InvalidRequest, NotFound
 from ..plugins import make_host
 from ..server.bridge import create_table, issue_key
 from ..state import Store, replay
+from ..state.store import AUDIT_KEEPS
 from ..state.messages import USER_NAME
 from .store import DEFAULT_PACKS_ENV, URL_ENV, add_store_options, pack_list, resolved, store_from, where
 
@@ -104,7 +105,7 @@ async def _create(store: Store, args) -> int:
     if chosen is not None:
         settings["packs"] = list(make_host(plugins=args.plugin).check_packs(pack_list(chosen), field="--packs"))
     if args.audit_keep is not None:
-        if not 0 <= args.audit_keep <= 10_000_000:
+        if not AUDIT_KEEPS[0] <= args.audit_keep <= AUDIT_KEEPS[1]:
             raise InvalidRequest("--audit-keep is 0 (all) to 10000000 entries", details={})
         settings["audit_keep"] = args.audit_keep
     table, key = await create_table(store, args.name, settings=settings)

@@ -19,7 +19,7 @@ from .. import __version__
 from ..errors import VTTError
 from ..plugins import Host
 from ..state import RedisStore
-from ..state.store import BROADCAST_KEEP, Store
+from ..state.store import AUDIT_KEEP, BROADCAST_KEEP, Store
 from .bridge import Bridge
 from .bus import RedisBus
 from .keyguard import KeyGuard
@@ -75,6 +75,8 @@ class ServerConfig:
     :ivar lease_ttl: seconds a table's attack lease outlives a process that died holding it (Redis).
     :ivar broadcast_keep: batches of broadcasts each table's log keeps for a process that
         lost its Redis feed to catch up from (Redis; past that, its clients resync).
+    :ivar audit_keep: audit entries a table keeps unless its own ``audit_keep`` setting
+        says otherwise (0: all).
     :ivar ws_compression: accept permessage-deflate on websockets (off: it costs more CPU than
         the bridge's small messages save; let a reverse proxy compress if bandwidth matters).
     :ivar reuse_port: listen with ``SO_REUSEPORT`` (``serve --workers N`` shares one port).
@@ -99,6 +101,7 @@ class ServerConfig:
     reuse_port: bool = False
     lease_ttl: float = 2.0
     broadcast_keep: int = BROADCAST_KEEP
+    audit_keep: int = AUDIT_KEEP
     ws_compression: bool = False
     ping_interval: float = 25.0
     ping_timeout: float = 20.0

@@ -82,8 +82,9 @@ class BridgeServer:
                     prefix=config.redis_prefix,
                     lease_ttl=config.lease_ttl,
                     broadcast_keep=config.broadcast_keep,
+                    audit_keep=config.audit_keep,
                 )
-                if config.redis else SQLiteStore(config.db)
+                if config.redis else SQLiteStore(config.db, audit_keep=config.audit_keep)
             )
         await self.store.open()
         app, self._sio, self.bridge = build(config, self.host, self.store)

@@ -17,6 +17,7 @@ from marshmallow import Schema, ValidationError, fields, validate, validates_sch
 
 from ..errors import InvalidRequest
 from ..schemas import StrictSchema
+from .store import AUDIT_KEEPS
 
 __all__ = [
     "AttackRef",
@@ -148,7 +149,7 @@ class TableUpdate(StrictSchema):
     # checked against the installed packs by whoever holds the plugin host.
     packs = fields.List(fields.String(validate=validate.Length(min=1, max=100)), validate=validate.Length(max=MAX_PACKS))
     # Audit entries the table keeps in a Redis store, the oldest going first (0: all); see docs/deploy.md.
-    audit_keep = fields.Integer(strict=True, validate=validate.Range(0, 10_000_000))
+    audit_keep = fields.Integer(strict=True, validate=validate.Range(*AUDIT_KEEPS))
     # Physical dice: players roll real dice and enter the faces (see docs/protocol.md).
     physical_dice = fields.Boolean()
     # The GM's switch per user, over the table's: {"alice": false, "gm": true}; null forgets it.

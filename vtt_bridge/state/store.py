@@ -18,10 +18,11 @@ from ..engine.tokens import Token
 from ..errors import Conflict
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo
 
-__all__ = ["AUDIT_KEEP", "BROADCAST_KEEP", "BROADCAST_KEEPS", "HISTORY_SCAN", "HistoryPage", "Locks", "StaleVersion", "Store", "locked", "stale"]
+__all__ = ["AUDIT_KEEP", "AUDIT_KEEPS", "BROADCAST_KEEP", "BROADCAST_KEEPS", "HISTORY_SCAN", "HistoryPage", "Locks", "StaleVersion", "Store", "locked", "stale"]
 
 # Audit entries a table keeps by default (its ``audit_keep`` setting overrides it; 0: all).
 AUDIT_KEEP = 1000
+AUDIT_KEEPS = (0, 10_000_000)
 
 # Batches of broadcasts a table's log keeps for processes catching up (a shared store;
 # ``serve --broadcast-keep``), and the range that option takes.
