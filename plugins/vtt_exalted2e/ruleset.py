@@ -27,6 +27,7 @@ Where the brief and the seed differ, the seed wins:
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import chain
 from typing import Any, NamedTuple
 
 from vtt_bridge import Ask, InvalidRequest, Option, PluginError, Ruleset, StashKey, Step, hookimpl, per_snapshot
@@ -324,6 +325,7 @@ class _Defense(NamedTuple):
     defended: tuple[int, int]  # (Dodge DV, Parry DV) with bonuses and penalties, defending
     undefended: tuple[int, int]  # the same, not defending or unable to
     parry_with: str | None  # the weapon (or hand) the Parry DV comes from
+    options: tuple[Option, ...]  # dodge, parry and nothing, each saying the DV it gives (see _described)
 
 
 @per_snapshot
@@ -370,6 +372,9 @@ def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
     # Inapplicable DVs, and both when not defending, are 0 *before* bonuses and
     # penalties: cover and the other bonuses still apply after the reduction to zero.
     common = bonus - penalty
+    defended = ((dodge or 0) + common - dodge_penalty, (parry or 0) + common)
+    undefended = (common - dodge_penalty, common)
+    parry_with = parry_with if parry is not None else None
     return _Defense(
         out=out,
         aware=out is None and not decl.get("unaware"),
@@ -380,9 +385,10 @@ def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
         parry_ability=parry_ability,
         parry_stunted=stunted,
         stunted_ability=stunted_ability,
-        defended=((dodge or 0) + common - dodge_penalty, (parry or 0) + common),
-        undefended=(common - dodge_penalty, common),
-        parry_with=parry_with if parry is not None else None,
+        defended=defended,
+        undefended=undefended,
+        parry_with=parry_with,
+        options=_described(*defended, max(undefended), dodge is not None, parry is not None, parry_with),
     )
 
 
@@ -433,10 +439,6 @@ def _default_defense(ctx, options) -> str:
     return rules.better_defense(dodge, parry)
 
 
-def _aware(ctx) -> bool:
-    return _defense_values(ctx, ctx.stash[ATTACK]).aware
-
-
 _DEFENSES = [DODGE, PARRY, NOTHING]
 _DEFENSE_IDS = frozenset(o.id for o in _DEFENSES)
 
@@ -456,35 +458,25 @@ def _described(dodge: int, parry: int, nothing: int, dodge_ok: bool, parry_ok: b
     )
 
 
-def _defenses(d: _Defense) -> tuple[Option, ...]:
-    dodge, parry = d.defended
-    return _described(dodge, parry, max(d.undefended), d.dodge_base is not None, d.parry_base is not None, d.parry_with)
-
-
 @hookimpl(trylast=True)
 def exalted2e_defense_options(ctx) -> list[Option]:
     # A target unaware of the attack, or out of the fight, cannot defend without magic.
     d = _defense_values(ctx, ctx.stash[ATTACK])
-    return list(_defenses(d)) if d.aware else []
+    return list(d.options) if d.aware else []
 
 
 @hookimpl(wrapper=True, specname="exalted2e_defense_options")
 def exalted2e_merge_defense_options(ctx):
-    """A pack's option with a ruleset option's id adds its params to it."""
+    """A pack's option with a ruleset option's id adds its params to it; a pack's own option
+    says the defense it counts as; a target that cannot defend keeps only a pack's own magic."""
     batches = yield
-    counts = ctx.stash[ATTACK].counts_as
-    for batch in batches:
-        for option in batch:
-            _check_pack_option(option)
-            if option.counts_as is not None and option.id not in _DEFENSE_IDS:
-                counts[option.id] = option.counts_as
-    if not _aware(ctx):  # only a pack's own magic may still defend
-        return [[o for batch in batches for o in batch if o.id not in _DEFENSE_IDS]]
-    offered = [batch for batch in batches if batch]
-    if len(offered) < 2:
-        return batches  # one plugin's options alone: nothing to merge
-    own = _defenses(_defense_values(ctx, ctx.stash[ATTACK]))
-    return [_merged(*own, *[o for batch in offered for o in batch])]
+    st = ctx.stash[ATTACK]
+    d = st.defense or _defense_values(ctx, st)  # (worked out by the ruleset's options, inside)
+    offered = chain.from_iterable(batches)
+    merged, counts = _merged(*d.options, *offered) if d.aware else _magic_only(*offered)
+    if counts:
+        st.counts_as.update(counts)
+    return [merged]
 
 
 def _check_pack_option(option: Option) -> None:
@@ -499,14 +491,23 @@ def _check_pack_option(option: Option) -> None:
     )
 
 
+def _counted(options: tuple[Option, ...]) -> tuple[tuple[str, str], ...]:
+    """Each pack option's id with the defense it counts as, once every option is checked to say one."""
+    for option in options:
+        _check_pack_option(option)
+    return tuple((o.id, o.counts_as) for o in options if o.counts_as is not None and o.id not in _DEFENSE_IDS)
+
+
 @per_snapshot
-def _merged(*options: Option) -> list[Option]:
-    """The ruleset's options with the params of a pack's option of the same id, then the packs' own options.
+def _merged(*options: Option) -> tuple[list[Option], tuple[tuple[str, str], ...]]:
+    """The ruleset's options (the first three) with the params of a pack's option of the same id,
+    then the packs' own options; and what each of those counts as (:func:`_counted`).
 
     Remembered per set of offered options (packs offer module-level ones, the
-    ruleset's come first, from :func:`_described`), so the merged options are
-    the same objects attack after attack.
+    ruleset's come from :func:`_described`), so the merged options are the
+    same objects attack after attack, and an offer is checked once.
     """
+    counts = _counted(options)
     own: dict[str, Option] = {o.id: o for o in options[: len(_DEFENSES)]}
     extra: list[Option] = []
     for option in options[len(_DEFENSES) :]:
@@ -515,16 +516,23 @@ def _merged(*options: Option) -> list[Option]:
             extra.append(option)
         elif option is not mine and option.params:
             own[option.id] = Option(id=mine.id, label=mine.label, detail=mine.detail, params={**mine.params, **option.params})
-    return [*own.values(), *extra]
+    return [*own.values(), *extra], counts
+
+
+@per_snapshot
+def _magic_only(*options: Option) -> tuple[list[Option], tuple[tuple[str, str], ...]]:
+    """For a target that cannot defend: only the packs' own options (a Charm's magic), and what each counts as."""
+    return [o for o in options if o.id not in _DEFENSE_IDS], _counted(options)
 
 
 @hookimpl(trylast=True)
 def exalted2e_declare_defense(ctx) -> None:
-    d = _defense_values(ctx, ctx.stash[ATTACK])
+    st = ctx.stash[ATTACK]
+    d = st.defense or _defense_values(ctx, st)  # (worked out when the question was asked)
     answer = ctx.answer("defense")
     choice = answer.option if answer is not None else _default_defense(ctx, ())
     # A pack's option is the defense it said it is (its counts_as): the outcome names that defense.
-    kind = ctx.stash[ATTACK].counts_as.get(choice, choice)
+    kind = st.counts_as.get(choice, choice)
     dodge, parry = _dvs(d, kind)
     ctx.dodge_dv, ctx.parry_dv = dodge, parry
     if kind == "dodge":
@@ -775,15 +783,10 @@ def exalted2e_counterattack_options(ctx) -> list[Option]:
     return []
 
 
-@hookimpl(wrapper=True, specname="exalted2e_counterattack_options")
-def exalted2e_no_counter_to_counter(ctx):
-    """No counterattack against a counterattack (seed 002, step 9): withdraw every option."""
-    batches = yield
-    if not any(batches):
-        return batches  # nothing offered: nothing to withdraw
-    if ctx.is_counterattack or rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]):
-        return []
-    return batches
+def _may_counter(ctx) -> bool:
+    """No counterattack against a counterattack (seed 002, step 9), nor by a defender out of the
+    fight: the counterattack decision is not asked then, whoever offers one (``Ask.when``)."""
+    return not ctx.is_counterattack and rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]) is None
 
 
 @hookimpl(trylast=True)
@@ -893,7 +896,7 @@ STEPS = (
     Step(
         name="counterattack",
         title="9. Counterattack",
-        ask=Ask(name="counterattack", prompt="Counterattack?", who="defender", decline=NO_COUNTER),
+        ask=Ask(name="counterattack", prompt="Counterattack?", who="defender", decline=NO_COUNTER, when=_may_counter),
     ),
     Step(name="apply_results", title="10. Apply results"),
 )

@@ -418,8 +418,6 @@ def _counter_weapon(system, name: str | None):
 
 @hookimpl
 def exalted2e_counterattack_options(ctx) -> list[Option]:
-    if ctx.is_counterattack:
-        return []  # no counterattack against a counterattack (the ruleset withdraws it anyway)
     if ctx.outcome.get("ability") not in _CLOSE:
         return []  # it answers close-combat attacks only
     system = ctx.current(ctx.defender.id)

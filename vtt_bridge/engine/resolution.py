@@ -847,7 +847,9 @@ class Resolution:
             if ask is not None:
                 options_plugin = compiled.options_plugin
                 try:
-                    if options_plugin is None:
+                    if ask.when is not None and not ask.when(ctx):
+                        offered = ()  # not asked here: no options hook runs
+                    elif options_plugin is None:
                         offered = compiled.options(ctx)
                     else:  # its one implementation, as it is
                         ctx._plugin = options_plugin
