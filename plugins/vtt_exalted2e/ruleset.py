@@ -27,7 +27,6 @@ Where the brief and the seed differ, the seed wins:
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import chain
 from typing import Any, NamedTuple
 
 from vtt_bridge import Ask, InvalidRequest, Option, PluginError, Ruleset, StashKey, Step, hookimpl, per_snapshot
@@ -467,16 +466,22 @@ def exalted2e_defense_options(ctx) -> list[Option]:
 
 @hookimpl(wrapper=True, specname="exalted2e_defense_options")
 def exalted2e_merge_defense_options(ctx):
-    """A pack's option with a ruleset option's id adds its params to it; a pack's own option
-    says the defense it counts as; a target that cannot defend keeps only a pack's own magic."""
+    """A pack's option with a ruleset option's id adds its params to it."""
     batches = yield
     st = ctx.stash[ATTACK]
+    counts = st.counts_as
+    for batch in batches:
+        for option in batch:
+            _check_pack_option(option)
+            if option.counts_as is not None and option.id not in _DEFENSE_IDS:
+                counts[option.id] = option.counts_as
     d = st.defense or _defense_values(ctx, st)  # (worked out by the ruleset's options, inside)
-    offered = chain.from_iterable(batches)
-    merged, counts = _merged(*d.options, *offered) if d.aware else _magic_only(*offered)
-    if counts:
-        st.counts_as.update(counts)
-    return [merged]
+    if not d.aware:  # only a pack's own magic may still defend
+        return [[o for batch in batches for o in batch if o.id not in _DEFENSE_IDS]]
+    offered = [batch for batch in batches if batch]
+    if len(offered) < 2:
+        return batches  # one plugin's options alone: nothing to merge
+    return [_merged(*d.options, *[o for batch in offered for o in batch])]
 
 
 def _check_pack_option(option: Option) -> None:
@@ -491,23 +496,14 @@ def _check_pack_option(option: Option) -> None:
     )
 
 
-def _counted(options: tuple[Option, ...]) -> tuple[tuple[str, str], ...]:
-    """Each pack option's id with the defense it counts as, once every option is checked to say one."""
-    for option in options:
-        _check_pack_option(option)
-    return tuple((o.id, o.counts_as) for o in options if o.counts_as is not None and o.id not in _DEFENSE_IDS)
-
-
 @per_snapshot
-def _merged(*options: Option) -> tuple[list[Option], tuple[tuple[str, str], ...]]:
-    """The ruleset's options (the first three) with the params of a pack's option of the same id,
-    then the packs' own options; and what each of those counts as (:func:`_counted`).
+def _merged(*options: Option) -> list[Option]:
+    """The ruleset's options with the params of a pack's option of the same id, then the packs' own options.
 
     Remembered per set of offered options (packs offer module-level ones, the
-    ruleset's come from :func:`_described`), so the merged options are the
-    same objects attack after attack, and an offer is checked once.
+    ruleset's come first, from :func:`_described`), so the merged options are
+    the same objects attack after attack.
     """
-    counts = _counted(options)
     own: dict[str, Option] = {o.id: o for o in options[: len(_DEFENSES)]}
     extra: list[Option] = []
     for option in options[len(_DEFENSES) :]:
@@ -516,13 +512,7 @@ def _merged(*options: Option) -> tuple[list[Option], tuple[tuple[str, str], ...]
             extra.append(option)
         elif option is not mine and option.params:
             own[option.id] = Option(id=mine.id, label=mine.label, detail=mine.detail, params={**mine.params, **option.params})
-    return [*own.values(), *extra], counts
-
-
-@per_snapshot
-def _magic_only(*options: Option) -> tuple[list[Option], tuple[tuple[str, str], ...]]:
-    """For a target that cannot defend: only the packs' own options (a Charm's magic), and what each counts as."""
-    return [o for o in options if o.id not in _DEFENSE_IDS], _counted(options)
+    return [*own.values(), *extra]
 
 
 @hookimpl(trylast=True)
