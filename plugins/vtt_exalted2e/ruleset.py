@@ -464,10 +464,10 @@ def exalted2e_defense_options(ctx) -> list[Option]:
     return list(d.options) if d.aware else []
 
 
-@hookimpl(wrapper=True, specname="exalted2e_defense_options")
-def exalted2e_merge_defense_options(ctx):
-    """A pack's option with a ruleset option's id adds its params to it."""
-    batches = yield
+def _merge_defense_options(ctx, batches: list[list[Option]]) -> list[list[Option]]:
+    """The defense question's options as offered (the step's ``Ask.combine``): a pack's option
+    with a ruleset option's id adds its params to it; a pack's own option must say the defense
+    it counts as; a target that cannot defend keeps only a pack's own magic."""
     st = ctx.stash[ATTACK]
     counts = st.counts_as
     for batch in batches:
@@ -846,7 +846,13 @@ STEPS = (
     Step(
         name="declare_defense",
         title="2. Defender declares response",
-        ask=Ask(name="defense", prompt="Dodge, parry, or accept the attack?", who="defender", default=_default_defense),
+        ask=Ask(
+            name="defense",
+            prompt="Dodge, parry, or accept the attack?",
+            who="defender",
+            default=_default_defense,
+            combine=_merge_defense_options,
+        ),
     ),
     Step(name="attack_roll", title="3. Attack roll"),
     Step(

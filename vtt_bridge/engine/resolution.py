@@ -849,12 +849,15 @@ class Resolution:
                 try:
                     if ask.when is not None and not ask.when(ctx):
                         offered = ()  # not asked here: no options hook runs
-                    elif options_plugin is None:
-                        offered = compiled.options(ctx)
-                    else:  # its one implementation, as it is
-                        ctx._plugin = options_plugin
-                        offered = [compiled.options(ctx) or ()]
-                        ctx._plugin = None
+                    else:
+                        if options_plugin is None:
+                            offered = compiled.options(ctx)
+                        else:  # its one implementation, as it is
+                            ctx._plugin = options_plugin
+                            offered = [compiled.options(ctx) or ()]
+                            ctx._plugin = None
+                        if ask.combine is not None:  # the ruleset's last word on what was offered
+                            offered = ask.combine(ctx, offered)
                 except (EndCycle, SkipItem, FacesNeeded):
                     ctx._plugin = None
                     raise

@@ -354,6 +354,12 @@ class Ask:
         and nothing is asked, whoever would have offered options: a rule that
         withdraws every option ("no counterattack against a counterattack")
         without a wrapper around the options hook.
+    :ivar combine: a function ``(ctx, offered) -> offered`` given what the options
+        hook returned (a list of options per implementation, after every wrapper)
+        and returning the options to ask with, in the same form (``None``: as
+        offered): the ruleset's own last word on a decision's options, such as
+        merging a pack's option into its own option of the same id. Packs wrap
+        the options hook instead (``wrapper=True``).
     """
 
     name: str
@@ -365,6 +371,7 @@ class Ask:
     max_repeats: int = 50
     timeout: float | None = None
     when: Callable[[AttackContext], bool] | None = None
+    combine: Callable[[AttackContext, list[list[Option]]], list[list[Option]]] | None = None
 
     def __post_init__(self) -> None:
         if self.decline is not None and self.decline.id != DECLINE:
