@@ -431,7 +431,8 @@ def _circumvented(d: _Defense, choice: str) -> tuple[int, int | None]:
 
 def _default_defense(ctx, options) -> str:
     """The better of Dodge DV and Parry DV; a tie goes to parry."""
-    d = _defense_values(ctx, ctx.stash[ATTACK])
+    st = ctx.stash[ATTACK]
+    d = st.defense or _defense_values(ctx, st)  # (worked out when the options were)
     if not d.aware:
         return "nothing"
     dodge, parry = d.defended
@@ -472,10 +473,12 @@ def _merge_defense_options(ctx, batches: list[list[Option]]) -> list[list[Option
     counts = st.counts_as
     for batch in batches:
         for option in batch:
-            _check_pack_option(option)
-            if option.counts_as is not None and option.id not in _DEFENSE_IDS:
-                counts[option.id] = option.counts_as
-    d = st.defense or _defense_values(ctx, st)  # (worked out by the ruleset's options, inside)
+            if option.id in _DEFENSE_IDS:
+                continue  # the ruleset's own, or a pack's params for it
+            if option.counts_as not in _DEFENSE_IDS:
+                raise _unsaid(option)
+            counts[option.id] = option.counts_as
+    d = st.defense or _defense_values(ctx, st)  # (worked out by the ruleset's own options hook)
     if not d.aware:  # only a pack's own magic may still defend
         return [[o for batch in batches for o in batch if o.id not in _DEFENSE_IDS]]
     offered = [batch for batch in batches if batch]
@@ -484,11 +487,9 @@ def _merge_defense_options(ctx, batches: list[list[Option]]) -> list[list[Option
     return [_merged(*d.options, *[o for batch in offered for o in batch])]
 
 
-def _check_pack_option(option: Option) -> None:
+def _unsaid(option: Option) -> PluginError:
     """A pack's own option must say which defense it is: the DV it gives would otherwise be a guess."""
-    if option.id in _DEFENSE_IDS or option.counts_as in _DEFENSE_IDS:
-        return
-    raise PluginError(
+    return PluginError(
         f"option {option.id!r} at the defense decision does not say which defense it is: give it "
         "counts_as='dodge', 'parry' or 'nothing', or add params to the ruleset's own option "
         "(an Option with id 'parry' and your params) — see docs/plugins.md, 'Offer an option'",
@@ -776,7 +777,7 @@ def exalted2e_counterattack_options(ctx) -> list[Option]:
 def _may_counter(ctx) -> bool:
     """No counterattack against a counterattack (seed 002, step 9), nor by a defender out of the
     fight: the counterattack decision is not asked then, whoever offers one (``Ask.when``)."""
-    return not ctx.is_counterattack and rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]) is None
+    return not ctx.stash[ATTACK].counter and rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]) is None
 
 
 @hookimpl(trylast=True)
