@@ -27,6 +27,7 @@ Where the brief and the seed differ, the seed wins:
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import chain
 from typing import Any, NamedTuple
 
 from vtt_bridge import Ask, InvalidRequest, Option, PluginError, Ruleset, StashKey, Step, hookimpl, per_snapshot
@@ -471,7 +472,10 @@ def _merge_defense_options(ctx, batches: list[list[Option]]) -> list[list[Option
     it counts as; a target that cannot defend keeps only a pack's own magic."""
     st = ctx.stash[ATTACK]
     counts = st.counts_as
+    offering = 0  # implementations offering anything
     for batch in batches:
+        if batch:
+            offering += 1
         for option in batch:
             if option.id in _DEFENSE_IDS:
                 continue  # the ruleset's own, or a pack's params for it
@@ -481,10 +485,9 @@ def _merge_defense_options(ctx, batches: list[list[Option]]) -> list[list[Option
     d = st.defense or _defense_values(ctx, st)  # (worked out by the ruleset's own options hook)
     if not d.aware:  # only a pack's own magic may still defend
         return [[o for batch in batches for o in batch if o.id not in _DEFENSE_IDS]]
-    offered = [batch for batch in batches if batch]
-    if len(offered) < 2:
+    if offering < 2:
         return batches  # one plugin's options alone: nothing to merge
-    return [_merged(*d.options, *[o for batch in offered for o in batch])]
+    return [_merged(*d.options, *chain.from_iterable(batches))]
 
 
 def _unsaid(option: Option) -> PluginError:
