@@ -356,10 +356,10 @@ class Ask:
         without a wrapper around the options hook.
     :ivar combine: a function ``(ctx, offered) -> offered`` given what the options
         hook returned (a list of options per implementation, after every wrapper)
-        and returning the options to ask with, in the same form (``None``: as
-        offered): the ruleset's own last word on a decision's options, such as
-        merging a pack's option into its own option of the same id. Packs wrap
-        the options hook instead (``wrapper=True``).
+        and returning the options to ask with, in the same form; ``None`` (the
+        default) asks with the options as offered. The ruleset's own last word on
+        a decision's options, such as merging a pack's option into its own option
+        of the same id; packs wrap the options hook instead (``wrapper=True``).
     """
 
     name: str
