@@ -108,7 +108,7 @@ class Roll:
         Counted once per state of the roll: the steps after a roll read its successes
         again and again (the roll itself, a reroll's offer, the reroll keeping the
         better), and they change only when a die is added, rerolled, discarded or
-        restored (the dice counted and the target read as in ``_roll_json``).
+        restored, or its target is set (read as for the roll's Foundry JSON).
         """
         target, double, inactive = self.target, self.double, self.inactive
         if target is None:
