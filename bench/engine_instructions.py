@@ -2,7 +2,11 @@
 
 CPU time on these shared machines changes by ±40% between runs; instruction
 counts do not. Each workload runs twice under callgrind (0 and N times, so
-start-up cancels out) and the difference per run is printed:
+start-up cancels out) and the difference per run is printed. Both runs first
+resolve one warm-up attack (seed ``WARM_UP``, outside the counted seeds), as a
+resolver has before its first job: what is built once per process — the
+ruleset's step plan, the pluggy floor's first calls — is start-up on both
+sides and cancels out too, so the figures are the steady state. The workloads:
 
 - exalted2e with the Excellency pack loaded, and with it blocked (the
   benchmark attack of ``bench/engine_bench.py``, full trace);
@@ -11,8 +15,9 @@ start-up cancels out) and the difference per run is printed:
   as a table's attacks have (nothing remembered per snapshot is found again;
   the snapshots are made before counting, in both runs);
 - the pluggy floor: the ten exalted2e step hooks with two no-op
-  implementations each, called through pluggy — the issue's yardstick, here
-  in instructions, so "within 2× of the floor" can be checked without noise;
+  implementations each, called through pluggy — the yardstick, here in
+  instructions, so "within 2.2× of the floor" (issue 26's budget) can be
+  checked without noise;
 - the same no-op hooks run as a ruleset by this engine (its own cost per
   resolution: context, trace entries, callers, driver).
 
@@ -53,7 +58,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 # Figures from before issue 12's engine work (commit da31bee, --n 300; +record: --n 200), for comparison.
 BEFORE = {"pack": 581_428, "blocked": 506_368, "record": 944_270}
-TARGET_FLOOR_RATIO = 2.0
+TARGET_FLOOR_RATIO = 2.2  # issue 26's budget (issue 12 aimed at 2.0 with the compiled engine)
+WARM_UP = 1_000_000  # the warm-up resolution's seed: never one of the counted ones (0 .. n-1)
 
 WORKLOADS = {
     "pack": "exalted2e, Excellency pack loaded",
@@ -85,6 +91,7 @@ def workload(name: str, n: int) -> None:
 
         through_pluggy, through_engine = floor([s.name for s in STEPS])
         run = through_pluggy if name == "floor" else through_engine
+        run(WARM_UP)
         _settled()
         for i in range(n):
             run(i)
@@ -102,15 +109,20 @@ def workload(name: str, n: int) -> None:
         from engine_bench import FRESH
 
         sets = [(load(host)[1], freeze(host.load_declaration("exalted2e", data["declaration"]))) for _ in range(FRESH)]
-    _settled()
-    for seed in range(n):
-        tokens, declaration = sets[seed % len(sets)]
+
+    def resolve(seed: int, tokens, declaration) -> None:
         res = engine.start(
             "exalted2e", tokens, attacker=data["attacker"], targets=data["targets"], declaration=declaration, seed=seed
         )
         res.run()
         if name == "record":
             res.record
+
+    # Warm-up: its own snapshots for "fresh" (nothing remembered for the counted sets).
+    resolve(WARM_UP, *(sets[0] if name != "fresh" else (load(host)[1], sets[0][1])))
+    _settled()
+    for seed in range(n):
+        resolve(seed, *sets[seed % len(sets)])
 
 
 # What ``--cache`` counts, as cachegrind's summary names each (its totals, reads and writes together).

@@ -71,3 +71,28 @@ def test_bounded_and_cleared():
     assert same(kept[-1]) is kept[-1] and len(calls) == SIZE + 10  # the newest is remembered
     same.cache_clear()
     assert same(kept[-1]) is kept[-1] and len(calls) == SIZE + 11
+
+
+@pytest.mark.parametrize("arity", [1, 2, 6])
+def test_snapshots_in_turn_and_a_plain_dict_between_them_each_get_their_own_answer(arity):
+    # The last call's answer is found again by comparing arguments by identity: a call with
+    # other snapshots, or with a plain dict (never remembered), must not be given it.
+    calls = []
+
+    def rule(*args):
+        calls.append(args)
+        return sum(a["w"] for a in args)
+
+    names = ", ".join(f"a{i}" for i in range(arity))
+    namespace = {"rule": rule}
+    exec(f"def fixed({names}):\n    return rule({names})", namespace)
+    weight = per_snapshot(namespace["fixed"])
+    a = [freeze({"w": 1})] * arity
+    b = [freeze({"w": 2})] * arity
+    assert [weight(*a), weight(*b), weight(*a), weight(*a), weight(*b)] == [arity, 2 * arity, arity, arity, 2 * arity]
+    assert len(calls) == 2
+    plain = [{"w": 3}] * arity
+    assert weight(*plain) == 3 * arity
+    plain[0]["w"] = 4  # the same dict, changed: worked out again, not the last answer
+    assert weight(*plain) == 4 * arity and len(calls) == 4
+    assert weight(*b) == 2 * arity and len(calls) == 4

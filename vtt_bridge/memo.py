@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import update_wrapper
+from operator import is_
 from typing import Any, TypeVar
 
 __all__ = ["per_snapshot"]
@@ -28,6 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _MUTABLE = frozenset({dict, list, set, bytearray})
 SIZE = 512
 """Answers each rule keeps; its cache starts over when full."""
+_NOTHING = object()  # no argument is this: the last call's arguments before any call
 
 
 def per_snapshot(function: F) -> F:
@@ -37,12 +39,23 @@ def per_snapshot(function: F) -> F:
     value, a tuple, a NamedTuple). ``rule.cache_clear()`` forgets every answer.
     """
     cache: dict[Any, tuple[tuple[Any, ...], Any]] = {}
+    # The last call's arguments and answer, when remembered: the same snapshots come back
+    # call after call (an odds run, the steps of one attack), and comparing them by
+    # identity costs far less than making the key (an ``id`` per argument).
+    last: tuple[Any, ...] = (_NOTHING,) * 6
 
     def keep(key: Any, args: tuple[Any, ...], value: Any) -> Any:
+        nonlocal last
         if _MUTABLE.isdisjoint(map(type, args)):
             if len(cache) >= SIZE:
                 cache.clear()
             cache[key] = (args, value)  # the arguments held alive: their ids stay theirs
+            last = (*args, value)
+        return value
+
+    def found(args: tuple[Any, ...], value: Any) -> Any:
+        nonlocal last
+        last = (*args, value)
         return value
 
     # One small wrapper per common arity: the key is made without packing the arguments.
@@ -50,44 +63,63 @@ def per_snapshot(function: F) -> F:
     if arity == 1:
 
         def remembered(a: Any) -> Any:
+            if a is last[0]:
+                return last[1]
             hit = cache.get(id(a))
-            return hit[1] if hit is not None else keep(id(a), (a,), function(a))
+            return found((a,), hit[1]) if hit is not None else keep(id(a), (a,), function(a))
 
     elif arity == 2:
 
         def remembered(a: Any, b: Any) -> Any:  # type: ignore[misc]
+            if a is last[0] and b is last[1]:
+                return last[2]
             key = (id(a), id(b))
             hit = cache.get(key)
-            return hit[1] if hit is not None else keep(key, (a, b), function(a, b))
+            return found((a, b), hit[1]) if hit is not None else keep(key, (a, b), function(a, b))
 
     elif arity == 3:
 
         def remembered(a: Any, b: Any, c: Any) -> Any:  # type: ignore[misc]
+            if a is last[0] and b is last[1] and c is last[2]:
+                return last[3]
             key = (id(a), id(b), id(c))
             hit = cache.get(key)
-            return hit[1] if hit is not None else keep(key, (a, b, c), function(a, b, c))
+            return found((a, b, c), hit[1]) if hit is not None else keep(key, (a, b, c), function(a, b, c))
 
     elif arity == 4:
 
         def remembered(a: Any, b: Any, c: Any, d: Any) -> Any:  # type: ignore[misc]
+            if a is last[0] and b is last[1] and c is last[2] and d is last[3]:
+                return last[4]
             key = (id(a), id(b), id(c), id(d))
             hit = cache.get(key)
-            return hit[1] if hit is not None else keep(key, (a, b, c, d), function(a, b, c, d))
+            return found((a, b, c, d), hit[1]) if hit is not None else keep(key, (a, b, c, d), function(a, b, c, d))
 
     elif arity == 5:
 
         def remembered(a: Any, b: Any, c: Any, d: Any, e: Any) -> Any:  # type: ignore[misc]
+            if a is last[0] and b is last[1] and c is last[2] and d is last[3] and e is last[4]:
+                return last[5]
             key = (id(a), id(b), id(c), id(d), id(e))
             hit = cache.get(key)
-            return hit[1] if hit is not None else keep(key, (a, b, c, d, e), function(a, b, c, d, e))
+            args = (a, b, c, d, e)
+            return found(args, hit[1]) if hit is not None else keep(key, args, function(a, b, c, d, e))
 
     else:
 
         def remembered(*args: Any) -> Any:  # type: ignore[misc]
+            n = len(args)
+            if len(last) == n + 1 and all(map(is_, args, last)):
+                return last[n]
             key = tuple(map(id, args))
             hit = cache.get(key)
-            return hit[1] if hit is not None else keep(key, args, function(*args))
+            return found(args, hit[1]) if hit is not None else keep(key, args, function(*args))
+
+    def cache_clear() -> None:
+        nonlocal last
+        cache.clear()
+        last = (_NOTHING,) * 6
 
     update_wrapper(remembered, function)
-    remembered.cache_clear = cache.clear  # type: ignore[attr-defined]
+    remembered.cache_clear = cache_clear  # type: ignore[attr-defined]
     return remembered  # type: ignore[return-value]

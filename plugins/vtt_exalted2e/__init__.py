@@ -27,8 +27,6 @@ from .ruleset import (
     exalted2e_defense_reroll,
     exalted2e_defense_reroll_options,
     exalted2e_defense_stunt_options,
-    exalted2e_merge_defense_options,
-    exalted2e_no_counter_to_counter,
     exalted2e_raw_damage,
     exalted2e_stray_blow,
     sample_tokens,

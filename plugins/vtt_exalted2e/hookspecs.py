@@ -390,9 +390,11 @@ def exalted2e_counterattack_options(ctx: AttackContext) -> list[Option]:
     """Before step 9. The counterattacks the defender may launch.
 
     The ruleset's own implementation offers none, so the decision is asked
-    only when a pack offers a counterattack (the ruleset then adds ``decline``);
-    within a counterattack, or when the defender is out of the fight, every
-    option is withdrawn — no counterattack against a counterattack. The answer is ``ctx.answer("counterattack")``.
+    only when a pack offers a counterattack (the ruleset then adds ``decline``).
+    Within a counterattack, or when the defender is out of the fight, the
+    decision is not asked and this hook is not called (the step's
+    ``Ask.when``) — no counterattack against a counterattack. The answer is
+    ``ctx.answer("counterattack")``.
 
     :param ctx: the attack context.
     :return: a list of options (``[]`` when the pack has nothing to offer).

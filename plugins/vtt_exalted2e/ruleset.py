@@ -27,6 +27,7 @@ Where the brief and the seed differ, the seed wins:
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import chain
 from typing import Any, NamedTuple
 
 from vtt_bridge import Ask, InvalidRequest, Option, PluginError, Ruleset, StashKey, Step, hookimpl, per_snapshot
@@ -324,6 +325,7 @@ class _Defense(NamedTuple):
     defended: tuple[int, int]  # (Dodge DV, Parry DV) with bonuses and penalties, defending
     undefended: tuple[int, int]  # the same, not defending or unable to
     parry_with: str | None  # the weapon (or hand) the Parry DV comes from
+    options: tuple[Option, ...]  # dodge, parry and nothing, each saying the DV it gives (see _described)
 
 
 @per_snapshot
@@ -370,6 +372,9 @@ def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
     # Inapplicable DVs, and both when not defending, are 0 *before* bonuses and
     # penalties: cover and the other bonuses still apply after the reduction to zero.
     common = bonus - penalty
+    defended = ((dodge or 0) + common - dodge_penalty, (parry or 0) + common)
+    undefended = (common - dodge_penalty, common)
+    parry_with = parry_with if parry is not None else None
     return _Defense(
         out=out,
         aware=out is None and not decl.get("unaware"),
@@ -380,9 +385,10 @@ def _defense(foe, decl, weapon, attacker_id: str) -> _Defense:
         parry_ability=parry_ability,
         parry_stunted=stunted,
         stunted_ability=stunted_ability,
-        defended=((dodge or 0) + common - dodge_penalty, (parry or 0) + common),
-        undefended=(common - dodge_penalty, common),
-        parry_with=parry_with if parry is not None else None,
+        defended=defended,
+        undefended=undefended,
+        parry_with=parry_with,
+        options=_described(*defended, max(undefended), dodge is not None, parry is not None, parry_with),
     )
 
 
@@ -426,15 +432,12 @@ def _circumvented(d: _Defense, choice: str) -> tuple[int, int | None]:
 
 def _default_defense(ctx, options) -> str:
     """The better of Dodge DV and Parry DV; a tie goes to parry."""
-    d = _defense_values(ctx, ctx.stash[ATTACK])
+    st = ctx.stash[ATTACK]
+    d = st.defense or _defense_values(ctx, st)  # (worked out when the options were)
     if not d.aware:
         return "nothing"
     dodge, parry = d.defended
     return rules.better_defense(dodge, parry)
-
-
-def _aware(ctx) -> bool:
-    return _defense_values(ctx, ctx.stash[ATTACK]).aware
 
 
 _DEFENSES = [DODGE, PARRY, NOTHING]
@@ -456,42 +459,40 @@ def _described(dodge: int, parry: int, nothing: int, dodge_ok: bool, parry_ok: b
     )
 
 
-def _defenses(d: _Defense) -> tuple[Option, ...]:
-    dodge, parry = d.defended
-    return _described(dodge, parry, max(d.undefended), d.dodge_base is not None, d.parry_base is not None, d.parry_with)
-
-
 @hookimpl(trylast=True)
 def exalted2e_defense_options(ctx) -> list[Option]:
     # A target unaware of the attack, or out of the fight, cannot defend without magic.
     d = _defense_values(ctx, ctx.stash[ATTACK])
-    return list(_defenses(d)) if d.aware else []
+    return list(d.options) if d.aware else []
 
 
-@hookimpl(wrapper=True, specname="exalted2e_defense_options")
-def exalted2e_merge_defense_options(ctx):
-    """A pack's option with a ruleset option's id adds its params to it."""
-    batches = yield
-    counts = ctx.stash[ATTACK].counts_as
+def _merge_defense_options(ctx, batches: list[list[Option]]) -> list[list[Option]]:
+    """The defense question's options as offered (the step's ``Ask.combine``): a pack's option
+    with a ruleset option's id adds its params to it; a pack's own option must say the defense
+    it counts as; a target that cannot defend keeps only a pack's own magic."""
+    st = ctx.stash[ATTACK]
+    counts = st.counts_as
+    offering = 0  # implementations offering anything
     for batch in batches:
+        if batch:
+            offering += 1
         for option in batch:
-            _check_pack_option(option)
-            if option.counts_as is not None and option.id not in _DEFENSE_IDS:
-                counts[option.id] = option.counts_as
-    if not _aware(ctx):  # only a pack's own magic may still defend
+            if option.id in _DEFENSE_IDS:
+                continue  # the ruleset's own, or a pack's params for it
+            if option.counts_as not in _DEFENSE_IDS:
+                raise _unsaid(option)
+            counts[option.id] = option.counts_as
+    d = st.defense or _defense_values(ctx, st)  # (worked out by the ruleset's own options hook)
+    if not d.aware:  # only a pack's own magic may still defend
         return [[o for batch in batches for o in batch if o.id not in _DEFENSE_IDS]]
-    offered = [batch for batch in batches if batch]
-    if len(offered) < 2:
+    if offering < 2:
         return batches  # one plugin's options alone: nothing to merge
-    own = _defenses(_defense_values(ctx, ctx.stash[ATTACK]))
-    return [_merged(*own, *[o for batch in offered for o in batch])]
+    return [_merged(*d.options, *chain.from_iterable(batches))]
 
 
-def _check_pack_option(option: Option) -> None:
+def _unsaid(option: Option) -> PluginError:
     """A pack's own option must say which defense it is: the DV it gives would otherwise be a guess."""
-    if option.id in _DEFENSE_IDS or option.counts_as in _DEFENSE_IDS:
-        return
-    raise PluginError(
+    return PluginError(
         f"option {option.id!r} at the defense decision does not say which defense it is: give it "
         "counts_as='dodge', 'parry' or 'nothing', or add params to the ruleset's own option "
         "(an Option with id 'parry' and your params) — see docs/plugins.md, 'Offer an option'",
@@ -520,11 +521,12 @@ def _merged(*options: Option) -> list[Option]:
 
 @hookimpl(trylast=True)
 def exalted2e_declare_defense(ctx) -> None:
-    d = _defense_values(ctx, ctx.stash[ATTACK])
+    st = ctx.stash[ATTACK]
+    d = st.defense or _defense_values(ctx, st)  # (worked out when the question was asked)
     answer = ctx.answer("defense")
     choice = answer.option if answer is not None else _default_defense(ctx, ())
     # A pack's option is the defense it said it is (its counts_as): the outcome names that defense.
-    kind = ctx.stash[ATTACK].counts_as.get(choice, choice)
+    kind = st.counts_as.get(choice, choice)
     dodge, parry = _dvs(d, kind)
     ctx.dodge_dv, ctx.parry_dv = dodge, parry
     if kind == "dodge":
@@ -775,15 +777,10 @@ def exalted2e_counterattack_options(ctx) -> list[Option]:
     return []
 
 
-@hookimpl(wrapper=True, specname="exalted2e_counterattack_options")
-def exalted2e_no_counter_to_counter(ctx):
-    """No counterattack against a counterattack (seed 002, step 9): withdraw every option."""
-    batches = yield
-    if not any(batches):
-        return batches  # nothing offered: nothing to withdraw
-    if ctx.is_counterattack or rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]):
-        return []
-    return batches
+def _may_counter(ctx) -> bool:
+    """No counterattack against a counterattack (seed 002, step 9), nor by a defender out of the
+    fight: the counterattack decision is not asked then, whoever offers one (``Ask.when``)."""
+    return not ctx.stash[ATTACK].counter and rules.out_of_the_fight(ctx.current(ctx.defender.id)["health"]) is None
 
 
 @hookimpl(trylast=True)
@@ -853,7 +850,13 @@ STEPS = (
     Step(
         name="declare_defense",
         title="2. Defender declares response",
-        ask=Ask(name="defense", prompt="Dodge, parry, or accept the attack?", who="defender", default=_default_defense),
+        ask=Ask(
+            name="defense",
+            prompt="Dodge, parry, or accept the attack?",
+            who="defender",
+            default=_default_defense,
+            combine=_merge_defense_options,
+        ),
     ),
     Step(name="attack_roll", title="3. Attack roll"),
     Step(
@@ -893,7 +896,7 @@ STEPS = (
     Step(
         name="counterattack",
         title="9. Counterattack",
-        ask=Ask(name="counterattack", prompt="Counterattack?", who="defender", decline=NO_COUNTER),
+        ask=Ask(name="counterattack", prompt="Counterattack?", who="defender", decline=NO_COUNTER, when=_may_counter),
     ),
     Step(name="apply_results", title="10. Apply results"),
 )

@@ -252,18 +252,31 @@ def _reroll_attack(pool: int, have: int) -> Option:
 def more_successes(pool: int, have: int) -> float:
     """The chance that ``pool`` d10 show more than ``have`` successes (7+ one, a 10 two; seed 002).
 
-    Exact: the successes of the pool, die by die (0: 6 in 10, 1: 3 in 10, 2: 1 in 10).
     A reroll that ties keeps the first roll, so a tie does not count.
     """
+    beyond = _beyond(max(0, pool))
+    return beyond[have] if 0 <= have < len(beyond) else (1.0 if have < 0 else 0.0)
+
+
+@lru_cache(maxsize=64)
+def _beyond(pool: int) -> tuple[float, ...]:
+    """For each count of successes ``s`` a pool can show, the chance of more than ``s``.
+
+    Exact: the successes of the pool, die by die (0: 6 in 10, 1: 3 in 10, 2: 1 in 10),
+    worked out once per pool size (a roll's successes vary far more than its pool).
+    """
     dist = [1.0]
-    for _ in range(max(0, pool)):
+    for _ in range(pool):
         nxt = [0.0] * (len(dist) + 2)
         for s, p in enumerate(dist):
             nxt[s] += 0.6 * p
             nxt[s + 1] += 0.3 * p
             nxt[s + 2] += 0.1 * p
         dist = nxt
-    return sum(dist[have + 1 :])
+    tails = []
+    for s in range(len(dist)):
+        tails.append(sum(dist[s + 1 :]))
+    return tuple(tails)
 
 
 def _percent(p: float) -> str:
@@ -405,8 +418,6 @@ def _counter_weapon(system, name: str | None):
 
 @hookimpl
 def exalted2e_counterattack_options(ctx) -> list[Option]:
-    if ctx.is_counterattack:
-        return []  # no counterattack against a counterattack (the ruleset withdraws it anyway)
     if ctx.outcome.get("ability") not in _CLOSE:
         return []  # it answers close-combat attacks only
     system = ctx.current(ctx.defender.id)

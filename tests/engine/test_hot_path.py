@@ -136,3 +136,23 @@ def test_a_rolls_foundry_json_is_built_once_and_again_when_the_roll_changes():
     again = entry.to_dict()["rolls"][0]
     assert again == roll_to_foundry(roll) and again != first
     assert again["terms"][0]["results"][0]["rerolled"] is True
+
+
+def test_a_rolls_successes_follow_every_change_of_the_roll():
+    # Counted once per state of the roll: a die rerolled, added, discarded or restored, or a
+    # new target (highest_die sets one after the roll), counts again.
+    dice = Dice(script=[10, 7, 3, 1, 9, 2])
+    roll = dice.roll(3, 10, label="attack", target=7, double=10)
+    assert roll.successes == roll.successes == 3  # 10 counts twice, 7 once, 3 none
+    dice.reroll(roll, 2)  # the 3 becomes a 1
+    assert roll.successes == 3
+    dice.add(roll)  # a 9
+    assert roll.successes == 4
+    roll.mark(0, "discarded")  # the 10 goes
+    assert roll.successes == 2
+    roll.restore(0)
+    assert roll.successes == 4
+    roll.target = 10
+    assert roll.successes == 2
+    roll.discard_all()
+    assert roll.successes == 0

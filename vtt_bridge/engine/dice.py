@@ -57,7 +57,10 @@ class Roll:
         to tell the dice first thrown from their replacements and from extra dice.
     """
 
-    __slots__ = ("label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "appended", "physical", "_wire")
+    __slots__ = (
+        "label", "sides", "faces", "target", "double", "modifier", "inactive", "step", "appended", "physical", "_wire",
+        "_counted",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -81,6 +84,8 @@ class Roll:
         self.physical: str | None = None
         #: The Foundry roll JSON last built, with the state it was built from (see ``TraceEntry``).
         self._wire: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+        #: The successes last counted, with the state they were counted in (see ``successes``).
+        self._counted: tuple[tuple[Any, ...], int] | None = None
 
     def die_sides(self, index: int) -> int:
         sides = self.sides
@@ -98,14 +103,25 @@ class Roll:
 
     @property
     def successes(self) -> int:
-        """Dice at or over ``target``, a ``double`` face counting twice."""
-        target, double = self.target, self.double
+        """Dice at or over ``target``, a ``double`` face counting twice.
+
+        Counted once per state of the roll: the steps after a roll read its successes
+        again and again (the roll itself, a reroll's offer, the reroll keeping the
+        better), and they change only when a die is added, rerolled, discarded or
+        restored, or its target is set (read as for the roll's Foundry JSON).
+        """
+        target, double, inactive = self.target, self.double, self.inactive
         if target is None:
             return 0
+        state = (len(self.faces), target, double, tuple(inactive) if inactive else None)
+        counted = self._counted
+        if counted is not None and counted[0] == state:
+            return counted[1]
         count = 0
-        for face in self.faces if self.inactive is None else self.active:
+        for face in self.faces if inactive is None else self.active:
             if face >= target:
                 count += 2 if face == double else 1
+        self._counted = (state, count)
         return count
 
     @property

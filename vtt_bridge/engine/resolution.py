@@ -344,7 +344,7 @@ def _decision(compiled: _Compiled, offer: _Offer, key: str, token: str | None, o
 
 
 class _Plan:
-    __slots__ = ("ruleset", "steps", "context_class", "_untraced", "packs")
+    __slots__ = ("ruleset", "steps", "context_class", "_untraced", "packs", "setup_name")
 
     def __init__(self, ruleset: Ruleset, steps: tuple[_Compiled, ...], packs: Mapping[str, str | None] | None = None):
         self.ruleset = ruleset
@@ -353,6 +353,8 @@ class _Plan:
         self.packs = dict(packs or {})
         self.context_class = context_class(ruleset)
         self._untraced: type[AttackContext] | None = None
+        #: What a fault in the ruleset's ``setup`` names as its hook.
+        self.setup_name = f"{ruleset.id} setup"
 
     @property
     def untraced_class(self) -> type[AttackContext]:
@@ -815,7 +817,7 @@ class Resolution:
     def _setup(self, plan: _Plan, ctx: AttackContext) -> None:
         setup = plan.ruleset.setup
         if setup is not None:
-            self._guard(setup, ctx, f"{plan.ruleset.id} setup", "setup")
+            self._guard(setup, ctx, plan.setup_name, "setup")
 
     def _resolve(self, plan: _Plan, ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], Record]:
         self._setup(plan, ctx)
@@ -847,12 +849,17 @@ class Resolution:
             if ask is not None:
                 options_plugin = compiled.options_plugin
                 try:
-                    if options_plugin is None:
-                        offered = compiled.options(ctx)
-                    else:  # its one implementation, as it is
-                        ctx._plugin = options_plugin
-                        offered = [compiled.options(ctx) or ()]
-                        ctx._plugin = None
+                    if ask.when is not None and not ask.when(ctx):
+                        offered = ()  # not asked here: no options hook runs
+                    else:
+                        if options_plugin is None:
+                            offered = compiled.options(ctx)
+                        else:  # its one implementation, as it is
+                            ctx._plugin = options_plugin
+                            offered = [compiled.options(ctx) or ()]
+                            ctx._plugin = None
+                        if ask.combine is not None:  # the ruleset's last word on what was offered
+                            offered = ask.combine(ctx, offered)
                 except (EndCycle, SkipItem, FacesNeeded):
                     ctx._plugin = None
                     raise

@@ -349,6 +349,17 @@ class Ask:
     :ivar repeat: ask again after the hook ran, until the answer is ``decline``
         (single-die rerolls taken one at a time).
     :ivar timeout: seconds to wait for an answer; ``None`` uses the table's setting.
+    :ivar when: a function of the context saying whether the decision may be asked
+        here at all (``None``: always). When it returns false no options hook runs
+        and nothing is asked, whoever would have offered options: a rule that
+        withdraws every option ("no counterattack against a counterattack")
+        without a wrapper around the options hook.
+    :ivar combine: a function ``(ctx, offered) -> offered`` given what the options
+        hook returned (a list of options per implementation, after every wrapper)
+        and returning the options to ask with, in the same form; ``None`` (the
+        default) asks with the options as offered. The ruleset's own last word on
+        a decision's options, such as merging a pack's option into its own option
+        of the same id; packs wrap the options hook instead (``wrapper=True``).
     """
 
     name: str
@@ -359,6 +370,8 @@ class Ask:
     repeat: bool = False
     max_repeats: int = 50
     timeout: float | None = None
+    when: Callable[[AttackContext], bool] | None = None
+    combine: Callable[[AttackContext, list[list[Option]]], list[list[Option]]] | None = None
 
     def __post_init__(self) -> None:
         if self.decline is not None and self.decline.id != DECLINE:
