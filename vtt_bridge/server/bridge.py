@@ -366,10 +366,16 @@ class Bridge:
                 details={"token": token_id, "attack": attack},
             )
 
-    async def commit(self, runtime: TableRuntime, draft: AuditDraft, *, lease: Any = None) -> AuditEntry:
-        """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``)."""
+    async def commit(
+        self, runtime: TableRuntime, draft: AuditDraft, *, lease: Any = None, publish: Any = None
+    ) -> AuditEntry:
+        """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``;
+        ``publish``: broadcasts the Redis store publishes with the commit, see ``RedisStore.commit``)."""
         try:
-            entry = await self.store.commit(runtime.id, draft, lease=lease)
+            if publish is not None:
+                entry = await self.store.commit(runtime.id, draft, lease=lease, publish=publish)  # type: ignore[call-arg]
+            else:
+                entry = await self.store.commit(runtime.id, draft, lease=lease)
         except Conflict:
             # Another process (a second server, or a CLI import) wrote first:
             # re-read, so the next try sees its change.

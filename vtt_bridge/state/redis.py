@@ -23,6 +23,10 @@ keys share one slot and its Lua scripts run on one node::
     t:{<table>}:departed    hash  socket id → why it ended (socket.io's reason), for a minute
     t:{<table>}:questions   hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
     t:{<table>}:answers     hash  "<request_id>/<n>" → an answer to a question asked across processes
+    t:{<table>}:bseq        int   the table's newest broadcast_seq
+    t:{<table>}:log         stream the newest batches of broadcasts as published (about BROADCAST_KEEP)
+    t:{<table>}:sent        hash  sender → "<batch id> <first seq>": each process's last batch, so one
+                                  sent again after its reply was lost is not numbered twice (an hour)
     node:<node>             str   a live server process (expires unless renewed)
 
 A store written before the hash tags (``t:<table>:...``) is renamed to this
@@ -53,6 +57,7 @@ import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -62,7 +67,7 @@ from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber, parse_
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
 from .store import HISTORY_SCAN, HistoryPage, Store, stale
 
-__all__ = ["AUDIT_KEEP", "RedisStore"]
+__all__ = ["AUDIT_KEEP", "Published", "RedisStore"]
 
 log = logging.getLogger("vtt_bridge.state")
 
@@ -78,15 +83,34 @@ def _wait_of(url: str) -> tuple[int, int] | None:
         return None
     return replicas, int(query.get("wait_ms", ["500"])[0] or 500)
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep
+# A table's batch of broadcasts, numbered, logged and published in one step, so the
+# numbers, the log's order and the order of publishing agree across processes. A Lua
+# function both scripts that broadcast start with: keys bseq and log; the channel, how
+# many broadcasts, the sender's line, the batch, the log's length. The message is
+# "<sender>\n<first seq>\n<batch>"; the log's entry id is the batch's last seq.
+_NUMBERED = """
+local function numbered(bseq, log, channel, n, sender, batch, keep)
+    local last = redis.call('INCRBY', bseq, tonumber(n))
+    local first = last - tonumber(n) + 1
+    local message = sender .. '\\n' .. first .. '\\n' .. batch
+    redis.call('XADD', log, 'MAXLEN', '~', keep, last .. '-0', 'm', message)
+    redis.call('PUBLISH', channel, message)
+    return first
+end
+"""
+
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep, bseq, log
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
 # process has the table's next attack waiting (else ""), the lease's time to live in ms,
 # how many audit entries a table keeps unless its keep key says (0: all).
 # Past that many, the oldest entries go, with their request_ids and refs.
+# Then, optionally (see "the commit's broadcasts" below), the channel, how many broadcasts,
+# the sender's line, the batch cut at its audit seq (before, after) and the log's length:
+# the batch, with the entry's seq, is numbered, logged and published as _BROADCAST does.
 # The lease then goes, in this order: to the first waiter if there is one (handed over: see
 # _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
-_COMMIT = """
+_COMMIT = _NUMBERED + """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
     local id, expected = ARGV[2 + i * 3], ARGV[3 + i * 3]
@@ -148,6 +172,14 @@ if keep > 0 and len > keep then
     redis.call('LTRIM', KEYS[2], drop, -1)
     redis.call('INCRBY', KEYS[8], drop)
 end
+-- the commit's broadcasts (an attack's attack.resolved and token.updated), when given
+local bfirst = ''
+local bchannel = ARGV[10 + n * 3]
+if bchannel and bchannel ~= '' then
+    local batch = ARGV[13 + n * 3] .. seq .. ARGV[14 + n * 3]
+    bfirst = tostring(numbered(KEYS[11], KEYS[12], bchannel, ARGV[11 + n * 3], ARGV[12 + n * 3], batch, ARGV[15 + n * 3]))
+end
+-- (end of the commit's broadcasts)
 local holder, keep, ttl = ARGV[5 + n * 3], ARGV[7 + n * 3], ARGV[8 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
     local want = redis.call('GET', KEYS[7])
@@ -161,12 +193,12 @@ if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
         redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6] .. '\\n' .. want .. '\\n' .. rev)
     elseif keep ~= '' then
         redis.call('PEXPIRE', KEYS[6], ttl)
-        return {'ok', tostring(seq), tostring(rev), 'kept'}
+        return {'ok', tostring(seq), tostring(rev), 'kept', bfirst}
     else
         redis.call('DEL', KEYS[6])
     end
 end
-return {'ok', tostring(seq), tostring(rev), ''}
+return {'ok', tostring(seq), tostring(rev), '', bfirst}
 """
 
 # How a lease is handed over: the holder's commit or release sets the lease to the first
@@ -286,22 +318,47 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 
-# A table's batch of broadcasts, numbered, logged and published in one step, so the
-# numbers, the log's order and the order of publishing agree across processes.
-# KEYS: bseq, log; ARGV: channel, how many broadcasts, the sender's line, the batch, log length.
-# The message is "<sender>\n<first seq>\n<batch>"; the log's entry id is the batch's last seq.
-_BROADCAST = """
-local n = tonumber(ARGV[2])
-local last = redis.call('INCRBY', KEYS[1], n)
-local first = last - n + 1
-local message = ARGV[3] .. '\\n' .. first .. '\\n' .. ARGV[4]
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], last .. '-0', 'm', message)
-redis.call('PUBLISH', ARGV[1], message)
+# KEYS: bseq, log, sent; ARGV: channel, how many broadcasts, the sender's line, the batch,
+# log length, the batch's id ("" for none). A batch sent again with the id of the sender's
+# last batch (its reply was lost, e.g. the connection dropped after the script ran) is not
+# numbered twice: the answer is the first seq it was given. ``sent`` (a hash, sender → "<id>
+# <first seq>", kept an hour past its last write) remembers each sender's last batch.
+_BROADCAST = _NUMBERED + """
+local sender, id = ARGV[3], ARGV[6]
+if id ~= '' then
+    local seen = redis.call('HGET', KEYS[3], sender)
+    if seen then
+        local space = string.find(seen, ' ', 1, true)
+        if string.sub(seen, 1, space - 1) == id then return tonumber(string.sub(seen, space + 1)) end
+    end
+end
+local first = numbered(KEYS[1], KEYS[2], ARGV[1], ARGV[2], sender, ARGV[4], ARGV[5])
+if id ~= '' then
+    redis.call('HSET', KEYS[3], sender, id .. ' ' .. first)
+    redis.call('PEXPIRE', KEYS[3], 3600000)
+end
 return first
 """
 
 # Batches a table's log keeps for processes catching up (Redis trims to about this many).
 BROADCAST_KEEP = 100
+
+
+@dataclass
+class Published:
+    """Broadcasts a commit numbers, logs and publishes with itself (:meth:`RedisStore.commit`).
+
+    The batch's JSON is cut where its audit entry's seq goes (``head`` + seq +
+    ``tail``), which only the commit's script knows; the message is the one
+    :meth:`RedisStore.broadcast` publishes.
+    """
+
+    channel: str
+    sender: str
+    n: int
+    head: bytes
+    tail: bytes
+    first: int | None = None  # set once the commit landed: the batch's first broadcast_seq
 
 
 class RedisStore(Store):
@@ -468,11 +525,18 @@ class RedisStore(Store):
 
     # -- broadcast sequence numbers -------------------------------------------
 
-    async def broadcast(self, table_id: str, channel: str, message: bytes, n: int, *, sender: str = "") -> int:
-        """Number, log (``t:{id}:log``, a capped Stream) and publish a batch of ``n`` broadcasts, atomically."""
-        keys = [self._key(table_id, "bseq"), self._key(table_id, "log")]
-        first = await self.link.evalsha(self._broadcast, keys, [channel, n, sender, message, self.broadcast_keep])
-        return int(first)
+    async def broadcast(
+        self, table_id: str, channel: str, message: bytes, n: int, *, sender: str = "", ident: str = ""
+    ) -> int:
+        """Number, log (``t:{id}:log``, a capped Stream) and publish a batch of ``n`` broadcasts, atomically.
+
+        ``ident``: the batch's id among ``sender``'s; the same batch sent again
+        with it (its reply was lost) answers the first seq it was given, and is
+        neither numbered nor published twice.
+        """
+        keys = [self._key(table_id, "bseq"), self._key(table_id, "log"), self._key(table_id, "sent")]
+        args = [channel, n, sender, message, self.broadcast_keep, ident if sender else ""]
+        return int(await self.link.evalsha(self._broadcast, keys, args))
 
     async def broadcast_seq(self, table_id: str) -> int:
         return int(await self.link.call("GET", self._key(table_id, "bseq")) or 0)
@@ -563,7 +627,11 @@ class RedisStore(Store):
             out[token_id] = cached[1]
         return out
 
-    async def commit(self, table_id: str, draft: AuditDraft, *, lease: _Lease | None = None) -> AuditEntry:
+    async def commit(
+        self, table_id: str, draft: AuditDraft, *, lease: _Lease | None = None, publish: Published | None = None
+    ) -> AuditEntry:
+        """See :meth:`Store.commit`; ``publish``: broadcasts numbered, logged and published by the
+        same script once the commit lands (its ``first`` is then set), with the entry's seq in them."""
         changes = {token_id: change.wire() for token_id, change in draft.changes.items()}
         entry = {
             "kind": draft.kind,
@@ -586,10 +654,15 @@ class RedisStore(Store):
         args += [lease.holder if lease is not None else "", self._channel]
         keys = [
             self._key(table_id, w)
-            for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep")
+            for w in (
+                "tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep",
+                "bseq", "log",
+            )
         ]
         keep = lease is not None and lease.queued is not None and lease.queued()
         args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
+        if publish is not None:
+            args += [publish.channel, publish.n, publish.sender, publish.head, publish.tail, self.broadcast_keep]
         status, first, second, *kept = await self.link.evalsha(self._commit, keys, args, wait=self.wait)
         if status == "conflict":
             expected = draft.changes[first].before
@@ -600,6 +673,8 @@ class RedisStore(Store):
                 details={"request_id": draft.request_id},
             )
         self._revs[table_id] = int(second)
+        if publish is not None and len(kept) > 1 and kept[1]:
+            publish.first = int(kept[1])
         if lease is not None:
             if kept and kept[0]:
                 # Handed to this process's next attack on the table, which starts from this revision.
