@@ -109,6 +109,10 @@ class Broadcaster:
         prepare = getattr(self.sio.manager, "prepare", None)
         return prepare(table_id, batch, mark) if prepare is not None else None
 
+    def expect(self, batch: list[tuple[str, Any, str]], first: int) -> None:
+        """A batch its commit published, numbered ``first``…, is on its way here (see :meth:`published`)."""
+        self.sio.manager.expect(table_of(batch[0][2]), batch, first)
+
     async def published(self, batch: list[tuple[str, Any, str]], first: int) -> None:
         """Deliver here a batch its commit published, numbered ``first``… (see :meth:`prepare`)."""
         await self.sio.manager.published(table_of(batch[0][2]), batch, first)

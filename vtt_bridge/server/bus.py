@@ -127,20 +127,33 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         head, tail = orjson.dumps(batch).split(mark)
         return Published(self._table_channel(f"table:{table_id}"), self.host_id, len(batch), head, tail)
 
+    def expect(self, table_id: str, batch: Batch, first: int) -> None:
+        """This process's own batch, numbered ``first``… by its commit: kept in hand (not parsed)
+        should the feed bring it before :meth:`published` is called for it."""
+        delivered = self._delivered.get(table_id)
+        if delivered is not None and delivered < first and (table_id, first) not in self._own:
+            self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
+
     async def published(self, table_id: str, batch: Batch, first: int) -> None:
         """Deliver this process's own batch, numbered ``first``…, in the table's order here (see :meth:`publish_batch`)."""
         if self._delivered.get(table_id) == first - 1:
             # Next in order: delivered now (its copy on the feed is then skipped as delivered).
             self._delivered[table_id] = first + len(batch) - 1
-            async with self._delivering:
-                assert self.deliver is not None
-                await self.deliver(numbered(batch, first))
+            own = self._own.pop((table_id, first), None)
+            try:
+                async with self._delivering:
+                    assert self.deliver is not None
+                    await self.deliver(numbered(batch, first))
+            finally:
+                if own and not own[1].done():
+                    own[1].set_result(None)
             return
         if table_id in self._delivered and self._delivered[table_id] < first:
-            done = asyncio.get_running_loop().create_future()
-            self._own[(table_id, first)] = (batch, done)
+            own = self._own.get((table_id, first))
+            if own is None:
+                own = self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
             try:
-                await asyncio.wait_for(done, self.OWN_WAIT)
+                await asyncio.wait_for(asyncio.shield(own[1]), self.OWN_WAIT)
             except TimeoutError:
                 pass  # the feed is away: the bus delivers it from the log when it is back
 

@@ -102,7 +102,9 @@ class Outbox:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"outbox {self.room}")
         self._unsent += 1
-        self._queue.put_nowait((None, ([(e, d, self.rooms[e]) for e, d in events], first)))
+        batch = [(e, d, self.rooms[e]) for e, d in events]
+        self._emit.expect(batch, first)  # type: ignore[attr-defined]  # the feed may bring it first
+        self._queue.put_nowait((None, (batch, first)))
 
     async def drain(self) -> None:
         """Wait until everything queued so far has been handed to the sockets."""
