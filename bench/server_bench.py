@@ -63,6 +63,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -1026,7 +1027,7 @@ async def _workers(args, rulesets: list[Ruleset], count: int, side: tuple) -> No
                         print(
                             f"   {'':34s} Redis / SQLite CPU per duel attack, {label}, {len(ratios)} rounds: "
                             + ", ".join(f"{x:.2f}x" for x in ratios)
-                            + f"; median {percentile(ratios, 50):.2f}x (target <= {T_REDIS_RATIO:g})"
+                            + f"; median {statistics.median(ratios):.2f}x (target <= {T_REDIS_RATIO:g})"
                         )
                     if light:
                         short = argparse.Namespace(**{**vars(args), "seconds": min(args.seconds, 1.0)})
