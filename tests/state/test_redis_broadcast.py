@@ -165,3 +165,38 @@ async def test_a_commit_publishes_the_attacks_broadcasts_with_its_seq_once(redis
         await asyncio.gather(reader, return_exceptions=True)
         await client.aclose()
         await store.close()
+
+
+async def test_a_process_behind_reads_only_the_tokens_changed_since(redis_url):
+    from vtt_bridge.state.redis import CHANGES_KEEP
+
+    prefix = f"changed{next(_prefixes)}:"
+    store = RedisStore(redis_url, prefix=prefix)
+    await store.open()
+    try:
+        tid = await table(store)
+        created = {k: TokenChange(before=None, after=token(k, 10)) for k in ("a", "b", "c")}
+        await store.commit(tid, draft(**created))
+        start = await store.revision(tid)
+        assert await store.changed_since(tid, start) == (start, {})  # nothing moved
+        await store.commit(tid, draft("attack", a=TokenChange(before=token("a", 10), after=token("a", 7, 2))))
+        await store.commit(tid, draft("token.delete", c=TokenChange(before=token("c", 10), after=None)))
+        rev, changed = await store.changed_since(tid, start)
+        assert rev == start + 2 and await store.revision(tid) == rev
+        assert set(changed) == {"a", "c"}  # b was not touched: not read again
+        assert changed["a"].system == {"hp": 7} and changed["a"].version == 2
+        assert changed["c"] is None  # deleted
+        # A settings change moves the revision with no tokens named: the table is read whole.
+        await store.update_settings(tid, {"decision_timeout": 5})
+        assert await store.changed_since(tid, start) is None
+        settled = await store.revision(tid)
+        now = token("a", 7, 2)
+        for n in range(CHANGES_KEEP + 1):
+            after = token("a", 6 - n, 3 + n)
+            await store.commit(tid, draft("attack", a=TokenChange(before=now, after=after)))
+            now = after
+        assert await store.changed_since(tid, settled) is None  # too far behind: read whole
+        rev, changed = await store.changed_since(tid, settled + 1)
+        assert list(changed) == ["a"] and changed["a"].version == now.version
+    finally:
+        await store.close()

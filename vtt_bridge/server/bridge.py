@@ -151,12 +151,24 @@ class Bridge:
 
         One read of the table's revision (none when ``rev`` was just read,
         as taking the attack lease does); the tokens and settings are re-read
-        only when it moved since this process last read or wrote them.
+        only when it moved since this process last read or wrote them — only
+        the tokens changed since, when the store can tell (another process's
+        attacks), else the whole table.
         """
         store = self.store
         if store.shared:
             if rev is None:
                 rev = await store.revision(runtime.id)
+            if rev != runtime.rev and runtime.rev is not None:
+                changed = await store.changed_since(runtime.id, runtime.rev)
+                if changed is not None:
+                    rev, tokens = changed
+                    for token_id, token in tokens.items():
+                        if token is None:
+                            runtime.tokens.pop(token_id, None)
+                        else:
+                            runtime.tokens[token_id] = token
+                    runtime.rev = rev
             if rev != runtime.rev:
                 info = await store.get_table(runtime.id)
                 if info is not None:

@@ -23,6 +23,8 @@ keys share one slot and its Lua scripts run on one node::
     t:{<table>}:departed    hash  socket id → why it ended (socket.io's reason), for a minute
     t:{<table>}:questions   hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
     t:{<table>}:answers     hash  "<request_id>/<n>" → an answer to a question asked across processes
+    t:{<table>}:changes     list  "<revision><TAB><token id>…" of the newest CHANGES_KEEP commits: the tokens
+                                  each changed, so a process a few revisions behind re-reads only those
     t:{<table>}:bseq        int   the table's newest broadcast_seq
     t:{<table>}:log         stream the newest batches of broadcasts as published (about BROADCAST_KEEP)
     t:{<table>}:sent        hash  sender → "<batch id> <first seq>": each process's last batch, so one
@@ -99,7 +101,7 @@ local function numbered(bseq, log, channel, n, sender, batch, keep)
 end
 """
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep, bseq, log
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep, bseq, log, changes
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
 # process has the table's next attack waiting (else ""), the lease's time to live in ms,
@@ -172,6 +174,13 @@ if keep > 0 and len > keep then
     redis.call('LTRIM', KEYS[2], drop, -1)
     redis.call('INCRBY', KEYS[8], drop)
 end
+-- which tokens this revision changed (t:{id}:changes, the newest CHANGES_KEEP), so another
+-- process whose mirror is a few revisions behind re-reads only those (see _CHANGED)
+local changed = {tostring(rev)}
+for i = 0, n - 1 do table.insert(changed, ARGV[2 + i * 3]) end
+redis.call('RPUSH', KEYS[13], table.concat(changed, '\t'))
+redis.call('LTRIM', KEYS[13], -CHANGES_KEEP, -1)
+-- (end of the changed tokens)
 -- the commit's broadcasts (an attack's attack.resolved and token.updated), when given
 local bfirst = ''
 local bchannel = ARGV[10 + n * 3]
@@ -310,6 +319,43 @@ if seq then redis.call('HSET', KEYS[1], ARGV[1], seq) end
 return seq
 """
 
+# KEYS: tokens, changes, rev; ARGV: the revision a process's mirror of the table is at.
+# Answers {the revision now} when it is that; {the revision now, the ids and rows (false:
+# deleted) of every token changed since, in pairs} when the changes list holds every
+# revision since; {the revision now, false}: it does not (a settings change, or too far
+# behind): read the table whole.
+_CHANGED = """
+local rev = tonumber(redis.call('GET', KEYS[3]) or '0')
+local known = tonumber(ARGV[1])
+if rev == known then return {rev} end
+if rev < known then return {rev, false} end
+local have, ids, seen = 0, {}, {}
+for _, entry in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    local fields = {}
+    for field in string.gmatch(entry, '[^\t]+') do table.insert(fields, field) end
+    local at = tonumber(fields[1])
+    if at > known and at <= rev then
+        have = have + 1
+        for i = 2, #fields do
+            if not seen[fields[i]] then
+                seen[fields[i]] = true
+                table.insert(ids, fields[i])
+            end
+        end
+    end
+end
+if have ~= rev - known then return {rev, false} end
+local out = {rev}
+for _, id in ipairs(ids) do
+    table.insert(out, id)
+    table.insert(out, redis.call('HGET', KEYS[1], id) or '')
+end
+return out
+"""
+
+# Revisions whose changed tokens a table's changes list keeps.
+CHANGES_KEEP = 64
+
 # KEYS: sessions, departed; ARGV: socket id, why it ended, how long to keep that (ms).
 _DEPART = """
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -430,10 +476,11 @@ class RedisStore(Store):
             return
         link = Link(self.url, self.options)
         scripts = (
-            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST, _BROADCAST
+            _COMMIT.replace("CHANGES_KEEP", str(CHANGES_KEEP)), _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART,
+            _SLICE, _PICK, _ANNOUNCE, _REQUEST, _BROADCAST, _CHANGED,
         )
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
-         self._slice, self._pick, self._announce, self._request, self._broadcast) = (
+         self._slice, self._pick, self._announce, self._request, self._broadcast, self._changed) = (
             link.script(source) for source in scripts
         )
         await link.open()
@@ -656,7 +703,7 @@ class RedisStore(Store):
             self._key(table_id, w)
             for w in (
                 "tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep",
-                "bseq", "log",
+                "bseq", "log", "changes",
             )
         ]
         keep = lease is not None and lease.queued is not None and lease.queued()
@@ -787,6 +834,24 @@ class RedisStore(Store):
 
     def committed_revision(self, table_id: str) -> int | None:
         return self._revs.get(table_id)
+
+    async def changed_since(self, table_id: str, rev: int) -> tuple[int, dict[str, Token | None]] | None:
+        keys = [self._key(table_id, "tokens"), self._key(table_id, "changes"), self._key(table_id, "rev")]
+        now, *found = await self.link.evalsha(self._changed, keys, [rev])
+        if found and found[0] is None:
+            return None
+        out: dict[str, Token | None] = {}
+        snapshots = self._snapshots
+        for token_id, row in zip(found[::2], found[1::2], strict=True):
+            if not row:
+                snapshots.pop((table_id, token_id), None)
+                out[token_id] = None
+                continue
+            cached = snapshots.get((table_id, token_id))
+            if cached is None or cached[0] != row:
+                cached = snapshots[(table_id, token_id)] = (row, token_from_dict(json.loads(row)))
+            out[token_id] = cached[1]
+        return int(now), out
 
     def lease(self, table_id: str, *, queued: Callable[[], bool] | None = None) -> _Lease:
         """The table's attack lease; ``queued()`` says whether this process has another attack
