@@ -460,9 +460,9 @@ class Link:
     async def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Commands written together on the link's own connection, their replies read in order,
         as a pipeline does but without building one per batch (one Redis or a Sentinel's
-        primary): one time bound for the batch, an error reply in its place, redis-py's own
-        reply conversions (``HGETALL`` → dict …). The connection is dropped on any failure
-        and made again for the next batch."""
+        primary): one buffer written (:func:`_packed`), one time bound for the batch, an
+        error reply in its place, redis-py's own reply conversions (``HGETALL`` → dict …).
+        The connection is dropped on any failure and made again for the next batch."""
         if self._connection is None:
             async with asyncio.timeout(self.options.connect_timeout + self.options.command_timeout):
                 self._connection = await self._direct.connection_pool.get_connection()
@@ -472,7 +472,7 @@ class Link:
             async with asyncio.timeout(self.options.connect_timeout + self.options.command_timeout):
                 if not connection.is_connected:
                     await connection.connect()  # (a Sentinel's asks for the primary anew)
-                await connection.send_packed_command(connection.pack_commands(commands), check_health=False)
+                await connection.send_packed_command(_packed(commands), check_health=False)
                 for args in commands:
                     try:
                         reply = await connection.read_response()
@@ -563,6 +563,27 @@ class Link:
                 await connection.disconnect()
         if direct is not None:
             await _close_client(direct)
+
+
+def _packed(commands: list[tuple[Any, ...]]) -> bytes:
+    """Commands in Redis's wire protocol (RESP: an array of bulk strings each), one buffer for
+    them all. Arguments are bytes, str (UTF-8) or numbers."""
+    out = bytearray()
+    for args in commands:
+        out += b"*%d\r\n" % len(args)
+        for arg in args:
+            if isinstance(arg, bytes):
+                data = arg
+            elif isinstance(arg, str):
+                data = arg.encode()
+            elif isinstance(arg, (int, float)) and not isinstance(arg, bool):
+                data = repr(arg).encode()
+            else:
+                raise TypeError(f"a Redis command argument is bytes, str or a number, not {type(arg).__name__}")
+            out += b"$%d\r\n" % len(data)
+            out += data
+            out += b"\r\n"
+    return bytes(out)
 
 
 def _reply_error(exc: BaseException) -> RedisReplyError:
