@@ -385,7 +385,8 @@ class Bridge:
         ``publish``: broadcasts the Redis store publishes with the commit, see ``RedisStore.commit``)."""
         try:
             if publish is not None:
-                entry = await self.store.commit(runtime.id, draft, lease=lease, publish=publish)  # type: ignore[call-arg]
+                commit: Any = self.store.commit  # RedisStore.commit: it takes ``publish``
+                entry = await commit(runtime.id, draft, lease=lease, publish=publish)
             else:
                 entry = await self.store.commit(runtime.id, draft, lease=lease)
         except Conflict:

@@ -106,16 +106,16 @@ class Broadcaster:
     def prepare(self, table_id: str, batch: list[tuple[str, Any, str]], mark: bytes) -> Published | None:
         """``batch`` for a commit to publish with itself (``mark``: where the commit's seq goes in
         its JSON), when the manager can (the Redis bus); else ``None``: sent after, as usual."""
-        prepare = getattr(self.sio.manager, "prepare", None)
+        prepare = getattr(self.sio.manager, "prepare_batch", None)
         return prepare(table_id, batch, mark) if prepare is not None else None
 
     def expect(self, batch: list[tuple[str, Any, str]], first: int) -> None:
         """A batch its commit published, numbered ``first``…, is on its way here (see :meth:`published`)."""
-        self.sio.manager.expect(table_of(batch[0][2]), batch, first)
+        self.sio.manager.expect_batch(table_of(batch[0][2]), batch, first)
 
     async def published(self, batch: list[tuple[str, Any, str]], first: int) -> None:
         """Deliver here a batch its commit published, numbered ``first``… (see :meth:`prepare`)."""
-        await self.sio.manager.published(table_of(batch[0][2]), batch, first)
+        await self.sio.manager.published_batch(table_of(batch[0][2]), batch, first)
 
     async def resync(self, table_id: str, seq: int | None = None) -> None:
         """Tell this process's connections to ``table_id`` that they missed broadcasts: ``table.resync``."""

@@ -119,23 +119,25 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
             sender=self.host_id,
             ident=ident,
         )
-        await self.published(table_id, batch, first)
+        await self.published_batch(table_id, batch, first)
 
-    def prepare(self, table_id: str, batch: Batch, mark: bytes) -> Published:
+    def prepare_batch(self, table_id: str, batch: Batch, mark: bytes) -> Published:
         """A batch for a commit to publish (:class:`~vtt_bridge.state.Published`): ``batch``'s JSON
-        holds ``mark`` once, where the commit's audit seq goes (:meth:`published` delivers it here after)."""
+        holds ``mark`` once, where the commit's audit seq goes (:meth:`published_batch` then
+        delivers it here)."""
         head, tail = orjson.dumps(batch).split(mark)
         return Published(self._table_channel(f"table:{table_id}"), self.host_id, len(batch), head, tail)
 
-    def expect(self, table_id: str, batch: Batch, first: int) -> None:
+    def expect_batch(self, table_id: str, batch: Batch, first: int) -> None:
         """This process's own batch, numbered ``first``… by its commit: kept in hand (not parsed)
-        should the feed bring it before :meth:`published` is called for it."""
+        should the feed bring it before :meth:`published_batch` is called for it."""
         delivered = self._delivered.get(table_id)
         if delivered is not None and delivered < first and (table_id, first) not in self._own:
             self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
 
-    async def published(self, table_id: str, batch: Batch, first: int) -> None:
-        """Deliver this process's own batch, numbered ``first``…, in the table's order here (see :meth:`publish_batch`)."""
+    async def published_batch(self, table_id: str, batch: Batch, first: int) -> None:
+        """Deliver this process's own batch, numbered ``first``…, in the table's order here
+        (see :meth:`publish_batch`)."""
         if self._delivered.get(table_id) == first - 1:
             # Next in order: delivered now (its copy on the feed is then skipped as delivered).
             self._delivered[table_id] = first + len(batch) - 1

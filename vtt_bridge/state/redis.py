@@ -186,7 +186,8 @@ local bfirst = ''
 local bchannel = ARGV[10 + n * 3]
 if bchannel and bchannel ~= '' then
     local batch = ARGV[13 + n * 3] .. seq .. ARGV[14 + n * 3]
-    bfirst = tostring(numbered(KEYS[11], KEYS[12], bchannel, ARGV[11 + n * 3], ARGV[12 + n * 3], batch, ARGV[15 + n * 3]))
+    local count, sender, keep = ARGV[11 + n * 3], ARGV[12 + n * 3], ARGV[15 + n * 3]
+    bfirst = tostring(numbered(KEYS[11], KEYS[12], bchannel, count, sender, batch, keep))
 end
 -- (end of the commit's broadcasts)
 local holder, keep, ttl = ARGV[5 + n * 3], ARGV[7 + n * 3], ARGV[8 + n * 3]
