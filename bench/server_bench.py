@@ -39,7 +39,11 @@ server's. Measured:
    table's GM, ``token.update``) before it attacks that model again, so every
    attack is one the rules resolve (how many were put back is printed; their
    updates' CPU is in the figure);
-4. the same load over Redis with ``--workers 1`` and ``--workers 2``;
+4. the same load over Redis with ``--workers 1`` and ``--workers 2``; and, side
+   by side with each duel run (alternated ``--rounds`` times), the same duel
+   load on one process over SQLite: the CPU per committed attack over Redis
+   (every server process and redis-server) against one process's over SQLite
+   (``--only redis`` runs just this section);
 3. the server's resident memory once 100 tables of 50 tokens each are loaded.
 
 Every figure is printed beside its target. Every loop is bounded by a count
@@ -59,6 +63,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -98,6 +103,7 @@ T_RATE_2 = 1500  # attacks/s, two workers, every broadcast
 T_P99 = 50.0  # ms, two workers
 T_RATIO = 2.0  # attack p50 / echo p50
 T_MEMORY = 200.0  # MB with 100 tables loaded
+T_REDIS_RATIO = 1.5  # CPU per duel attack over Redis (servers + redis-server) / one process over SQLite (issue 27)
 
 
 _HOSTS: list[Any] = []
@@ -947,26 +953,58 @@ async def workers(args, rulesets: list[Ruleset]) -> None:
     print(f"\n4. server processes over one Redis (serve --workers N): {runs}")
     print("   then: CPU per committed attack of each server process (its resolvers included) and of redis-server;")
     print("   Redis commands per attack (a short run under MONITOR; connecting not counted): sent by the servers")
-    print("   (a script counts one), and run inside scripts")
-    for count in (1, 2):
-        with redis_server() as url:
-            seats = await prepare(RedisStore(url), 2 * args.tables, rulesets)
-            resolvers = max(1, args.resolvers // count)
-            proc, server = start_server("--redis", url, "--workers", str(count), "--resolvers", str(resolvers))
-            watch = RedisWatch(url)
-            await watch.start()
-            try:
-                async with aiohttp.ClientSession() as http:
-                    members = processes(proc.pid, count)
-                    for ruleset in rulesets:
-                        tables = seats[ruleset.name][: args.tables]
+    print("   (a script counts one), and run inside scripts; and, side by side with each duel run (alternated")
+    print(f"   {args.rounds} time(s)), the same duel load on one process over SQLite: CPU per committed attack,")
+    print("   every server process and redis-server counted, against that")
+    duel = rulesets[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "side.sqlite"
+        side_seats = (await prepare(SQLiteStore(db), args.tables, [duel]))[duel.name]
+        side, side_url = start_server("--db", str(db), "--resolvers", str(args.resolvers))
+        try:
+            for count in (1, 2):
+                await _workers(args, rulesets, count, (side, side_url, side_seats))
+        finally:
+            stop_server(side)
+
+
+def _cpu_text(n: int, before: tuple, after: tuple) -> str:
+    each = ", ".join(f"{(a - b) / n * 1000:.2f}" for a, b in zip(after[0], before[0], strict=True))
+    redis_ms, clients_ms = ((after[i] - before[i]) / n * 1000 for i in (1, 2))
+    total = sum(after[0]) - sum(before[0]) + (after[1] - before[1]) + (after[2] - before[2])
+    return (
+        f"CPU ms/attack: server processes {each}; redis-server {redis_ms:.2f}; the bench's clients"
+        f" {clients_ms:.2f} (all on {os.cpu_count()} cores: at most"
+        f" {(os.cpu_count() or 1) * n / max(total, 1e-9):,.0f} attacks/s)"
+    )
+
+
+async def _workers(args, rulesets: list[Ruleset], count: int, side: tuple) -> None:
+    """Section 4 for ``serve --workers count``; the duel runs alternated with ``side``'s (the SQLite server)."""
+    side_proc, side_url, side_seats = side
+    with redis_server() as url:
+        seats = await prepare(RedisStore(url), 2 * args.tables, rulesets)
+        resolvers = max(1, args.resolvers // count)
+        proc, server = start_server("--redis", url, "--workers", str(count), "--resolvers", str(resolvers))
+        watch = RedisWatch(url)
+        await watch.start()
+        label = f"{count} worker{'s' if count > 1 else ''} x {resolvers} resolvers"
+        try:
+            async with aiohttp.ClientSession() as http:
+                members = processes(proc.pid, count)
+                for ruleset in rulesets:
+                    light = ruleset.name == "duel"
+                    tables = seats[ruleset.name][: args.tables]
+                    ratios = []
+                    for _round in range(args.rounds if light else 1):
+                        if light:
+                            alone = await throughput(http, side_url, side_proc.pid, side_seats, ruleset, args, None)
                         before = [cpu_seconds(pid) for pid in members], watch.cpu(), time.process_time()
                         r = await throughput(http, server, proc.pid, tables, ruleset, args, None)
                         after = [cpu_seconds(pid) for pid in members], watch.cpu(), time.process_time()
-                        light = ruleset.name == "duel"
                         print(
                             line(
-                                f"{count} worker{'s' if count > 1 else ''} x {resolvers} resolvers, {ruleset.name}",
+                                f"{label}, {ruleset.name}",
                                 r,
                                 rate_target=T_RATE_2 if light and count == 2 else None,
                                 p99_target=T_P99 if light and count == 2 else None,
@@ -974,32 +1012,43 @@ async def workers(args, rulesets: list[Ruleset]) -> None:
                             )
                         )
                         n = max(1, r["committed"])
-                        each = ", ".join(f"{(a - b) / n * 1000:.2f}" for a, b in zip(after[0], before[0], strict=True))
-                        redis_ms, clients_ms = ((after[i] - before[i]) / n * 1000 for i in (1, 2))
-                        total = sum(after[0]) - sum(before[0]) + (after[1] - before[1]) + (after[2] - before[2])
-                        text = (
-                            f"CPU ms/attack: server processes {each}; redis-server {redis_ms:.2f}; the bench's clients"
-                            f" {clients_ms:.2f} (all on {os.cpu_count()} cores: at most"
-                            f" {(os.cpu_count() or 1) * n / max(total, 1e-9):,.0f} attacks/s)"
-                        )
+                        print(f"   {'':34s} {_cpu_text(n, before, after)}")
                         if light:
-                            short = argparse.Namespace(**{**vars(args), "seconds": min(args.seconds, 1.0)})
-                            tables = seats[ruleset.name][args.tables :]
-                            counted, sent, inner = await watch.count(
-                                lambda: throughput(http, server, proc.pid, tables, ruleset, short, None)
+                            redis_ms = (sum(after[0]) - sum(before[0]) + after[1] - before[1]) / n * 1000
+                            ratios.append(redis_ms / alone["cpu_ms"])
+                            print(
+                                f"   {'':34s} side by side: one process over SQLite {alone['cpu_ms']:.2f} ms/attack"
+                                f" ({alone['committed']} committed, failed: {sum(alone['failed'].values())});"
+                                f" over Redis, {label}, servers and redis-server {redis_ms:.2f} ms/attack:"
+                                f" {ratios[-1]:.2f}x"
+                                + (f" (target <= {T_REDIS_RATIO:g})" if args.rounds == 1 else "")
                             )
-                            k = max(1, counted["committed"])
-                            text += f"; Redis commands/attack {sent / k:.1f} sent, {inner / k:.1f} in scripts"
-                        print(f"   {'':34s} {text}")
-            finally:
-                stop_server(proc)
+                    if len(ratios) > 1:
+                        print(
+                            f"   {'':34s} Redis / SQLite CPU per duel attack, {label}, {len(ratios)} rounds: "
+                            + ", ".join(f"{x:.2f}x" for x in ratios)
+                            + f"; median {statistics.median(ratios):.2f}x (target <= {T_REDIS_RATIO:g})"
+                        )
+                    if light:
+                        short = argparse.Namespace(**{**vars(args), "seconds": min(args.seconds, 1.0)})
+                        tables = seats[ruleset.name][args.tables :]
+                        counted, sent, inner = await watch.count(
+                            lambda: throughput(http, server, proc.pid, tables, ruleset, short, None)
+                        )
+                        k = max(1, counted["committed"])
+                        print(
+                            f"   {'':34s} Redis commands/attack {sent / k:.1f} sent, {inner / k:.1f} in scripts"
+                        )
+        finally:
+            stop_server(proc)
 
 
 async def main(args) -> int:
     print(f"load average before: {load_average()} on {os.cpu_count()} cores")
     rulesets = [Ruleset(name) for name in args.rulesets]
-    with tempfile.TemporaryDirectory() as tmp:
-        await single_process(args, Path(tmp), rulesets)
+    if args.only != "redis":
+        with tempfile.TemporaryDirectory() as tmp:
+            await single_process(args, Path(tmp), rulesets)
     if not args.no_workers:
         await workers(args, rulesets if not args.quick else rulesets[:1])
     print(f"\nload average after: {load_average()}")
@@ -1025,7 +1074,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--sample", metavar="FILE", help="sample the server's event-loop process by its CPU time; stacks go to FILE"
     )
     parser.add_argument(
-        "--only", choices=["round-trips", "throughput"], help="measure only this part of the single-process run"
+        "--only",
+        choices=["round-trips", "throughput", "redis"],
+        help="measure only this part of the single-process run; redis: only section 4 (Redis, and SQLite beside it)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="section 4: duel runs over SQLite and over Redis, alternated (default 1)"
     )
     args = parser.parse_args(argv)
     if args.profile:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,9 @@ def test_the_server_bench_runs_quick_and_prints_targets_beside_figures():
         assert f"{ruleset}, every broadcast" in out
     assert "(target >= 1,200)" in out and "(target <= 0.6)" in out and "(target <= 2)" in out
     assert "1 worker x" in out and "2 workers x" in out and "(target >= 1,500)" in out
+    # Over Redis against one process over SQLite, side by side, for 1 and 2 workers (issue 27).
+    ratios = re.findall(r"side by side: one process over SQLite [\d.]+ ms/attack .*: ([\d.]+)x \(target <= 1.5\)", out)
+    assert len(ratios) == 2, out
     assert "failed: 0" in out and "plugin_error" not in out
     # Warmachine models wrecked by the attacks are put back, so no attack of a run fails for want of a target.
     warmachine = [row for row in out.splitlines() if "warmachine_mk3" in row and "attacks/s" in row]

@@ -160,12 +160,24 @@ class Bridge:
 
         One read of the table's revision (none when ``rev`` was just read,
         as taking the attack lease does); the tokens and settings are re-read
-        only when it moved since this process last read or wrote them.
+        only when it moved since this process last read or wrote them — only
+        the tokens changed since, when the store can tell (another process's
+        attacks), else the whole table.
         """
         store = self.store
         if store.shared:
             if rev is None:
                 rev = await store.revision(runtime.id)
+            if rev != runtime.rev and runtime.rev is not None:
+                changed = await store.changed_since(runtime.id, runtime.rev)
+                if changed is not None:
+                    rev, tokens = changed
+                    for token_id, token in tokens.items():
+                        if token is None:
+                            runtime.tokens.pop(token_id, None)
+                        else:
+                            runtime.tokens[token_id] = token
+                    runtime.rev = rev
             if rev != runtime.rev:
                 info = await store.get_table(runtime.id)
                 if info is not None:
@@ -372,10 +384,17 @@ class Bridge:
         if attack is not None:
             raise locked(token_id, attack)
 
-    async def commit(self, runtime: TableRuntime, draft: AuditDraft, *, lease: Any = None) -> AuditEntry:
-        """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``)."""
+    async def commit(
+        self, runtime: TableRuntime, draft: AuditDraft, *, lease: Any = None, publish: Any = None
+    ) -> AuditEntry:
+        """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``;
+        ``publish``: broadcasts the Redis store publishes with the commit, see ``RedisStore.commit``)."""
         try:
-            entry = await self.store.commit(runtime.id, draft, lease=lease)
+            if publish is not None:
+                commit: Any = self.store.commit  # RedisStore.commit: it takes ``publish``
+                entry = await commit(runtime.id, draft, lease=lease, publish=publish)
+            else:
+                entry = await self.store.commit(runtime.id, draft, lease=lease)
         except StaleVersion:
             # Another process (a second server, or a CLI import) wrote first:
             # re-read, so the next try sees its change.

@@ -14,7 +14,9 @@ manager every broadcast goes through ``emit``, one after another.
 Every broadcast carries ``broadcast_seq``, numbered per table by the store
 (:meth:`~vtt_bridge.state.Store.broadcast`): with the Redis bus the store
 numbers, logs and publishes a batch in one step and every process, this one
-included, delivers it from its feed in order (:mod:`.bus`); otherwise the
+included, delivers it from its feed in order (:mod:`.bus`) — an attack's
+results and token updates by its commit's own script, when nothing else of
+the table is waiting to go out (:meth:`Broadcaster.prepare`); otherwise the
 batch is numbered here and delivered at once. A batch the store cannot
 number (Redis away) is not sent: the table's connections here are sent
 ``table.resync`` instead, and ``table.sync`` brings them up to date.
@@ -23,6 +25,7 @@ number (Redis away) is not sent: the table's connections here are sent
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -31,7 +34,7 @@ import engineio
 import socketio
 
 from ..errors import StoreUnavailable
-from ..state import Store
+from ..state import Published, Store
 from .wire import LocalManager
 
 __all__ = ["Broadcaster", "numbered", "table_of"]
@@ -61,6 +64,7 @@ class Broadcaster:
         self.sio = sio
         self.store = store
         self.namespace = namespace
+        self._idents = itertools.count(1)  # the id of each batch published through the Redis bus
 
     async def __call__(
         self, batch: list[tuple[str, Any, str]], batch_rooms: Mapping[str, frozenset[str]] | None = None
@@ -79,10 +83,12 @@ class Broadcaster:
         publish = getattr(manager, "publish_batch", None)
         if publish is not None:
             # Numbered, logged and published by the store; delivered here from the feed. While
-            # Redis is away, tried again for a while (every process's clients get it then).
+            # Redis is away, tried again for a while (every process's clients get it then),
+            # under one id: a try whose reply was lost after it landed is not numbered twice.
+            ident = str(next(self._idents))
             for pause in (*self.RETRY, None):
                 try:
-                    await publish(table_id, batch)
+                    await publish(table_id, batch, ident)
                     return
                 except StoreUnavailable as exc:
                     if pause is None:
@@ -96,6 +102,20 @@ class Broadcaster:
                 await sio.emit(event, data, to=room, namespace=self.namespace)
             return
         await self.local(batch, batch_rooms)
+
+    def prepare(self, table_id: str, batch: list[tuple[str, Any, str]], mark: bytes) -> Published | None:
+        """``batch`` for a commit to publish with itself (``mark``: where the commit's seq goes in
+        its JSON), when the manager can (the Redis bus); else ``None``: sent after, as usual."""
+        prepare = getattr(self.sio.manager, "prepare_batch", None)
+        return prepare(table_id, batch, mark) if prepare is not None else None
+
+    def expect(self, batch: list[tuple[str, Any, str]], first: int) -> None:
+        """A batch its commit published, numbered ``first``…, is on its way here (see :meth:`published`)."""
+        self.sio.manager.expect_batch(table_of(batch[0][2]), batch, first)
+
+    async def published(self, batch: list[tuple[str, Any, str]], first: int) -> None:
+        """Deliver here a batch its commit published, numbered ``first``… (see :meth:`prepare`)."""
+        await self.sio.manager.published_batch(table_of(batch[0][2]), batch, first)
 
     async def resync(self, table_id: str, seq: int | None = None) -> None:
         """Tell this process's connections to ``table_id`` that they missed broadcasts: ``table.resync``."""

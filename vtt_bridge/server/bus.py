@@ -52,7 +52,7 @@ import orjson
 from socketio.async_pubsub_manager import AsyncPubSubManager
 
 from ..errors import StoreUnavailable
-from ..state import RedisStore
+from ..state import Published, RedisStore
 from .broadcast import numbered
 from .wire import AnswerLimit
 
@@ -109,7 +109,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
 
     # -- broadcasts -------------------------------------------------------------------
 
-    async def publish_batch(self, table_id: str, batch: Batch) -> None:
+    async def publish_batch(self, table_id: str, batch: Batch, ident: str = "") -> None:
         """Number, log and publish a table's batch of ``(event, data, room)`` (one script).
 
         This process delivers it at once when it is next in the table's order
@@ -117,23 +117,55 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         the batch in hand rather than parsed again. This returns once it is
         delivered (at most :attr:`OWN_WAIT` seconds), so the table's outbox
         drained means handed to this process's sockets, as with one process
-        (the steps before a question reach the table before it).
+        (the steps before a question reach the table before it). ``ident``:
+        the batch's id, the same when it is sent again after a failure (it is
+        then numbered once: :meth:`~vtt_bridge.state.RedisStore.broadcast`).
         """
         first = await self.store.broadcast(
-            table_id, self._table_channel(f"table:{table_id}"), orjson.dumps(batch), len(batch), sender=self.host_id
+            table_id,
+            self._table_channel(f"table:{table_id}"),
+            orjson.dumps(batch),
+            len(batch),
+            sender=self.host_id,
+            ident=ident,
         )
+        await self.published_batch(table_id, batch, first)
+
+    def prepare_batch(self, table_id: str, batch: Batch, mark: bytes) -> Published:
+        """A batch for a commit to publish (:class:`~vtt_bridge.state.Published`): ``batch``'s JSON
+        holds ``mark`` once, where the commit's audit seq goes (:meth:`published_batch` then
+        delivers it here)."""
+        head, tail = orjson.dumps(batch).split(mark)
+        return Published(self._table_channel(f"table:{table_id}"), self.host_id, len(batch), head, tail)
+
+    def expect_batch(self, table_id: str, batch: Batch, first: int) -> None:
+        """This process's own batch, numbered ``first``… by its commit: kept in hand (not parsed)
+        should the feed bring it before :meth:`published_batch` is called for it."""
+        delivered = self._delivered.get(table_id)
+        if delivered is not None and delivered < first and (table_id, first) not in self._own:
+            self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
+
+    async def published_batch(self, table_id: str, batch: Batch, first: int) -> None:
+        """Deliver this process's own batch, numbered ``first``…, in the table's order here
+        (see :meth:`publish_batch`)."""
         if self._delivered.get(table_id) == first - 1:
             # Next in order: delivered now (its copy on the feed is then skipped as delivered).
             self._delivered[table_id] = first + len(batch) - 1
-            async with self._delivering:
-                assert self.deliver is not None
-                await self.deliver(numbered(batch, first))
+            own = self._own.pop((table_id, first), None)
+            try:
+                async with self._delivering:
+                    assert self.deliver is not None
+                    await self.deliver(numbered(batch, first))
+            finally:
+                if own and not own[1].done():
+                    own[1].set_result(None)
             return
         if table_id in self._delivered and self._delivered[table_id] < first:
-            done = asyncio.get_running_loop().create_future()
-            self._own[(table_id, first)] = (batch, done)
+            own = self._own.get((table_id, first))
+            if own is None:
+                own = self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
             try:
-                await asyncio.wait_for(done, self.OWN_WAIT)
+                await asyncio.wait_for(asyncio.shield(own[1]), self.OWN_WAIT)
             except TimeoutError:
                 pass  # the feed is away: the bus delivers it from the log when it is back
 
@@ -176,6 +208,10 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
             return
         head, body = rest.split("\n", 1)
         first = int(head)
+        if first != 1 and first <= self._delivered.get(table_id, first):
+            # Delivered already (this process's own batch, mostly): a table's mark only ever
+            # stands at the end of a batch, so all of it was; not parsed (1: a wiped store).
+            return
         own = self._own.pop((table_id, first), None) if sender == self.host_id else None
         try:
             await self._numbered(table_id, first, own[0] if own else None, body)

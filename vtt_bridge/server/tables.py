@@ -66,7 +66,10 @@ class Outbox:
     ``put`` never waits, so a handler can queue its broadcasts and return its
     acknowledgement at once; the order clients see is the order of ``put``.
     An attack drains the outbox before it starts, so broadcasts never fall
-    more than one attack behind.
+    more than one attack behind. Over the Redis bus an attack's own
+    broadcasts may go out with its commit (:meth:`publishing`): they are then
+    queued already numbered (:meth:`put_published`), to be delivered here in
+    their turn.
     """
 
     def __init__(self, room: str, emit: Emit) -> None:
@@ -76,13 +79,34 @@ class Outbox:
         # room per choice of events: the room's name → the events it receives.
         self.batch_rooms: dict[str, frozenset[str]] = {}
         self._emit = emit
-        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str | None, Any]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._unsent = 0  # broadcasts put and not yet handed on
 
     def put(self, event: str, data: Any) -> None:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"outbox {self.room}")
+        self._unsent += 1
         self._queue.put_nowait((event, data))
+
+    def publishing(self, events: list[tuple[str, Any]], mark: bytes) -> Any:
+        """``events``, ``(event, data)``, as a commit publishes them with itself
+        (:class:`~vtt_bridge.state.Published`), where the emitter can (the Redis bus) and
+        nothing put before is still to go out (they would overtake it); else ``None``.
+        ``mark`` stands once in their JSON, where the commit's audit seq goes."""
+        prepare = getattr(self._emit, "prepare", None)
+        if prepare is None or self._unsent:
+            return None
+        return prepare(self.room.removeprefix("table:"), [(e, d, self.rooms[e]) for e, d in events], mark)
+
+    def put_published(self, events: list[tuple[str, Any]], first: int) -> None:
+        """Queue ``events`` that a commit published numbered ``first``… (see :meth:`publishing`)."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"outbox {self.room}")
+        self._unsent += 1
+        batch = [(e, d, self.rooms[e]) for e, d in events]
+        self._emit.expect(batch, first)  # type: ignore[attr-defined]  # the feed may bring it first
+        self._queue.put_nowait((None, (batch, first)))
 
     async def drain(self) -> None:
         """Wait until everything queued so far has been handed to the sockets."""
@@ -103,16 +127,27 @@ class Outbox:
         while True:
             # Whatever is queued goes out as one batch: an attack's steps,
             # result and token updates reach each socket's writer together.
-            batch = [await queue.get()]
+            items = [await queue.get()]
             while not queue.empty():
-                batch.append(queue.get_nowait())
+                items.append(queue.get_nowait())
             try:
-                await self._emit([(event, data, self.rooms[event]) for event, data in batch], self.batch_rooms)
-            except Exception:
-                log.exception("broadcast failed", extra=fields(room=self.room, events=[e for e, _ in batch]))
+                for published, group in itertools.groupby(items, key=lambda item: item[0] is None):
+                    if published:
+                        for _none, (batch, first) in group:
+                            await self._send(self._emit.published(batch, first), batch)  # type: ignore[attr-defined]
+                    else:
+                        batch = [(event, data, self.rooms[event]) for event, data in group]
+                        await self._send(self._emit(batch, self.batch_rooms), batch)
             finally:
-                for _ in batch:
+                self._unsent -= len(items)
+                for _ in items:
                     queue.task_done()
+
+    async def _send(self, sending: Awaitable[None], batch: list[tuple[str, Any, str]]) -> None:
+        try:
+            await sending
+        except Exception:
+            log.exception("broadcast failed", extra=fields(room=self.room, events=[e for e, _d, _r in batch]))
 
 
 def pending(payload: Mapping[str, Any], users: list[str], remaining: float) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .keys import GM_USER, digest, match_key, new_id, new_key
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
-from .redis import RedisStore
+from .redis import Published, RedisStore
 from .replay import ReplayMismatch, replay
 from .sqlite import SQLiteStore
 from .store import Store
@@ -19,6 +19,7 @@ __all__ = [
     "AuditDraft",
     "AuditEntry",
     "KeyInfo",
+    "Published",
     "RedisStore",
     "ReplayMismatch",
     "SQLiteStore",

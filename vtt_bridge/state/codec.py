@@ -61,6 +61,11 @@ def with_field(encoded: bytes, name: str, value: int) -> bytes:
     return b"%s,%s:%d}" % (encoded[:-1], orjson.dumps(name), value)
 
 
+def with_raw_field(encoded: bytes, name: str, raw: bytes) -> bytes:
+    """:func:`with_field` with the field's value as the bytes ``raw`` (a placeholder filled in later)."""
+    return b"%s,%s:%s}" % (encoded[:-1], orjson.dumps(name), raw)
+
+
 def loads(text: str | bytes, **_ignored: Any) -> Any:
     try:
         return orjson.loads(text)

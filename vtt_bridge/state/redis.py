@@ -26,6 +26,12 @@ keys share one slot and its Lua scripts run on one node::
     t:{<table>}:departed    hash  socket id → why it ended (socket.io's reason), for a minute
     t:{<table>}:questions   hash  "<attack id>/<key>" → a question out now {payload, users, deadline}
     t:{<table>}:answers     hash  "<request_id>/<n>" → an answer to a question asked across processes
+    t:{<table>}:changes     list  "<revision><TAB><token id>…" of the newest CHANGES_KEEP commits: the tokens
+                                  each changed, so a process a few revisions behind re-reads only those
+    t:{<table>}:bseq        int   the table's newest broadcast_seq
+    t:{<table>}:log         stream the newest batches of broadcasts as published (about BROADCAST_KEEP)
+    t:{<table>}:sent        hash  sender → "<batch id> <first seq>": each process's last batch, so one
+                                  sent again after its reply was lost is not numbered twice (an hour)
     node:<node>             str   a live server process (expires unless renewed)
 
 A store written before the hash tags (``t:<table>:...``) is renamed to this
@@ -64,6 +70,7 @@ import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -73,7 +80,7 @@ from .redis_link import Link, RedisOptions, RedisUnavailable, Subscriber, parse_
 from .records import AuditDraft, AuditEntry, KeyInfo, TableInfo, dumps, token_from_dict
 from .store import AUDIT_KEEP, BROADCAST_KEEP, HISTORY_SCAN, HistoryPage, Locks, Store, locked, stale
 
-__all__ = ["AUDIT_KEEP", "RedisStore"]
+__all__ = ["AUDIT_KEEP", "Published", "RedisStore"]
 
 log = logging.getLogger("vtt_bridge.state")
 
@@ -115,15 +122,35 @@ do
 end
 """
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep (and locked)
+# A table's batch of broadcasts, numbered, logged and published in one step, so the
+# numbers, the log's order and the order of publishing agree across processes. A Lua
+# function both scripts that broadcast start with: keys bseq and log; the channel, how
+# many broadcasts, the sender's line, the batch, the log's length. The message is
+# "<sender>\n<first seq>\n<batch>"; the log's entry id is the batch's last seq.
+# TABLE_PUBLISH becomes 'SPUBLISH' under Cluster (a sharded channel), else 'PUBLISH' (RedisStore.open).
+_NUMBERED = """
+local function numbered(bseq, log, channel, n, sender, batch, keep)
+    local last = redis.call('INCRBY', bseq, tonumber(n))
+    local first = last - tonumber(n) + 1
+    local message = sender .. '\\n' .. first .. '\\n' .. batch
+    redis.call('XADD', log, 'MAXLEN', '~', keep, last .. '-0', 'm', message)
+    redis.call(TABLE_PUBLISH, channel, message)
+    return first
+end
+"""
+
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep, bseq, log, changes, locked
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
 # process has the table's next attack waiting (else ""), the lease's time to live in ms,
 # how many audit entries a table keeps unless its keep key says (0: all).
 # Past that many, the oldest entries go, with their request_ids and refs.
+# Then, optionally (see "the commit's broadcasts" below), the channel, how many broadcasts,
+# the sender's line, the batch cut at its audit seq (before, after) and the log's length:
+# the batch, with the entry's seq, is numbered, logged and published as _BROADCAST does.
 # The lease then goes, in this order: to the first waiter if there is one (handed over: see
 # _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
-_COMMIT = _LOCKS_GUARD + """
+_COMMIT = _NUMBERED + _LOCKS_GUARD + """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
     local id, expected = ARGV[2 + i * 3], ARGV[3 + i * 3]
@@ -185,6 +212,22 @@ if keep > 0 and len > keep then
     redis.call('LTRIM', KEYS[2], drop, -1)
     redis.call('INCRBY', KEYS[8], drop)
 end
+-- which tokens this revision changed (t:{id}:changes, the newest CHANGES_KEEP), so another
+-- process whose mirror is a few revisions behind re-reads only those (see _CHANGED)
+local changed = {tostring(rev)}
+for i = 0, n - 1 do table.insert(changed, ARGV[2 + i * 3]) end
+redis.call('RPUSH', KEYS[13], table.concat(changed, '\t'))
+redis.call('LTRIM', KEYS[13], -CHANGES_KEEP, -1)
+-- (end of the changed tokens)
+-- the commit's broadcasts (an attack's attack.resolved and token.updated), when given
+local bfirst = ''
+local bchannel = ARGV[10 + n * 3]
+if bchannel and bchannel ~= '' then
+    local batch = ARGV[13 + n * 3] .. seq .. ARGV[14 + n * 3]
+    local count, sender, keep = ARGV[11 + n * 3], ARGV[12 + n * 3], ARGV[15 + n * 3]
+    bfirst = tostring(numbered(KEYS[11], KEYS[12], bchannel, count, sender, batch, keep))
+end
+-- (end of the commit's broadcasts)
 local holder, keep, ttl = ARGV[5 + n * 3], ARGV[7 + n * 3], ARGV[8 + n * 3]
 if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
     local want = redis.call('GET', KEYS[7])
@@ -198,12 +241,12 @@ if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
         redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6] .. '\\n' .. want .. '\\n' .. rev)
     elseif keep ~= '' then
         redis.call('PEXPIRE', KEYS[6], ttl)
-        return {'ok', tostring(seq), tostring(rev), 'kept'}
+        return {'ok', tostring(seq), tostring(rev), 'kept', bfirst}
     else
         redis.call('DEL', KEYS[6])
     end
 end
-return {'ok', tostring(seq), tostring(rev), ''}
+return {'ok', tostring(seq), tostring(rev), '', bfirst}
 """
 
 # How a lease is handed over: the holder's commit or release sets the lease to the first
@@ -333,6 +376,43 @@ if seq then redis.call('HSET', KEYS[1], ARGV[1], seq) end
 return seq
 """
 
+# KEYS: tokens, changes, rev; ARGV: the revision a process's mirror of the table is at.
+# Answers {the revision now} when it is that; {the revision now, the ids and rows (false:
+# deleted) of every token changed since, in pairs} when the changes list holds every
+# revision since; {the revision now, false}: it does not (a settings change, or too far
+# behind): read the table whole.
+_CHANGED = """
+local rev = tonumber(redis.call('GET', KEYS[3]) or '0')
+local known = tonumber(ARGV[1])
+if rev == known then return {rev} end
+if rev < known then return {rev, false} end
+local have, ids, seen = 0, {}, {}
+for _, entry in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    local fields = {}
+    for field in string.gmatch(entry, '[^\t]+') do table.insert(fields, field) end
+    local at = tonumber(fields[1])
+    if at > known and at <= rev then
+        have = have + 1
+        for i = 2, #fields do
+            if not seen[fields[i]] then
+                seen[fields[i]] = true
+                table.insert(ids, fields[i])
+            end
+        end
+    end
+end
+if have ~= rev - known then return {rev, false} end
+local out = {rev}
+for _, id in ipairs(ids) do
+    table.insert(out, id)
+    table.insert(out, redis.call('HGET', KEYS[1], id) or '')
+end
+return out
+"""
+
+# Revisions whose changed tokens a table's changes list keeps.
+CHANGES_KEEP = 64
+
 # KEYS: sessions, departed; ARGV: socket id, why it ended, how long to keep that (ms).
 _DEPART = """
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -341,19 +421,44 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 """
 
-# A table's batch of broadcasts, numbered, logged and published in one step, so the
-# numbers, the log's order and the order of publishing agree across processes.
-# KEYS: bseq, log; ARGV: channel, how many broadcasts, the sender's line, the batch, log length.
-# The message is "<sender>\n<first seq>\n<batch>"; the log's entry id is the batch's last seq.
-_BROADCAST = """
-local n = tonumber(ARGV[2])
-local last = redis.call('INCRBY', KEYS[1], n)
-local first = last - n + 1
-local message = ARGV[3] .. '\\n' .. first .. '\\n' .. ARGV[4]
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], last .. '-0', 'm', message)
-redis.call('PUBLISH', ARGV[1], message)
+# KEYS: bseq, log, sent; ARGV: channel, how many broadcasts, the sender's line, the batch,
+# log length, the batch's id ("" for none). A batch sent again with the id of the sender's
+# last batch (its reply was lost, e.g. the connection dropped after the script ran) is not
+# numbered twice: the answer is the first seq it was given. ``sent`` (a hash, sender → "<id>
+# <first seq>", kept an hour past its last write) remembers each sender's last batch.
+_BROADCAST = _NUMBERED + """
+local sender, id = ARGV[3], ARGV[6]
+if id ~= '' then
+    local seen = redis.call('HGET', KEYS[3], sender)
+    if seen then
+        local space = string.find(seen, ' ', 1, true)
+        if string.sub(seen, 1, space - 1) == id then return tonumber(string.sub(seen, space + 1)) end
+    end
+end
+local first = numbered(KEYS[1], KEYS[2], ARGV[1], ARGV[2], sender, ARGV[4], ARGV[5])
+if id ~= '' then
+    redis.call('HSET', KEYS[3], sender, id .. ' ' .. first)
+    redis.call('PEXPIRE', KEYS[3], 3600000)
+end
 return first
 """
+
+
+@dataclass
+class Published:
+    """Broadcasts a commit numbers, logs and publishes with itself (:meth:`RedisStore.commit`).
+
+    The batch's JSON is cut where its audit entry's seq goes (``head`` + seq +
+    ``tail``), which only the commit's script knows; the message is the one
+    :meth:`RedisStore.broadcast` publishes.
+    """
+
+    channel: str
+    sender: str
+    n: int
+    head: bytes
+    tail: bytes
+    first: int | None = None  # set once the commit landed: the batch's first broadcast_seq
 
 
 class RedisStore(Store):
@@ -428,12 +533,15 @@ class RedisStore(Store):
         link = Link(self.url, self.options)
         # Under Cluster a table's broadcasts go to its shard only (SPUBLISH: the channel carries
         # the table's hash tag, so the script's node serves it); elsewhere, plain PUBLISH.
-        broadcast = _BROADCAST.replace("'PUBLISH'", "'SPUBLISH'") if link.cluster else _BROADCAST
+        # (The lease channel, which carries no hash tag, stays plain PUBLISH everywhere.)
+        publish = "'SPUBLISH'" if link.cluster else "'PUBLISH'"
         scripts = (
-            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST, broadcast
+            _COMMIT.replace("CHANGES_KEEP", str(CHANGES_KEEP)).replace("TABLE_PUBLISH", publish),
+            _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST,
+            _BROADCAST.replace("TABLE_PUBLISH", publish), _CHANGED,
         )
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
-         self._slice, self._pick, self._announce, self._request, self._broadcast) = (
+         self._slice, self._pick, self._announce, self._request, self._broadcast, self._changed) = (
             link.script(source) for source in scripts
         )
         self._lock = link.script(_LOCK)  # an attack's token locks (lock_tokens)
@@ -526,15 +634,20 @@ class RedisStore(Store):
 
     # -- broadcast sequence numbers -------------------------------------------
 
-    async def broadcast(self, table_id: str, channel: str, message: bytes, n: int, *, sender: str = "") -> int:
+    async def broadcast(
+        self, table_id: str, channel: str, message: bytes, n: int, *, sender: str = "", ident: str = ""
+    ) -> int:
         """Number, log (``t:{id}:log``, a capped Stream) and publish a batch of ``n`` broadcasts, atomically.
 
         ``channel`` carries the table's hash tag (``…{<table>}``): under Cluster it
         is a sharded channel, published by ``SPUBLISH`` from the table's node.
+        ``ident``: the batch's id among ``sender``'s; the same batch sent again
+        with it (its reply was lost) answers the first seq it was given, and is
+        neither numbered nor published twice.
         """
-        keys = [self._key(table_id, "bseq"), self._key(table_id, "log")]
-        first = await self.link.evalsha(self._broadcast, keys, [channel, n, sender, message, self.broadcast_keep])
-        return int(first)
+        keys = [self._key(table_id, "bseq"), self._key(table_id, "log"), self._key(table_id, "sent")]
+        args = [channel, n, sender, message, self.broadcast_keep, ident if sender else ""]
+        return int(await self.link.evalsha(self._broadcast, keys, args))
 
     async def broadcast_seq(self, table_id: str) -> int:
         return int(await self.link.call("GET", self._key(table_id, "bseq")) or 0)
@@ -625,7 +738,11 @@ class RedisStore(Store):
             out[token_id] = cached[1]
         return out
 
-    async def commit(self, table_id: str, draft: AuditDraft, *, lease: _Lease | None = None) -> AuditEntry:
+    async def commit(
+        self, table_id: str, draft: AuditDraft, *, lease: _Lease | None = None, publish: Published | None = None
+    ) -> AuditEntry:
+        """See :meth:`Store.commit`; ``publish``: broadcasts numbered, logged and published by the
+        same script once the commit lands (its ``first`` is then set), with the entry's seq in them."""
         changes = {token_id: change.wire() for token_id, change in draft.changes.items()}
         entry = {
             "kind": draft.kind,
@@ -648,11 +765,16 @@ class RedisStore(Store):
         args += [lease.holder if lease is not None else "", self._channel]
         keys = [
             self._key(table_id, w)
-            for w in ("tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep")
+            for w in (
+                "tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep",
+                "bseq", "log", "changes",
+            )
         ]
         keys.append(self._key(table_id, "locked"))  # the attack's token locks (_LOCKS_GUARD)
         keep = lease is not None and lease.queued is not None and lease.queued()
         args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
+        if publish is not None:
+            args += [publish.channel, publish.n, publish.sender, publish.head, publish.tail, self.broadcast_keep]
         status, first, second, *kept = await self.link.evalsha(self._commit, keys, args, wait=self.wait)
         if status == "conflict":
             expected = draft.changes[first].before
@@ -665,6 +787,8 @@ class RedisStore(Store):
                 details={"request_id": draft.request_id},
             )
         self._revs[table_id] = int(second)
+        if publish is not None and len(kept) > 1 and kept[1]:
+            publish.first = int(kept[1])
         if lease is not None:
             if kept and kept[0]:
                 # Handed to this process's next attack on the table, which starts from this revision.
@@ -780,6 +904,24 @@ class RedisStore(Store):
 
     def committed_revision(self, table_id: str) -> int | None:
         return self._revs.get(table_id)
+
+    async def changed_since(self, table_id: str, rev: int) -> tuple[int, dict[str, Token | None]] | None:
+        keys = [self._key(table_id, "tokens"), self._key(table_id, "changes"), self._key(table_id, "rev")]
+        now, *found = await self.link.evalsha(self._changed, keys, [rev])
+        if found and found[0] is None:
+            return None
+        out: dict[str, Token | None] = {}
+        snapshots = self._snapshots
+        for token_id, row in zip(found[::2], found[1::2], strict=True):
+            if not row:
+                snapshots.pop((table_id, token_id), None)
+                out[token_id] = None
+                continue
+            cached = snapshots.get((table_id, token_id))
+            if cached is None or cached[0] != row:
+                cached = snapshots[(table_id, token_id)] = (row, token_from_dict(json.loads(row)))
+            out[token_id] = cached[1]
+        return int(now), out
 
     def lease(self, table_id: str, *, queued: Callable[[], bool] | None = None) -> _Lease:
         """The table's attack lease; ``queued()`` says whether this process has another attack

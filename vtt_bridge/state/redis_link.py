@@ -13,10 +13,14 @@ interface the store and the server's message bus use:
   sharded (``SPUBLISH``/``SSUBSCRIBE``, Redis ≥ 7): a message goes to the
   shard serving the table's slot, not to every node.
 
-Calls and sends are queued, and one task sends the queue in order: a lone
-command as it is, several as one redis-py pipeline (one connection, one
-write): whatever every coroutine queued while the previous batch was out
-goes in the next (auto-pipelining). Commands therefore reach Redis in the
+Calls and sends are queued, and one task sends the queue in order, as one
+write on one connection with the replies read back in order: whatever every
+coroutine queued while the previous batch was out goes in the next
+(auto-pipelining). With one Redis or a Sentinel's primary that connection is
+the link's own, written to and read with redis-py's connection methods (no
+pipeline object, no per-command timer: one time bound per batch); with a
+Cluster each batch is a redis-py cluster pipeline, which routes each command
+to its node. Commands therefore reach Redis in the
 order they were made — a table's broadcasts stay behind its commits — and
 under load many tables' commands share a write and a read. (A commit with
 ``WAIT`` goes on a pipeline of its own: it may take up to its timeout.)
@@ -48,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import hashlib
 import logging
 import ssl
@@ -283,6 +288,10 @@ class Link:
         self.where = parse_url(url)
         self.options = options or RedisOptions.from_query(self.where.query)
         self.client: Any = None
+        # One Redis or a Sentinel's primary: the queue goes out over one connection of its own
+        # (see _send), of a client without a socket timeout (one bound covers a whole batch).
+        self._direct: Any = None
+        self._connection: Any = None
         self.sentinel: Sentinel | None = None
         self._scripts: dict[str, str] = {}  # sha → source
         self._queue: collections.deque[tuple[tuple[Any, ...], asyncio.Future[Any] | None]] = collections.deque()
@@ -294,9 +303,10 @@ class Link:
     def cluster(self) -> bool:
         return self.where.kind == "cluster"
 
-    def make_client(self) -> Any:
-        """A new client for :attr:`where` (the pub/sub side makes its own)."""
-        where, kwargs = self.where, _client_kwargs(self.where, self.options)
+    def make_client(self, **overrides: Any) -> Any:
+        """A new client for :attr:`where` (the pub/sub side makes its own); ``overrides``: its
+        connections' settings that differ (not for a Cluster)."""
+        where, kwargs = self.where, {**_client_kwargs(self.where, self.options), **overrides}
         if where.kind == "cluster":
             return RedisCluster(
                 startup_nodes=[ClusterNode(h, p) for h, p in where.hosts],
@@ -314,7 +324,7 @@ class Link:
                 if where.tls:
                     sentinel_kwargs.update({k: v for k, v in kwargs.items() if k.startswith("ssl")})
                 self.sentinel = Sentinel(where.hosts, sentinel_kwargs=sentinel_kwargs, **kwargs)
-            return self.sentinel.master_for(where.service, db=where.db)
+            return self.sentinel.master_for(where.service, db=where.db, **overrides)
         if where.path:
             return aioredis.Redis(unix_socket_path=where.path, db=where.db, **{
                 k: v for k, v in kwargs.items() if not k.startswith("ssl")})
@@ -345,6 +355,8 @@ class Link:
                 details={"retry_after": RETRY_AFTER},
             ) from None
         self.client = client
+        if not self.cluster:
+            self._direct = self.make_client(socket_timeout=None, health_check_interval=0)
 
     async def _check_sharded(self, client: Any) -> None:
         """A Cluster's tables use sharded pub/sub: refuse, in one line, a Cluster without it (Redis < 7)."""
@@ -425,6 +437,24 @@ class Link:
                     future.set_exception(error)
             return
         while self._queue:
+            if self._direct is not None:
+                batch = list(self._queue)
+                self._queue.clear()
+                try:
+                    replies = await self._send([args for args, _future in batch])
+                except _UNAVAILABLE as exc:
+                    error = self._unavailable(exc)
+                    for _args, future in batch:
+                        if future is not None and not future.done():
+                            future.set_exception(error)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - a sender must not die
+                    replies = [exc] * len(batch)
+                else:
+                    self.outage.ok()
+                for (args, future), reply in zip(batch, replies, strict=True):
+                    self._settle(args, future, reply)
+                continue
             if len(self._queue) == 1:  # the usual case, a publish: no pipeline object needed
                 args, future = self._queue[0]
                 try:
@@ -455,6 +485,37 @@ class Link:
                 self.outage.ok()
             for (args, future), reply in zip(batch, replies, strict=True):
                 self._settle(args, future, reply)
+
+    async def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Commands written together on the link's own connection, their replies read in order,
+        as a pipeline does but without building one per batch (one Redis or a Sentinel's
+        primary): one buffer written (:func:`_packed`), one time bound for the batch, an
+        error reply in its place, redis-py's own reply conversions (``HGETALL`` → dict …).
+        The connection is dropped on any failure and made again for the next batch."""
+        if self._connection is None:
+            async with asyncio.timeout(self.options.connect_timeout + self.options.command_timeout):
+                self._connection = await self._direct.connection_pool.get_connection()
+        connection, callbacks = self._connection, self._direct.response_callbacks
+        replies: list[Any] = []
+        try:
+            async with asyncio.timeout(self.options.connect_timeout + self.options.command_timeout):
+                if not connection.is_connected:
+                    await connection.connect()  # (a Sentinel's asks for the primary anew)
+                await connection.send_packed_command(_packed(commands), check_health=False)
+                for args in commands:
+                    try:
+                        reply = await connection.read_response()
+                    except rexc.ResponseError as exc:
+                        reply = exc
+                    else:
+                        callback = callbacks.get(args[0])
+                        if callback is not None:
+                            reply = callback(reply)
+                    replies.append(reply)
+        except BaseException:
+            await connection.disconnect(nowait=True)
+            raise
+        return replies
 
     def _settle(self, args: tuple[Any, ...], future: asyncio.Future[Any] | None, reply: Any) -> None:
         """Hand a queued command's reply to its caller (an error of a fire-and-forget send is logged)."""
@@ -525,6 +586,33 @@ class Link:
         client, self.client = self.client, None
         if client is not None:
             await _close_client(client)
+        direct, self._direct, connection, self._connection = self._direct, None, self._connection, None
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                await connection.disconnect()
+        if direct is not None:
+            await _close_client(direct)
+
+
+def _packed(commands: list[tuple[Any, ...]]) -> bytes:
+    """Commands in Redis's wire protocol (RESP: an array of bulk strings each), one buffer for
+    them all. Arguments are bytes, str (UTF-8) or numbers."""
+    out = bytearray()
+    for args in commands:
+        out += b"*%d\r\n" % len(args)
+        for arg in args:
+            if isinstance(arg, bytes):
+                data = arg
+            elif isinstance(arg, str):
+                data = arg.encode()
+            elif isinstance(arg, (int, float)) and not isinstance(arg, bool):
+                data = repr(arg).encode()
+            else:
+                raise TypeError(f"a Redis command argument is bytes, str or a number, not {type(arg).__name__}")
+            out += b"$%d\r\n" % len(data)
+            out += data
+            out += b"\r\n"
+    return bytes(out)
 
 
 def _reply_error(exc: BaseException) -> RedisReplyError:

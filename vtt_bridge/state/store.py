@@ -217,6 +217,12 @@ class Store(ABC):
         """The revision this process's last commit to the table left it at (``None``: not shared)."""
         return None
 
+    async def changed_since(self, table_id: str, rev: int) -> tuple[int, dict[str, Token | None]] | None:
+        """The table's revision now and each token changed since revision ``rev`` (``None``:
+        deleted), when the store can tell; ``None`` when it cannot (the settings changed too,
+        or too much since): read the table whole."""
+        return None
+
     def lease(
         self, table_id: str, *, queued: Callable[[], bool] | None = None
     ) -> contextlib.AbstractAsyncContextManager[Any]:
