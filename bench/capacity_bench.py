@@ -31,8 +31,9 @@ Printed:
   (sampled every second) and the resolvers its configuration allows;
 - the server's garbage collections during play (count, time and CPU time
   per generation, objects freed) and, at the end of play, how many objects
-  its collector tracks and what a full collection of them costs (the event
-  loop stops for each);
+  its collector tracks (frozen ones included) and what a full collection of
+  all of them costs (the event loop stops for each) and frees: the cyclic
+  garbage a server that freezes its objects keeps until its next full one;
 - failed attacks (a refused acknowledgement, with the error codes) and lost
   ones (no acknowledgement within ``--ack-timeout``, or a connection closed
   under it), refused or dropped connections;
@@ -144,24 +145,63 @@ def time_collections(path: str) -> None:
     started = [0.0, 0.0]
     rows: list[tuple[float, int, float, float, int]] = []
 
+    detail = os.environ.get("CAPACITY_GC_DETAIL")
+    import threading
+    notes: list[Any] = []
+
     def timed(phase: str, info: dict[str, Any]) -> None:
         if os.getpid() != pid:
             return
         if phase == "start":
+            if detail == "census":
+                import collections as _c
+                objs = gc.get_objects(info["generation"])
+                kinds = _c.Counter(type(o).__name__ for o in objs)
+                sizes = sorted(((len(o) if isinstance(o, (list, dict, set, tuple, frozenset)) or type(o).__name__ == "deque" else 0, type(o).__name__) for o in objs), reverse=True)[:5]
+                coros = _c.Counter(o.cr_code.co_qualname for o in objs if type(o).__name__ == "coroutine")
+                dicts = _c.Counter(type(r).__name__ for o in objs if type(o) is dict for r in gc.get_referrers(o)[:1]) if detail == "2" else {}
+                notes[:] = [round(time.time() % 1000, 2), len(objs), kinds.most_common(12), coros.most_common(8), dict(dicts), sizes, gc.get_count()]
+                del objs
             started[:] = time.perf_counter(), time.thread_time()
         else:
             wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
             rows.append((time.time(), info["generation"], wall, cpu, info["collected"]))
+            if detail == "census" or (detail and wall > 0.02):
+                print("GC", info["generation"], f"{wall*1000:.1f}ms cpu {cpu*1000:.1f}", info["collected"], info["uncollectable"], notes, file=sys.stderr, flush=True)
 
     def full(signum: int, frame: Any) -> None:
-        """SIGUSR2 (sent at the end of play): how many objects the collector tracks, and what a
-        full collection of them costs now (the one a long game night will run now and then)."""
-        tracked = len(gc.get_objects())
+        """SIGUSR2 (sent at the end of play): how many objects the collector tracks (frozen ones
+        included), and what a full collection of all of them costs now and frees (cycles that
+        reference counting could not free: what a server that freezes its objects keeps until
+        its next full collection)."""
+        frozen = gc.get_freeze_count()
+        tracked = len(gc.get_objects()) + frozen
+        gc.unfreeze()
         wall, cpu = time.perf_counter(), time.thread_time()
         freed = gc.collect()
         rows.append((time.time(), -tracked, time.perf_counter() - wall, time.thread_time() - cpu, freed))
+        if frozen:
+            gc.freeze()
+
+    def garbage(signum: int, frame: Any) -> None:
+        """SIGUSR1 (CAPACITY_GC_DETAIL, after the clients left): what cyclic garbage they left."""
+        import collections as _c
+        gc.unfreeze()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        n = gc.collect()
+        kinds = _c.Counter(type(o).__module__ + "." + type(o).__qualname__ for o in gc.garbage)
+        size = sum(sys.getsizeof(o) for o in gc.garbage)
+        print("GARBAGE", n, f"{size} bytes (shallow)", kinds.most_common(40), file=sys.stderr, flush=True)
+        frames = _c.Counter(f"{o.f_code.co_qualname} {o.f_code.co_filename.rsplit('/', 2)[-1]}:{o.f_lineno}" for o in gc.garbage if type(o).__name__ == "frame")
+        errors = _c.Counter(repr(o)[:80] for o in gc.garbage if isinstance(o, BaseException))
+        coros = _c.Counter(o.cr_code.co_qualname for o in gc.garbage if type(o).__name__ == "coroutine")
+        print("GARBAGE frames", frames.most_common(10), errors.most_common(5), coros.most_common(5), file=sys.stderr, flush=True)
+        gc.garbage.clear()
+        gc.set_debug(0)
 
     signal.signal(signal.SIGUSR2, full)
+    if detail:
+        signal.signal(signal.SIGUSR1, garbage)
     gc.callbacks.append(timed)
     atexit.register(lambda: Path(path).write_text("".join(json.dumps(r) + "\n" for r in rows)))
 
@@ -525,8 +565,8 @@ def report(
     for c in collections:
         if c[1] == "full":
             print(
-                f"  at the end of play the server's collector tracked {c[5]:,} objects; a full collection of them"
-                f" took {c[2] * 1000:.0f} ms (CPU {c[3] * 1000:.0f} ms) and freed {c[4]:,}"
+                f"  at the end of play the server's collector tracked {c[5]:,} objects (frozen ones included);"
+                f" a full collection of them took {c[2] * 1000:.0f} ms (CPU {c[3] * 1000:.0f} ms) and freed {c[4]:,}"
             )
     for generation in (0, 1, 2):
         pauses = [c[2] * 1000 for c in collections if c[1] == generation]
@@ -660,6 +700,11 @@ def main(argv: list[str] | None = None) -> int:
                 w.join(timeout=10)
                 if w.is_alive():
                     w.kill()
+            if os.environ.get("CAPACITY_GC_DETAIL"):
+                time.sleep(2)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(server.pid, signal.SIGUSR1)
+                time.sleep(2)
             stop_server(server)
         collections = [json.loads(line) for line in gc_log.read_text().splitlines()] if gc_log.exists() else []
         fulls = [c for c in collections if c[1] < 0]
