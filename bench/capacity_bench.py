@@ -292,6 +292,7 @@ class Player:
         self.acks: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
         self.broadcasts = 0
+        self.received = 0
         self.thinking: set[asyncio.Task[None]] = set()
 
     async def connect(self, http: Any, url: str, key: str) -> None:
@@ -311,6 +312,7 @@ class Player:
                 data = message.data
                 if not isinstance(data, str):
                     continue
+                self.received += 1
                 if data.startswith("43"):
                     end = 2
                     while data[end].isdigit():
@@ -457,6 +459,7 @@ async def load_main(
         "refused_why": {},
         "dropped": 0,
         "broadcasts": 0,
+        "received": 0,
         "connected": 0,
     }
     connector = aiohttp.TCPConnector(limit=0)
@@ -489,6 +492,7 @@ async def load_main(
             )
         out["dropped"] = sum(t.dropped for t in tables)
         out["broadcasts"] = sum(p.broadcasts for t in tables for p in t.players.values())
+        out["received"] = sum(p.received for t in tables for p in t.players.values())
         for table in tables:
             await table.close()
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -547,6 +551,11 @@ def report(
     print(
         f"  attack latency (request to ack, players' thinking taken out): p50 {percentile(latencies, 50):.1f} ms,"
         f" p99 {p99:.1f} ms (target <= {T_P99:.0f}), max {max(latencies, default=float('nan')):.1f} ms"
+    )
+    received, broadcasts = sum(o["received"] for o in outs), sum(o["broadcasts"] for o in outs)
+    print(
+        f"  websocket messages to the clients (pings included): {received:,}, {received / max(1, len(attacks)):.1f}"
+        f" per committed attack ({broadcasts / max(1, len(attacks)):.1f} of them broadcasts)"
     )
     print(f"  question reaching its player: p50 {percentile(questions, 50):.1f} ms, p99 {percentile(questions, 99):.1f} ms")
     trend = []
