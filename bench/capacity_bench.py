@@ -442,10 +442,11 @@ class Table:
 
 
 async def load_main(
-    seats: list[dict[str, str]], url: str, args: dict[str, Any], ready: Any, go: Any, results: Any, index: int
+    seats: list[dict[str, str]], url: str, args: dict[str, Any], ready: Any, gates: Any, results: Any, index: int
 ) -> None:
     import aiohttp
 
+    go, leave = gates
     think = (args["think_min"], args["think_max"])
     tables = [Table(seat, index * 1_000_003 + n, think) for n, seat in enumerate(seats)]
     out: dict[str, Any] = {
@@ -490,6 +491,10 @@ async def load_main(
             await asyncio.gather(
                 *(t.play(start, args["seconds"], args["ack_timeout"], out) for t in playing), return_exceptions=True
             )
+        # Every attack answered: the parent times a full collection of the server now (with
+        # nothing in flight it would hold up), then lets the clients leave.
+        ready.put(("played", index, 0))
+        await loop.run_in_executor(None, leave.wait, args["ack_timeout"] + 60)
         out["dropped"] = sum(t.dropped for t in tables)
         out["broadcasts"] = sum(p.broadcasts for t in tables for p in t.players.values())
         out["received"] = sum(p.received for t in tables for p in t.players.values())
@@ -500,9 +505,9 @@ async def load_main(
     results.put(out)
 
 
-def load_process(seats, url, args, ready, go, results, index) -> None:
+def load_process(seats, url, args, ready, gates, results, index) -> None:
     raise_file_limit()
-    asyncio.run(load_main(seats, url, args, ready, go, results, index))
+    asyncio.run(load_main(seats, url, args, ready, gates, results, index))
 
 
 def raise_file_limit() -> int:
@@ -564,6 +569,9 @@ def report(
         if inside:
             trend.append(f"{percentile(inside, 99):.0f}")
     print(f"  p99 per {WINDOW:.0f} s, ms: {' -> '.join(trend)}")
+    if os.environ.get("CAPACITY_GC_DETAIL"):
+        slow = sorted(attacks, key=lambda a: -a[1])[: max(1, len(attacks) // 100)]
+        print("  slowest 1% (sent at s: ms):", " ".join(f"{at:.1f}:{lat:.0f}" for at, lat in sorted(slow)))
     rows = [r for r in sampler.rows if span[0] <= r["at"] <= span[1]]
     per = []
     for w in range(int(args.seconds // WINDOW) + 1):
@@ -659,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         gc_log = Path(tmp) / "collections.jsonl"
         server, url = start_server(db, ["--resolvers", str(args.resolvers), *args.serve_arg], gc_log=gc_log, source=args.source)
         ctx = multiprocessing.get_context("spawn")
-        ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+        ready, results, go, leave = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Event()
         settings = {
             "think_min": args.think[0],
             "think_max": args.think[1],
@@ -669,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
             "connect_limit": 600.0,
         }
         workers = [
-            ctx.Process(target=load_process, args=(seats[i::procs], url, settings, ready, go, results, i), daemon=True)
+            ctx.Process(target=load_process, args=(seats[i::procs], url, settings, ready, (go, leave), results, i), daemon=True)
             for i in range(procs)
         ]
         outs: list[dict[str, Any]] = []
@@ -695,9 +703,17 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(min(1.0, max(0.0, stop - time.monotonic())))
                 sampler.take()
             end = sampler.rows[-1]["at"]
+            deadline = time.monotonic() + args.ack_timeout + 60
+            played = 0
+            while played < procs and time.monotonic() < deadline:
+                with contextlib.suppress(Exception):
+                    if ready.get(timeout=1)[0] == "played":
+                        played += 1
+                sampler.take()
             with contextlib.suppress(ProcessLookupError):
                 os.kill(server.pid, signal.SIGUSR2)  # a full collection, timed (time_collections)
-            deadline = time.monotonic() + args.ack_timeout + 60
+            time.sleep(1.0)
+            leave.set()
             while len(outs) < procs and time.monotonic() < deadline:
                 with contextlib.suppress(Exception):
                     outs.append(results.get(timeout=1))
