@@ -341,8 +341,8 @@ class Connections:
     answering pings).
     """
 
-    # Seconds between two looks at every websocket's unsent bytes.
-    SWEEP = 0.2
+    # Seconds between two looks at every websocket's unsent bytes (10,000 of them take ~2 ms).
+    SWEEP = 1.0
 
     def __init__(self, path: str = "/socket.io/", *, max_outgoing: int = 8_000_000, compress: bool = False) -> None:
         self.path = path
