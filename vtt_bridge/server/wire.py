@@ -342,7 +342,7 @@ class Connections:
     """
 
     # Seconds between two looks at every websocket's unsent bytes (10,000 of them take ~2 ms).
-    SWEEP = 1.0
+    SWEEP = 0.2
 
     def __init__(self, path: str = "/socket.io/", *, max_outgoing: int = 8_000_000, compress: bool = False) -> None:
         self.path = path
