@@ -137,43 +137,51 @@ async def prepare(path: Path, tables: int) -> list[dict[str, str]]:
 
 def time_collections(path: str) -> None:
     """Note every garbage collection of this process (its event loop: not the resolvers it forks):
-    when, which generation, how long; written to ``path`` as JSON lines when it exits."""
+    when, which generation, how long; written to ``path`` as JSON lines when it exits.
+
+    With ``CAPACITY_GC_DETAIL`` set, every collection over 20 ms is also printed (stderr) as it
+    ends, and SIGUSR1 prints what cyclic garbage the process holds (the bench sends it once the
+    clients left). ``CAPACITY_GC_DETAIL=census`` prints every collection with what it walks:
+    the kinds of objects and the coroutines among them (costly: a diagnosis, not a measurement).
+    """
     import atexit
+    import collections
     import gc
 
     pid = os.getpid()
     started = [0.0, 0.0]
     rows: list[tuple[float, int, float, float, int]] = []
+    detail = os.environ.get("CAPACITY_GC_DETAIL", "")
+    census: list[Any] = []
 
-    detail = os.environ.get("CAPACITY_GC_DETAIL")
-    import threading
-    notes: list[Any] = []
+    def walked(generation: int) -> list[Any]:
+        objects = gc.get_objects(generation)
+        kinds = collections.Counter(type(o).__name__ for o in objects)
+        coroutines = collections.Counter(o.cr_code.co_qualname for o in objects if type(o).__name__ == "coroutine")
+        return [len(objects), kinds.most_common(12), coroutines.most_common(8), gc.get_count()]
 
     def timed(phase: str, info: dict[str, Any]) -> None:
         if os.getpid() != pid:
             return
         if phase == "start":
-            if detail == "census":
-                import collections as _c
-                objs = gc.get_objects(info["generation"])
-                kinds = _c.Counter(type(o).__name__ for o in objs)
-                sizes = sorted(((len(o) if isinstance(o, (list, dict, set, tuple, frozenset)) or type(o).__name__ == "deque" else 0, type(o).__name__) for o in objs), reverse=True)[:5]
-                coros = _c.Counter(o.cr_code.co_qualname for o in objs if type(o).__name__ == "coroutine")
-                dicts = _c.Counter(type(r).__name__ for o in objs if type(o) is dict for r in gc.get_referrers(o)[:1]) if detail == "2" else {}
-                notes[:] = [round(time.time() % 1000, 2), len(objs), kinds.most_common(12), coros.most_common(8), dict(dicts), sizes, gc.get_count()]
-                del objs
+            census[:] = walked(info["generation"]) if detail == "census" else []
             started[:] = time.perf_counter(), time.thread_time()
-        else:
-            wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
-            rows.append((time.time(), info["generation"], wall, cpu, info["collected"]))
-            if detail == "census" or (detail and wall > 0.02):
-                print("GC", info["generation"], f"{wall*1000:.1f}ms cpu {cpu*1000:.1f}", info["collected"], info["uncollectable"], notes, file=sys.stderr, flush=True)
+            return
+        wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
+        rows.append((time.time(), info["generation"], wall, cpu, info["collected"]))
+        if detail == "census" or (detail and wall > 0.02):
+            print(
+                f"GC generation {info['generation']}: {wall * 1000:.1f} ms (CPU {cpu * 1000:.1f} ms),"
+                f" {info['collected']} freed; walked {census}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def full(signum: int, frame: Any) -> None:
-        """SIGUSR2 (sent at the end of play): how many objects the collector tracks (frozen ones
-        included), and what a full collection of all of them costs now and frees (cycles that
-        reference counting could not free: what a server that freezes its objects keeps until
-        its next full collection)."""
+        """SIGUSR2 (sent once every attack of play is answered): how many objects the collector
+        tracks (frozen ones included), and what a full collection of all of them costs now and
+        frees (cycles that reference counting could not free: what a server that freezes its
+        objects keeps until its next full collection)."""
         frozen = gc.get_freeze_count()
         tracked = len(gc.get_objects()) + frozen
         gc.unfreeze()
@@ -184,20 +192,29 @@ def time_collections(path: str) -> None:
             gc.freeze()
 
     def garbage(signum: int, frame: Any) -> None:
-        """SIGUSR1 (CAPACITY_GC_DETAIL, after the clients left): what cyclic garbage they left."""
-        import collections as _c
+        """SIGUSR1: the cyclic garbage this process holds (frozen or not), by kind, with the frames,
+        exceptions and coroutines in it."""
         gc.unfreeze()
         gc.set_debug(gc.DEBUG_SAVEALL)
-        n = gc.collect()
-        kinds = _c.Counter(type(o).__module__ + "." + type(o).__qualname__ for o in gc.garbage)
-        size = sum(sys.getsizeof(o) for o in gc.garbage)
-        print("GARBAGE", n, f"{size} bytes (shallow)", kinds.most_common(40), file=sys.stderr, flush=True)
-        frames = _c.Counter(f"{o.f_code.co_qualname} {o.f_code.co_filename.rsplit('/', 2)[-1]}:{o.f_lineno}" for o in gc.garbage if type(o).__name__ == "frame")
-        errors = _c.Counter(repr(o)[:80] for o in gc.garbage if isinstance(o, BaseException))
-        coros = _c.Counter(o.cr_code.co_qualname for o in gc.garbage if type(o).__name__ == "coroutine")
-        print("GARBAGE frames", frames.most_common(10), errors.most_common(5), coros.most_common(5), file=sys.stderr, flush=True)
-        gc.garbage.clear()
-        gc.set_debug(0)
+        try:
+            freed = gc.collect()
+            found = gc.garbage
+            kinds = collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in found)
+            frames = collections.Counter(
+                f"{o.f_code.co_qualname} {Path(o.f_code.co_filename).name}:{o.f_lineno}"
+                for o in found
+                if type(o).__name__ == "frame"
+            )
+            errors = collections.Counter(repr(o)[:80] for o in found if isinstance(o, BaseException))
+            print(
+                f"GARBAGE {freed} objects, {sum(sys.getsizeof(o) for o in found):,} bytes (shallow):"
+                f" {kinds.most_common(20)}; frames {frames.most_common(8)}; exceptions {errors.most_common(4)}",
+                file=sys.stderr,
+                flush=True,
+            )
+        finally:
+            gc.garbage.clear()
+            gc.set_debug(0)
 
     signal.signal(signal.SIGUSR2, full)
     if detail:
