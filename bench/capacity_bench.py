@@ -34,6 +34,7 @@ Printed:
   its collector tracks (frozen ones included) and what a full collection of
   all of them costs (the event loop stops for each) and frees: the cyclic
   garbage a server that freezes its objects keeps until its next full one;
+- the websocket messages the clients were sent per committed attack;
 - failed attacks (a refused acknowledgement, with the error codes) and lost
   ones (no acknowledgement within ``--ack-timeout``, or a connection closed
   under it), refused or dropped connections;
@@ -49,6 +50,10 @@ broadcasts, only count them: python-socketio's client would cost more than the
 server at 10,000 connections on two cores. They run in ``--procs`` processes
 (each with its share of the tables, a table's five clients in one process).
 Every loop is bounded by a count and a time limit; everything binds 127.0.0.1.
+``CAPACITY_GC_DETAIL=1`` also prints each of the server's collections over
+20 ms as it happens, the slowest 1% of attacks with when they were sent, and
+the cyclic garbage the clients left behind; ``CAPACITY_GC_DETAIL=census``
+what each collection walked (see ``time_collections``).
 
 ``--source DIR`` runs the server from another checkout (its ``vtt_bridge/``)
 with the same clients, to measure a change against the code before it, one
