@@ -72,7 +72,7 @@ async def test_cycles_wait_for_closed_websockets_then_a_full_collection_frees_th
 async def test_a_full_collection_when_memory_doubled_even_without_closed_connections(monkeypatch):
     marks = iter([100_000, 150_000, 150_000, 210_000])
     monkeypatch.setattr("vtt_bridge.server.runner._peak_rss", lambda: next(marks, 210_000))
-    monkeypatch.setattr(Collector, "FREEZE_EVERY", 0.01)
+    monkeypatch.setattr(Collector, "FREEZE_EVERY", 0.002)
     collector = Collector(None)
     node = Node()
     gone = weakref.ref(node)
@@ -82,6 +82,52 @@ async def test_a_full_collection_when_memory_doubled_even_without_closed_connect
         assert await _until(lambda: collector.sweeps >= 1)
         assert gone() is None
         assert collector.mark == 210_000
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        gc.unfreeze()
+
+
+async def test_a_full_collection_at_least_every_so_often(monkeypatch):
+    monkeypatch.setattr(Collector, "FREEZE_EVERY", 0.01)
+    monkeypatch.setattr(Collector, "AT_LEAST_EVERY", 0.2)
+    collector = Collector(None)
+    task = asyncio.get_running_loop().create_task(collector.run())
+    try:
+        node = Node()
+        gone = weakref.ref(node)
+        del node
+        await asyncio.sleep(0.1)
+        assert collector.sweeps == 0 and gone() is not None  # frozen, waiting
+        assert await _until(lambda: collector.sweeps == 1)
+        assert gone() is None
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        gc.unfreeze()
+
+
+async def test_memory_that_grew_with_the_connections_is_no_reason_for_a_full_collection(monkeypatch):
+    """A server filling up with tables grows; a full collection then would stop it for nothing."""
+    rss = [100_000]
+    monkeypatch.setattr("vtt_bridge.server.runner._peak_rss", lambda: rss[0])
+    monkeypatch.setattr(Collector, "FREEZE_EVERY", 0.002)
+
+    class Open:  # what the collector reads of server.connections: websockets closed, transports open
+        closed = 0
+        open: dict = {}
+
+    connections = Open()
+    collector = Collector(connections)  # type: ignore[arg-type]
+    task = asyncio.get_running_loop().create_task(collector.run())
+    try:
+        for n in range(1, 6):  # connections and memory grow together, 16-fold
+            connections.open = {object(): True for _ in range(10 * 2**n)}
+            rss[0] = 100_000 * 2**n
+            await asyncio.sleep(0.1)
+        assert collector.sweeps == 0
+        rss[0] = 6_500_000  # then the memory doubles with no more connections
+        assert await _until(lambda: collector.sweeps == 1)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

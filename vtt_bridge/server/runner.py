@@ -185,20 +185,26 @@ class Collector:
     (``gc.freeze()``: O(1); reference counting frees those objects as
     before), and a full collection of everything (``gc.unfreeze()``,
     ``gc.collect()``, ``gc.freeze()``) runs once :attr:`AFTER_CLOSED` websockets
-    (or half of those open, if more) closed since the last one, or when the
-    process's peak memory doubled since (whatever else might hold cycles).
-    Its pause is about a second per million objects (1,000 tables), so it is
-    rare, and its cost per closed connection is bounded.
+    (or half of those open, if more) closed since the last one; for whatever
+    else might make cycles, at least every :attr:`AT_LEAST_EVERY` seconds and
+    when the process's peak memory grew :attr:`GROWTH` times since, more
+    than more connections explain (the memory noted whenever the open
+    connections reach a new high). Its pause is about a second per million
+    objects (1,000 tables), so it is rare, and its cost per closed connection
+    is bounded.
     """
 
-    FREEZE_EVERY = 0.1
+    FREEZE_EVERY = 0.05
     AFTER_CLOSED = 1000
+    AT_LEAST_EVERY = 1800.0
     GROWTH = 2.0
 
     def __init__(self, connections: Connections | None = None) -> None:
         self.connections = connections
         self.mark = 0
         self.closed = 0
+        self.swept = 0.0
+        self.most = 0  # the most connections open since the last full collection
         self.sweeps = 0
 
     def due(self, *, memory: bool = True) -> bool:
@@ -207,16 +213,25 @@ class Collector:
             closed = connections.closed - self.closed
             if closed >= max(self.AFTER_CLOSED, len(connections.open) // 2):
                 return True
-        return memory and _peak_rss() > self.mark * self.GROWTH
+        if time.monotonic() - self.swept >= self.AT_LEAST_EVERY:
+            return True
+        if not memory:
+            return False
+        peak = _peak_rss()
+        if connections is not None and len(connections.open) > self.most:
+            # More connections than ever since the last collection: growth they explain.
+            self.most, self.mark = len(connections.open), max(self.mark, peak)
+            return False
+        return peak > self.mark * self.GROWTH
 
     async def run(self) -> None:
-        self.mark = _peak_rss()
+        self.mark, self.swept = _peak_rss(), time.monotonic()
         if self.connections is not None:
             self.closed = self.connections.closed
         for tick in itertools.count():
             await asyncio.sleep(self.FREEZE_EVERY)
             gc.freeze()
-            if self.due(memory=tick % 10 == 0):  # the peak memory looked at once a second
+            if self.due(memory=tick % 20 == 0):  # the peak memory looked at once a second
                 self.sweep()
 
     def sweep(self) -> int:
@@ -228,7 +243,8 @@ class Collector:
         freed = gc.collect()
         gc.freeze()
         self.sweeps += 1
-        self.mark = _peak_rss()
+        self.mark, self.swept = _peak_rss(), time.monotonic()
+        self.most = 0 if self.connections is None else len(self.connections.open)
         log.info(
             "garbage collected",
             extra=fields(freed=freed, ms=round((time.perf_counter() - started) * 1000, 1), peak_rss_kb=self.mark),
