@@ -31,8 +31,10 @@ Printed:
   (sampled every second) and the resolvers its configuration allows;
 - the server's garbage collections during play (count, time and CPU time
   per generation, objects freed) and, at the end of play, how many objects
-  its collector tracks and what a full collection of them costs (the event
-  loop stops for each);
+  its collector tracks (frozen ones included) and what a full collection of
+  all of them costs (the event loop stops for each) and frees: the cyclic
+  garbage a server that freezes its objects keeps until its next full one;
+- the websocket messages the clients were sent per committed attack;
 - failed attacks (a refused acknowledgement, with the error codes) and lost
   ones (no acknowledgement within ``--ack-timeout``, or a connection closed
   under it), refused or dropped connections;
@@ -48,6 +50,10 @@ broadcasts, only count them: python-socketio's client would cost more than the
 server at 10,000 connections on two cores. They run in ``--procs`` processes
 (each with its share of the tables, a table's five clients in one process).
 Every loop is bounded by a count and a time limit; everything binds 127.0.0.1.
+``CAPACITY_GC_DETAIL=1`` also prints each of the server's collections over
+20 ms as it happens, the slowest 1% of attacks with when they were sent, and
+the cyclic garbage the clients left behind; ``CAPACITY_GC_DETAIL=census``
+what each collection walked (see ``time_collections``).
 
 ``--source DIR`` runs the server from another checkout (its ``vtt_bridge/``)
 with the same clients, to measure a change against the code before it, one
@@ -136,32 +142,88 @@ async def prepare(path: Path, tables: int) -> list[dict[str, str]]:
 
 def time_collections(path: str) -> None:
     """Note every garbage collection of this process (its event loop: not the resolvers it forks):
-    when, which generation, how long; written to ``path`` as JSON lines when it exits."""
+    when, which generation, how long; written to ``path`` as JSON lines when it exits.
+
+    With ``CAPACITY_GC_DETAIL`` set, every collection over 20 ms is also printed (stderr) as it
+    ends, and SIGUSR1 prints what cyclic garbage the process holds (the bench sends it once the
+    clients left). ``CAPACITY_GC_DETAIL=census`` prints every collection with what it walks:
+    the kinds of objects and the coroutines among them (costly: a diagnosis, not a measurement).
+    """
     import atexit
+    import collections
     import gc
 
     pid = os.getpid()
     started = [0.0, 0.0]
     rows: list[tuple[float, int, float, float, int]] = []
+    detail = os.environ.get("CAPACITY_GC_DETAIL", "")
+    census: list[Any] = []
+
+    def walked(generation: int) -> list[Any]:
+        objects = gc.get_objects(generation)
+        kinds = collections.Counter(type(o).__name__ for o in objects)
+        coroutines = collections.Counter(o.cr_code.co_qualname for o in objects if type(o).__name__ == "coroutine")
+        return [len(objects), kinds.most_common(12), coroutines.most_common(8), gc.get_count()]
 
     def timed(phase: str, info: dict[str, Any]) -> None:
         if os.getpid() != pid:
             return
         if phase == "start":
+            census[:] = walked(info["generation"]) if detail == "census" else []
             started[:] = time.perf_counter(), time.thread_time()
-        else:
-            wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
-            rows.append((time.time(), info["generation"], wall, cpu, info["collected"]))
+            return
+        wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
+        rows.append((time.time(), info["generation"], wall, cpu, info["collected"]))
+        if detail == "census" or (detail and wall > 0.02):
+            print(
+                f"GC generation {info['generation']}: {wall * 1000:.1f} ms (CPU {cpu * 1000:.1f} ms),"
+                f" {info['collected']} freed; walked {census}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def full(signum: int, frame: Any) -> None:
-        """SIGUSR2 (sent at the end of play): how many objects the collector tracks, and what a
-        full collection of them costs now (the one a long game night will run now and then)."""
-        tracked = len(gc.get_objects())
+        """SIGUSR2 (sent once every attack of play is answered): how many objects the collector
+        tracks (frozen ones included), and what a full collection of all of them costs now and
+        frees (cycles that reference counting could not free: what a server that freezes its
+        objects keeps until its next full collection)."""
+        frozen = gc.get_freeze_count()
+        tracked = len(gc.get_objects()) + frozen
+        gc.unfreeze()
         wall, cpu = time.perf_counter(), time.thread_time()
         freed = gc.collect()
         rows.append((time.time(), -tracked, time.perf_counter() - wall, time.thread_time() - cpu, freed))
+        if frozen:
+            gc.freeze()
+
+    def garbage(signum: int, frame: Any) -> None:
+        """SIGUSR1: the cyclic garbage this process holds (frozen or not), by kind, with the frames,
+        exceptions and coroutines in it."""
+        gc.unfreeze()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            freed = gc.collect()
+            found = gc.garbage
+            kinds = collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in found)
+            frames = collections.Counter(
+                f"{o.f_code.co_qualname} {Path(o.f_code.co_filename).name}:{o.f_lineno}"
+                for o in found
+                if type(o).__name__ == "frame"
+            )
+            errors = collections.Counter(repr(o)[:80] for o in found if isinstance(o, BaseException))
+            print(
+                f"GARBAGE {freed} objects, {sum(sys.getsizeof(o) for o in found):,} bytes (shallow):"
+                f" {kinds.most_common(20)}; frames {frames.most_common(8)}; exceptions {errors.most_common(4)}",
+                file=sys.stderr,
+                flush=True,
+            )
+        finally:
+            gc.garbage.clear()
+            gc.set_debug(0)
 
     signal.signal(signal.SIGUSR2, full)
+    if detail:
+        signal.signal(signal.SIGUSR1, garbage)
     gc.callbacks.append(timed)
     atexit.register(lambda: Path(path).write_text("".join(json.dumps(r) + "\n" for r in rows)))
 
@@ -252,6 +314,7 @@ class Player:
         self.acks: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
         self.broadcasts = 0
+        self.received = 0
         self.thinking: set[asyncio.Task[None]] = set()
 
     async def connect(self, http: Any, url: str, key: str) -> None:
@@ -271,6 +334,7 @@ class Player:
                 data = message.data
                 if not isinstance(data, str):
                     continue
+                self.received += 1
                 if data.startswith("43"):
                     end = 2
                     while data[end].isdigit():
@@ -400,10 +464,11 @@ class Table:
 
 
 async def load_main(
-    seats: list[dict[str, str]], url: str, args: dict[str, Any], ready: Any, go: Any, results: Any, index: int
+    seats: list[dict[str, str]], url: str, args: dict[str, Any], ready: Any, gates: Any, results: Any, index: int
 ) -> None:
     import aiohttp
 
+    go, leave = gates
     think = (args["think_min"], args["think_max"])
     tables = [Table(seat, index * 1_000_003 + n, think) for n, seat in enumerate(seats)]
     out: dict[str, Any] = {
@@ -417,6 +482,7 @@ async def load_main(
         "refused_why": {},
         "dropped": 0,
         "broadcasts": 0,
+        "received": 0,
         "connected": 0,
     }
     connector = aiohttp.TCPConnector(limit=0)
@@ -447,8 +513,13 @@ async def load_main(
             await asyncio.gather(
                 *(t.play(start, args["seconds"], args["ack_timeout"], out) for t in playing), return_exceptions=True
             )
+        # Every attack answered: the parent times a full collection of the server now (with
+        # nothing in flight it would hold up), then lets the clients leave.
+        ready.put(("played", index, 0))
+        await loop.run_in_executor(None, leave.wait, args["ack_timeout"] + 60)
         out["dropped"] = sum(t.dropped for t in tables)
         out["broadcasts"] = sum(p.broadcasts for t in tables for p in t.players.values())
+        out["received"] = sum(p.received for t in tables for p in t.players.values())
         for table in tables:
             await table.close()
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -456,9 +527,9 @@ async def load_main(
     results.put(out)
 
 
-def load_process(seats, url, args, ready, go, results, index) -> None:
+def load_process(seats, url, args, ready, gates, results, index) -> None:
     raise_file_limit()
-    asyncio.run(load_main(seats, url, args, ready, go, results, index))
+    asyncio.run(load_main(seats, url, args, ready, gates, results, index))
 
 
 def raise_file_limit() -> int:
@@ -508,6 +579,11 @@ def report(
         f"  attack latency (request to ack, players' thinking taken out): p50 {percentile(latencies, 50):.1f} ms,"
         f" p99 {p99:.1f} ms (target <= {T_P99:.0f}), max {max(latencies, default=float('nan')):.1f} ms"
     )
+    received, broadcasts = sum(o["received"] for o in outs), sum(o["broadcasts"] for o in outs)
+    print(
+        f"  websocket messages to the clients (pings included): {received:,}, {received / max(1, len(attacks)):.1f}"
+        f" per committed attack ({broadcasts / max(1, len(attacks)):.1f} of them broadcasts)"
+    )
     print(f"  question reaching its player: p50 {percentile(questions, 50):.1f} ms, p99 {percentile(questions, 99):.1f} ms")
     trend = []
     for w in range(int(args.seconds // WINDOW) + 1):
@@ -515,6 +591,9 @@ def report(
         if inside:
             trend.append(f"{percentile(inside, 99):.0f}")
     print(f"  p99 per {WINDOW:.0f} s, ms: {' -> '.join(trend)}")
+    if os.environ.get("CAPACITY_GC_DETAIL"):
+        slow = sorted(attacks, key=lambda a: -a[1])[: max(1, len(attacks) // 100)]
+        print("  slowest 1% (sent at s: ms):", " ".join(f"{at:.1f}:{lat:.0f}" for at, lat in sorted(slow)))
     rows = [r for r in sampler.rows if span[0] <= r["at"] <= span[1]]
     per = []
     for w in range(int(args.seconds // WINDOW) + 1):
@@ -525,8 +604,8 @@ def report(
     for c in collections:
         if c[1] == "full":
             print(
-                f"  at the end of play the server's collector tracked {c[5]:,} objects; a full collection of them"
-                f" took {c[2] * 1000:.0f} ms (CPU {c[3] * 1000:.0f} ms) and freed {c[4]:,}"
+                f"  at the end of play the server's collector tracked {c[5]:,} objects (frozen ones included);"
+                f" a full collection of them took {c[2] * 1000:.0f} ms (CPU {c[3] * 1000:.0f} ms) and freed {c[4]:,}"
             )
     for generation in (0, 1, 2):
         pauses = [c[2] * 1000 for c in collections if c[1] == generation]
@@ -610,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
         gc_log = Path(tmp) / "collections.jsonl"
         server, url = start_server(db, ["--resolvers", str(args.resolvers), *args.serve_arg], gc_log=gc_log, source=args.source)
         ctx = multiprocessing.get_context("spawn")
-        ready, results, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+        ready, results, go, leave = ctx.Queue(), ctx.Queue(), ctx.Event(), ctx.Event()
         settings = {
             "think_min": args.think[0],
             "think_max": args.think[1],
@@ -620,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
             "connect_limit": 600.0,
         }
         workers = [
-            ctx.Process(target=load_process, args=(seats[i::procs], url, settings, ready, go, results, i), daemon=True)
+            ctx.Process(target=load_process, args=(seats[i::procs], url, settings, ready, (go, leave), results, i), daemon=True)
             for i in range(procs)
         ]
         outs: list[dict[str, Any]] = []
@@ -646,9 +725,17 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(min(1.0, max(0.0, stop - time.monotonic())))
                 sampler.take()
             end = sampler.rows[-1]["at"]
+            deadline = time.monotonic() + args.ack_timeout + 60
+            played = 0
+            while played < procs and time.monotonic() < deadline:
+                with contextlib.suppress(Exception):
+                    if ready.get(timeout=1)[0] == "played":
+                        played += 1
+                sampler.take()
             with contextlib.suppress(ProcessLookupError):
                 os.kill(server.pid, signal.SIGUSR2)  # a full collection, timed (time_collections)
-            deadline = time.monotonic() + args.ack_timeout + 60
+            time.sleep(1.0)
+            leave.set()
             while len(outs) < procs and time.monotonic() < deadline:
                 with contextlib.suppress(Exception):
                     outs.append(results.get(timeout=1))
@@ -660,6 +747,11 @@ def main(argv: list[str] | None = None) -> int:
                 w.join(timeout=10)
                 if w.is_alive():
                     w.kill()
+            if os.environ.get("CAPACITY_GC_DETAIL"):
+                time.sleep(2)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(server.pid, signal.SIGUSR1)
+                time.sleep(2)
             stop_server(server)
         collections = [json.loads(line) for line in gc_log.read_text().splitlines()] if gc_log.exists() else []
         fulls = [c for c in collections if c[1] < 0]

@@ -25,7 +25,7 @@ async def test_a_batch_client_gets_the_same_broadcasts_in_the_same_order_in_fewe
     plain = await seat.join("carol")
     batched = await seat.join("carol", batch=True)
     await seat.join("bob", ignore)
-    # bob is asked (and ignores it): the step before the question goes out on its own,
+    # bob is asked (and ignores it): the steps before the question go out with decision.asked,
     # the result and the token update together.
     ack = await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]})
     await plain.wait_for("token.updated")
@@ -33,6 +33,8 @@ async def test_a_batch_client_gets_the_same_broadcasts_in_the_same_order_in_fewe
     assert unbatched(batched) == plain.events
     assert {name for name, _ in batched.events} == {"batch"}
     assert len(batched.events) < len(plain.events)
+    first = [event for event, _ in batched.events[0][1]]
+    assert first[-1] == "decision.asked" and set(first[:-1]) == {"attack.step"}, first
     last = batched.events[-1][1]
     assert [event for event, _ in last] == ["attack.resolved", "token.updated"]
     assert last[0][1] == {"attack": ack["attack"]}

@@ -154,8 +154,6 @@ class Prompter:
             sids = []  # not the GM's connections: the player's question waits for the player
         elif not sids:
             return None, "disconnect", Audience([], None, None, None)
-        # The steps before the question reach the table before the question does.
-        await runtime.outbox.drain()
         payload = {**decision.to_dict(), "timeout": timeout, "attack": dict(attack)}
         seen = sight(decision)
         if self.bus is None:
@@ -176,6 +174,9 @@ class Prompter:
         early = runtime.early[(str(attack.get("id")), decision.key)] = asyncio.get_running_loop().create_future()
         # The whole table sees whom it waits for, and for how long.
         _announce(runtime, decision, payload, runtime.asked_users(handle))
+        # The steps before the question, and decision.asked, reach the table before the
+        # question does: in one message to each connection that takes batches.
+        await runtime.outbox.drain()
         # The question runs through TRANSITIONS (see Question); sids grows by the connections
         # of users asked who came back during a reconnect grace.
         question = Question(self, runtime, sids, payload, timeout, early, everyone, absent, (ident, seen))

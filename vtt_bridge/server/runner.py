@@ -25,9 +25,11 @@ import contextlib
 import ctypes
 import dataclasses
 import gc
+import itertools
 import logging
 import multiprocessing
 import os
+import resource
 import signal
 import socket
 import time
@@ -42,6 +44,7 @@ from ..state import RedisStore, SQLiteStore, Store
 from .app import ServerConfig, build
 from .bridge import Bridge
 from .logs import configure, fields
+from .wire import Connections
 
 __all__ = ["BridgeServer", "run", "serve_forever", "serve_workers"]
 
@@ -66,6 +69,11 @@ class BridgeServer:
         self._runner: web.AppRunner | None = None
         self._sio: Any = None
         self.port: int | None = None
+
+    @property
+    def connections(self) -> Connections | None:
+        """The TCP connections of socket.io's requests (once started)."""
+        return None if self._sio is None else self._sio.connections
 
     @property
     def url(self) -> str:
@@ -151,22 +159,103 @@ async def drop_transports(sio: Any) -> None:
     await asyncio.sleep(0)
 
 
-# Objects that survived a generation-1 collection (connections, table mirrors, the store's
-# snapshots) live as long as what they belong to: after each such collection (the collector's
-# own, not one more), they are moved out of its sight (``gc.freeze``), so a full collection
-# never walks them (1.9 M objects, 1.8 s of CPU with the loop stopped, at 2,000 tables).
-# Reference counting still frees them; only a cycle among them would wait for a restart.
-SETTLE_EVERY = 1.0
+# -- the garbage collector -------------------------------------------------------------
 
 
-async def _settle_objects() -> None:
-    seen = gc.get_stats()[1]["collections"]
-    while True:
-        await asyncio.sleep(SETTLE_EVERY)
-        done = gc.get_stats()[1]["collections"]
-        if done != seen:
-            seen = done
+def _peak_rss() -> int:
+    """The most memory this process has held so far (KB on Linux): it only grows."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+class Collector:
+    """When the server's cyclic garbage collector runs: after connections closed, not after allocations.
+
+    CPython starts a young collection when allocations outnumber frees by a
+    threshold, but it counts every free, old objects' included. A server in
+    its stride frees about as much as it allocates, so that count hardly
+    moves: the young collections came seconds to minutes apart and each
+    walked everything born since and still alive — the wait for every
+    connection's next message (engine.io re-creates its ``wait_for`` for each
+    one), the attacks in flight, the new token snapshots: 0.1–0.4 s with the
+    event loop stopped at 1,000–2,000 tables, each freeing nothing.
+    Collecting young objects every 0.1 s instead bounds the pause but walks
+    each of them once: ~0.5 ms of CPU per attack.
+
+    The collector is there for garbage reference counting cannot free
+    (cycles), and in play the server makes none: after a minute of play at
+    1,000 tables, not one unreachable object among 1 M (``bench/
+    capacity_bench.py`` measures it). The cycle it does make is a closed
+    websocket's: engine.io keeps the error that ended it in a cycle with its
+    handler's frame, ~60 objects and ~11 KB. So every :attr:`FREEZE_EVERY`
+    seconds what was allocated since is moved out of the collector's sight
+    (``gc.freeze()``: O(1); reference counting frees those objects as
+    before), and a full collection of everything (``gc.unfreeze()``,
+    ``gc.collect()``, ``gc.freeze()``) runs once :attr:`AFTER_CLOSED` websockets
+    (or half of those open, if more) closed since the last one; for whatever
+    else might make cycles, at least every :attr:`AT_LEAST_EVERY` seconds and
+    when the process's peak memory grew :attr:`GROWTH` times since, more
+    than more connections explain (the memory noted whenever the open
+    connections reach a new high). Its pause is about a second per million
+    objects (1,000 tables), so it is rare, and its cost per closed connection
+    is bounded.
+    """
+
+    FREEZE_EVERY = 0.05
+    AFTER_CLOSED = 1000
+    AT_LEAST_EVERY = 1800.0
+    GROWTH = 2.0
+
+    def __init__(self, connections: Connections | None = None) -> None:
+        self.connections = connections
+        self.mark = 0
+        self.closed = 0
+        self.swept = 0.0
+        self.most = 0  # the most connections open since the last full collection
+        self.sweeps = 0
+
+    def due(self, *, memory: bool = True) -> bool:
+        connections = self.connections
+        if connections is not None:
+            closed = connections.closed - self.closed
+            if closed >= max(self.AFTER_CLOSED, len(connections.open) // 2):
+                return True
+        if time.monotonic() - self.swept >= self.AT_LEAST_EVERY:
+            return True
+        if not memory:
+            return False
+        peak = _peak_rss()
+        if connections is not None and len(connections.open) > self.most:
+            # More connections than ever since the last collection: growth they explain.
+            self.most, self.mark = len(connections.open), max(self.mark, peak)
+            return False
+        return peak > self.mark * self.GROWTH
+
+    async def run(self) -> None:
+        self.mark, self.swept = _peak_rss(), time.monotonic()
+        if self.connections is not None:
+            self.closed = self.connections.closed
+        for tick in itertools.count():
+            await asyncio.sleep(self.FREEZE_EVERY)
             gc.freeze()
+            if self.due(memory=tick % 20 == 0):  # the peak memory looked at once a second
+                self.sweep()
+
+    def sweep(self) -> int:
+        """A full collection of everything, frozen or not; how many unreachable objects it freed."""
+        started = time.perf_counter()
+        if self.connections is not None:
+            self.closed = self.connections.closed
+        gc.unfreeze()
+        freed = gc.collect()
+        gc.freeze()
+        self.sweeps += 1
+        self.mark, self.swept = _peak_rss(), time.monotonic()
+        self.most = 0 if self.connections is None else len(self.connections.open)
+        log.info(
+            "garbage collected",
+            extra=fields(freed=freed, ms=round((time.perf_counter() - started) * 1000, 1), peak_rss_kb=self.mark),
+        )
+        return freed
 
 
 async def serve_forever(
@@ -179,6 +268,7 @@ async def serve_forever(
     # A server allocates many short-lived containers per message; the garbage collector's
     # default (a young collection every 700 allocations) ran ~3% of its CPU. Reference
     # counting frees nearly all of them; collect cycles less often (resolvers inherit this).
+    # In this process the Collector freezes what survives long before 20,000 accumulate.
     gc.set_threshold(20_000, 20, 20)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -186,7 +276,7 @@ async def serve_forever(
         loop.add_signal_handler(signum, stop.set)
     server = BridgeServer(config, host=host)
     await server.start()
-    settle = loop.create_task(_settle_objects())
+    settle = loop.create_task(Collector(server.connections).run())
     try:
         if ready is not None:
             await ready(server)
