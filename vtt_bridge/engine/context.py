@@ -12,6 +12,7 @@ from __future__ import annotations
 import keyword
 import sys
 from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalTransition, InvalidRequest, NotFound
@@ -302,12 +303,10 @@ class AttackContext:
         "_plugin_of",
         "_hooks",
         "_plugin",
-        "_values",
         "_current",
     )
 
     _NUMBERS: tuple[str, ...] = ()
-    _ZEROS: tuple[int, ...] = ()
 
     def __init__(
         self,
@@ -361,7 +360,6 @@ class AttackContext:
         self._hooks: Mapping[Any, str] = hook_plugins if hook_plugins is not None else {}
         #: The plugin whose hook implementation the engine's caller is running, if it names one.
         self._plugin: str | None = None
-        self._values = [*self._ZEROS]
 
     # -- reading -------------------------------------------------------------
 
@@ -500,26 +498,45 @@ class AttackContext:
 _CLASSES: dict[tuple[str, tuple[str, ...]], type[AttackContext]] = {}
 
 
-def _number(index: int, name: str) -> property:
-    def get(self: AttackContext) -> Any:
-        return self._values[index]
+# A traced number's setter: the value lives in a hidden slot (``_n0``, ``_n1``...) read by
+# an ``attrgetter`` (a property's getter that is a Python function costs a frame on every
+# read: the numbers are read far more often than written), written here with the change traced.
+_SETTER = """
+def set_(self, value):
+    old = self.{slot}
+    self.{slot} = value
+    entry = self._entry
+    if entry is not None and old != value:
+        plugin = self._plugin
+        if plugin is None:
+            plugin = self._writer()
+        changes = entry.changes
+        if changes:
+            changes.append((name, old, value, plugin))
+        else:
+            entry.changes = [(name, old, value, plugin)]
+"""
 
-    def set_(self: AttackContext, value: Any) -> None:
-        values = self._values
-        old = values[index]
-        values[index] = value
-        entry = self._entry
-        if entry is not None and old != value:
-            plugin = self._plugin
-            if plugin is None:
-                plugin = self._writer()
-            changes = entry.changes
-            if changes:
-                changes.append((name, old, value, plugin))
-            else:
-                entry.changes = [(name, old, value, plugin)]
 
-    return property(get, set_, doc=f"working number {name!r}, every change traced")
+def _number(slot: str, name: str) -> property:
+    """The traced property of number ``name``, kept in the hidden slot ``slot`` (an identifier we make)."""
+    namespace: dict[str, Any] = {"name": name}
+    exec(_SETTER.format(slot=slot), namespace)  # noqa: S102 - the source names only our own slot
+    return property(attrgetter(slot), namespace["set_"], doc=f"working number {name!r}, every change traced")
+
+
+def _zeroing_init(slots: tuple[str, ...]) -> Callable[..., None]:
+    """An ``__init__`` that runs :class:`AttackContext`'s, then sets ``slots`` (checked identifiers) to 0
+    in one assignment statement."""
+    base_init = AttackContext.__init__
+    source = (
+        "def __init__(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs):\n"
+        "    base_init(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs)\n"
+        f"    {' = '.join(f'self.{s}' for s in slots)} = 0\n"
+    )
+    namespace: dict[str, Any] = {"base_init": base_init}
+    exec(source, namespace)  # noqa: S102 - the source is built from checked identifiers only
+    return namespace["__init__"]
 
 
 def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContext]:
@@ -535,11 +552,14 @@ def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContex
     key = (ruleset.id, ruleset.numbers)
     cls = _CLASSES.get(key)
     if cls is None:
-        namespace: dict[str, Any] = {"__slots__": (), "_NUMBERS": ruleset.numbers, "_ZEROS": (0,) * len(ruleset.numbers)}
-        for i, name in enumerate(ruleset.numbers):
+        slots = tuple(f"_n{i}" for i in range(len(ruleset.numbers)))
+        namespace: dict[str, Any] = {"__slots__": slots, "_NUMBERS": ruleset.numbers}
+        if slots:
+            namespace["__init__"] = _zeroing_init(slots)
+        for slot, name in zip(slots, ruleset.numbers):
             if hasattr(AttackContext, name):
                 raise ValueError(f"ruleset {ruleset.id!r}: number {name!r} clashes with a context attribute")
-            namespace[name] = _number(i, name)
+            namespace[name] = _number(slot, name)
         cls = type(f"{ruleset.id.title().replace('_', '')}Context", (AttackContext,), namespace)
         _CLASSES[key] = cls
     return cls
@@ -555,30 +575,22 @@ def _untraced_class(ruleset: Ruleset) -> type[AttackContext]:
     if cls is None:
         traced = context_class(ruleset)
         numbers = ruleset.numbers
-        base_init = AttackContext.__init__
-
-        def __init__(self: AttackContext, *args: Any, **kwargs: Any) -> None:
-            base_init(self, *args, **kwargs)
-            for name in numbers:
-                setattr(self, name, 0)
-
         if all(n.isidentifier() and not keyword.iskeyword(n) for n in numbers) and numbers:
-            # One assignment statement instead of a setattr loop (the names are checked identifiers).
-            source = (
-                "def __init__(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs):\n"
-                "    base_init(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs)\n"
-                f"    {' = '.join(f'self.{n}' for n in numbers)} = 0\n"
-            )
-            namespace: dict[str, Any] = {"base_init": base_init}
-            exec(source, namespace)  # noqa: S102 - the source is built from checked identifiers only
-            __init__ = namespace["__init__"]
+            __init__ = _zeroing_init(numbers)  # (the names are checked identifiers)
+        else:
+            base_init = AttackContext.__init__
+
+            def __init__(self: AttackContext, *args: Any, **kwargs: Any) -> None:
+                base_init(self, *args, **kwargs)
+                for name in numbers:
+                    setattr(self, name, 0)
+
         cls = type(
             f"Untraced{traced.__name__}",
             (AttackContext,),
             {
                 "__slots__": numbers,
                 "_NUMBERS": numbers,
-                "_ZEROS": (),
                 "__init__": __init__,
                 "__qualname__": f"Untraced{traced.__name__}",
                 # No step of such a resolution keeps a trace: a plain attribute, not a property.
