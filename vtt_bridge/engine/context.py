@@ -416,10 +416,12 @@ class AttackContext:
 
     @property
     def tracing(self) -> bool:
-        """Whether this step keeps a trace: ``False`` in the odds' Monte Carlo runs and probes.
+        """Whether this resolution keeps a trace: ``False`` in the odds' Monte Carlo runs and probes.
 
-        Notes and number changes are dropped when it is ``False``; test it before
-        building a costly note (``if ctx.tracing: ctx.note(", ".join(...))``).
+        Notes and number changes are dropped when it is ``False`` (and before the
+        first step, in a ruleset's ``setup``); test it before building a costly
+        note (``if ctx.tracing: ctx.note(", ".join(...))``). The engine's context
+        classes answer it with a class attribute (see :func:`context_class`).
         """
         return self._entry is not None
 
@@ -553,7 +555,8 @@ def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContex
     cls = _CLASSES.get(key)
     if cls is None:
         slots = tuple(f"_n{i}" for i in range(len(ruleset.numbers)))
-        namespace: dict[str, Any] = {"__slots__": slots, "_NUMBERS": ruleset.numbers}
+        # Every step of a resolution with this class keeps a trace: a plain attribute, not a property.
+        namespace: dict[str, Any] = {"__slots__": slots, "_NUMBERS": ruleset.numbers, "tracing": True}
         if slots:
             namespace["__init__"] = _zeroing_init(slots)
         for slot, name in zip(slots, ruleset.numbers):
