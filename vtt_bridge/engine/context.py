@@ -13,6 +13,7 @@ import keyword
 import sys
 from collections.abc import Callable, Mapping
 from operator import attrgetter
+from types import FunctionType
 from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalTransition, InvalidRequest, NotFound
@@ -500,13 +501,11 @@ class AttackContext:
 _CLASSES: dict[tuple[str, tuple[str, ...]], type[AttackContext]] = {}
 
 
-# A traced number's setter: the value lives in a hidden slot (``_n0``, ``_n1``...) read by
-# an ``attrgetter`` (a property's getter that is a Python function costs a frame on every
-# read: the numbers are read far more often than written), written here with the change traced.
-_SETTER = """
-def set_(self, value):
-    old = self.{slot}
-    self.{slot} = value
+def _set_number(self: AttackContext, value: Any) -> None:
+    """The template of a traced number's setter (see :func:`_number`): ``_NUMBER_SLOT`` stands
+    for the number's hidden slot, ``_NUMBER`` for its name."""
+    old = self._NUMBER_SLOT  # type: ignore[attr-defined]
+    self._NUMBER_SLOT = value  # type: ignore[attr-defined]
     entry = self._entry
     if entry is not None and old != value:
         plugin = self._plugin
@@ -514,17 +513,26 @@ def set_(self, value):
             plugin = self._writer()
         changes = entry.changes
         if changes:
-            changes.append((name, old, value, plugin))
+            changes.append((_NUMBER, old, value, plugin))
         else:
-            entry.changes = [(name, old, value, plugin)]
-"""
+            entry.changes = [(_NUMBER, old, value, plugin)]
+
+
+_NUMBER = ""  # (the template's own: each number's setter reads its name from its own globals)
 
 
 def _number(slot: str, name: str) -> property:
-    """The traced property of number ``name``, kept in the hidden slot ``slot`` (an identifier we make)."""
-    namespace: dict[str, Any] = {"name": name}
-    exec(_SETTER.format(slot=slot), namespace)  # noqa: S102 - the source names only our own slot
-    return property(attrgetter(slot), namespace["set_"], doc=f"working number {name!r}, every change traced")
+    """The traced property of number ``name``, its value kept in the hidden slot ``slot``.
+
+    Read through an ``attrgetter`` (a getter that is a Python function costs a
+    frame on every read, and the numbers are read far more often than written);
+    written by a copy of :func:`_set_number` naming ``slot`` (``CodeType.replace``)
+    and ``name``: a plain attribute store, with no source to compile per number.
+    """
+    template = _set_number.__code__
+    code = template.replace(co_names=tuple(slot if n == "_NUMBER_SLOT" else n for n in template.co_names))
+    setter = FunctionType(code, {"_NUMBER": name}, f"set_{name}")
+    return property(attrgetter(slot), setter, doc=f"working number {name!r}, every change traced")
 
 
 def _zeroing_init(slots: tuple[str, ...]) -> Callable[..., None]:
