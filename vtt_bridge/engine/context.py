@@ -361,6 +361,10 @@ class AttackContext:
         self._hooks: Mapping[Any, str] = hook_plugins if hook_plugins is not None else {}
         #: The plugin whose hook implementation the engine's caller is running, if it names one.
         self._plugin: str | None = None
+        self._zero()
+
+    def _zero(self) -> None:
+        """Set the ruleset's working numbers to 0 (each context class its own: see :func:`_zeroing`)."""
 
     # -- reading -------------------------------------------------------------
 
@@ -535,18 +539,11 @@ def _number(slot: str, name: str) -> property:
     return property(attrgetter(slot), setter, doc=f"working number {name!r}, every change traced")
 
 
-def _zeroing_init(slots: tuple[str, ...]) -> Callable[..., None]:
-    """An ``__init__`` that runs :class:`AttackContext`'s, then sets ``slots`` (checked identifiers) to 0
-    in one assignment statement."""
-    base_init = AttackContext.__init__
-    source = (
-        "def __init__(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs):\n"
-        "    base_init(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs)\n"
-        f"    {' = '.join(f'self.{s}' for s in slots)} = 0\n"
-    )
-    namespace: dict[str, Any] = {"base_init": base_init}
-    exec(source, namespace)  # noqa: S102 - the source is built from checked identifiers only
-    return namespace["__init__"]
+def _zeroing(slots: tuple[str, ...]) -> Callable[[AttackContext], None]:
+    """A context class's ``_zero``: ``slots`` (checked identifiers) set to 0 in one assignment statement."""
+    namespace: dict[str, Any] = {}
+    exec(f"def _zero(self):\n    {' = '.join(f'self.{s}' for s in slots)} = 0\n", namespace)  # noqa: S102 - checked identifiers only
+    return namespace["_zero"]
 
 
 def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContext]:
@@ -566,7 +563,7 @@ def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContex
         # Every step of a resolution with this class keeps a trace: a plain attribute, not a property.
         namespace: dict[str, Any] = {"__slots__": slots, "_NUMBERS": ruleset.numbers, "tracing": True}
         if slots:
-            namespace["__init__"] = _zeroing_init(slots)
+            namespace["_zero"] = _zeroing(slots)
         for slot, name in zip(slots, ruleset.numbers):
             if hasattr(AttackContext, name):
                 raise ValueError(f"ruleset {ruleset.id!r}: number {name!r} clashes with a context attribute")
@@ -587,12 +584,10 @@ def _untraced_class(ruleset: Ruleset) -> type[AttackContext]:
         traced = context_class(ruleset)
         numbers = ruleset.numbers
         if all(n.isidentifier() and not keyword.iskeyword(n) for n in numbers) and numbers:
-            __init__ = _zeroing_init(numbers)  # (the names are checked identifiers)
+            _zero = _zeroing(numbers)  # (the names are checked identifiers)
         else:
-            base_init = AttackContext.__init__
 
-            def __init__(self: AttackContext, *args: Any, **kwargs: Any) -> None:
-                base_init(self, *args, **kwargs)
+            def _zero(self: AttackContext) -> None:
                 for name in numbers:
                     setattr(self, name, 0)
 
@@ -602,7 +597,7 @@ def _untraced_class(ruleset: Ruleset) -> type[AttackContext]:
             {
                 "__slots__": numbers,
                 "_NUMBERS": numbers,
-                "__init__": __init__,
+                "_zero": _zero,
                 "__qualname__": f"Untraced{traced.__name__}",
                 # No step of such a resolution keeps a trace: a plain attribute, not a property.
                 "tracing": False,
