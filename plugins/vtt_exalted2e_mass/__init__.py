@@ -31,7 +31,6 @@ from .ruleset import (
     exalted2e_mass_defense_stunt_options,
     exalted2e_mass_hardness,
     exalted2e_mass_might,
-    exalted2e_mass_no_counter_to_counter,
     exalted2e_mass_ping,
     exalted2e_mass_raw_damage,
     exalted2e_mass_soak,

@@ -323,7 +323,8 @@ def exalted2e_mass_counterattack_options(ctx: AttackContext) -> list[Option]:
 
     The ruleset's own implementation offers none, so the decision is asked only
     when a pack offers one; ``decline`` is then added as the default. There is no
-    counter to a counterattack: in one, the ruleset withdraws every option.
+    counter to a counterattack: within one, the decision is not asked and this
+    hook is not called (the step's ``Ask.when``).
 
     :param ctx: the attack context.
     :return: options to add; ``[]`` or ``None`` for none.

@@ -474,11 +474,10 @@ def exalted2e_mass_counterattack_options(ctx) -> list[Option]:
     return []
 
 
-@hookimpl(wrapper=True, specname="exalted2e_mass_counterattack_options")
-def exalted2e_mass_no_counter_to_counter(ctx):
-    """No counterattack against a counterattack: withdraw every option (seed 000, step 9)."""
-    batches = yield
-    return [] if ctx.is_counterattack else batches
+def _may_counter(ctx) -> bool:
+    """No counterattack against a counterattack (seed 000, step 9): in one, the counterattack
+    decision is not asked, whoever offers one (``Ask.when``)."""
+    return not ctx.is_counterattack
 
 
 @hookimpl(trylast=True)
@@ -597,7 +596,7 @@ STEPS = (
     Step(
         name="counterattack",
         title="9. Counterattacks",
-        ask=Ask(name="counterattack", prompt="Launch a counterattack?", who="defender", decline=NO_COUNTER),
+        ask=Ask(name="counterattack", prompt="Launch a counterattack?", who="defender", decline=NO_COUNTER, when=_may_counter),
     ),
     Step(name="apply_results", title="10. Apply results"),
 )

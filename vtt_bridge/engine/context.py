@@ -12,6 +12,8 @@ from __future__ import annotations
 import keyword
 import sys
 from collections.abc import Callable, Mapping
+from operator import attrgetter
+from types import FunctionType
 from typing import Any, Generic, TypeVar
 
 from ..errors import IllegalTransition, InvalidRequest, NotFound
@@ -302,12 +304,10 @@ class AttackContext:
         "_plugin_of",
         "_hooks",
         "_plugin",
-        "_values",
         "_current",
     )
 
     _NUMBERS: tuple[str, ...] = ()
-    _ZEROS: tuple[int, ...] = ()
 
     def __init__(
         self,
@@ -361,7 +361,10 @@ class AttackContext:
         self._hooks: Mapping[Any, str] = hook_plugins if hook_plugins is not None else {}
         #: The plugin whose hook implementation the engine's caller is running, if it names one.
         self._plugin: str | None = None
-        self._values = [*self._ZEROS]
+        self._zero()
+
+    def _zero(self) -> None:
+        """Set the ruleset's working numbers to 0 (each context class its own: see :func:`_zeroing`)."""
 
     # -- reading -------------------------------------------------------------
 
@@ -418,10 +421,12 @@ class AttackContext:
 
     @property
     def tracing(self) -> bool:
-        """Whether this step keeps a trace: ``False`` in the odds' Monte Carlo runs and probes.
+        """Whether this resolution keeps a trace: ``False`` in the odds' Monte Carlo runs and probes.
 
-        Notes and number changes are dropped when it is ``False``; test it before
-        building a costly note (``if ctx.tracing: ctx.note(", ".join(...))``).
+        Notes and number changes are dropped when it is ``False`` (and before the
+        first step, in a ruleset's ``setup``); test it before building a costly
+        note (``if ctx.tracing: ctx.note(", ".join(...))``). The engine's context
+        classes answer it with a class attribute (see :func:`context_class`).
         """
         return self._entry is not None
 
@@ -500,26 +505,45 @@ class AttackContext:
 _CLASSES: dict[tuple[str, tuple[str, ...]], type[AttackContext]] = {}
 
 
-def _number(index: int, name: str) -> property:
-    def get(self: AttackContext) -> Any:
-        return self._values[index]
+def _set_number(self: AttackContext, value: Any) -> None:
+    """The template of a traced number's setter (see :func:`_number`): ``_NUMBER_SLOT`` stands
+    for the number's hidden slot, ``_NUMBER`` for its name."""
+    old = self._NUMBER_SLOT  # type: ignore[attr-defined]
+    self._NUMBER_SLOT = value  # type: ignore[attr-defined]
+    entry = self._entry
+    if entry is not None and old != value:
+        plugin = self._plugin
+        if plugin is None:
+            plugin = self._writer()
+        changes = entry.changes
+        if changes:
+            changes.append((_NUMBER, old, value, plugin))
+        else:
+            entry.changes = [(_NUMBER, old, value, plugin)]
 
-    def set_(self: AttackContext, value: Any) -> None:
-        values = self._values
-        old = values[index]
-        values[index] = value
-        entry = self._entry
-        if entry is not None and old != value:
-            plugin = self._plugin
-            if plugin is None:
-                plugin = self._writer()
-            changes = entry.changes
-            if changes:
-                changes.append((name, old, value, plugin))
-            else:
-                entry.changes = [(name, old, value, plugin)]
 
-    return property(get, set_, doc=f"working number {name!r}, every change traced")
+_NUMBER = ""  # (the template's own: each number's setter reads its name from its own globals)
+
+
+def _number(slot: str, name: str) -> property:
+    """The traced property of number ``name``, its value kept in the hidden slot ``slot``.
+
+    Read through an ``attrgetter`` (a getter that is a Python function costs a
+    frame on every read, and the numbers are read far more often than written);
+    written by a copy of :func:`_set_number` naming ``slot`` (``CodeType.replace``)
+    and ``name``: a plain attribute store, with no source to compile per number.
+    """
+    template = _set_number.__code__
+    code = template.replace(co_names=tuple(slot if n == "_NUMBER_SLOT" else n for n in template.co_names))
+    setter = FunctionType(code, {"_NUMBER": name}, f"set_{name}")
+    return property(attrgetter(slot), setter, doc=f"working number {name!r}, every change traced")
+
+
+def _zeroing(slots: tuple[str, ...]) -> Callable[[AttackContext], None]:
+    """A context class's ``_zero``: ``slots`` (checked identifiers) set to 0 in one assignment statement."""
+    namespace: dict[str, Any] = {}
+    exec(f"def _zero(self):\n    {' = '.join(f'self.{s}' for s in slots)} = 0\n", namespace)  # noqa: S102 - checked identifiers only
+    return namespace["_zero"]
 
 
 def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContext]:
@@ -535,11 +559,15 @@ def context_class(ruleset: Ruleset, *, traced: bool = True) -> type[AttackContex
     key = (ruleset.id, ruleset.numbers)
     cls = _CLASSES.get(key)
     if cls is None:
-        namespace: dict[str, Any] = {"__slots__": (), "_NUMBERS": ruleset.numbers, "_ZEROS": (0,) * len(ruleset.numbers)}
-        for i, name in enumerate(ruleset.numbers):
+        slots = tuple(f"_n{i}" for i in range(len(ruleset.numbers)))
+        # Every step of a resolution with this class keeps a trace: a plain attribute, not a property.
+        namespace: dict[str, Any] = {"__slots__": slots, "_NUMBERS": ruleset.numbers, "tracing": True}
+        if slots:
+            namespace["_zero"] = _zeroing(slots)
+        for slot, name in zip(slots, ruleset.numbers):
             if hasattr(AttackContext, name):
                 raise ValueError(f"ruleset {ruleset.id!r}: number {name!r} clashes with a context attribute")
-            namespace[name] = _number(i, name)
+            namespace[name] = _number(slot, name)
         cls = type(f"{ruleset.id.title().replace('_', '')}Context", (AttackContext,), namespace)
         _CLASSES[key] = cls
     return cls
@@ -555,31 +583,21 @@ def _untraced_class(ruleset: Ruleset) -> type[AttackContext]:
     if cls is None:
         traced = context_class(ruleset)
         numbers = ruleset.numbers
-        base_init = AttackContext.__init__
-
-        def __init__(self: AttackContext, *args: Any, **kwargs: Any) -> None:
-            base_init(self, *args, **kwargs)
-            for name in numbers:
-                setattr(self, name, 0)
-
         if all(n.isidentifier() and not keyword.iskeyword(n) for n in numbers) and numbers:
-            # One assignment statement instead of a setattr loop (the names are checked identifiers).
-            source = (
-                "def __init__(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs):\n"
-                "    base_init(self, ruleset, tokens, attacker, targets, declaration, dice, *args, **kwargs)\n"
-                f"    {' = '.join(f'self.{n}' for n in numbers)} = 0\n"
-            )
-            namespace: dict[str, Any] = {"base_init": base_init}
-            exec(source, namespace)  # noqa: S102 - the source is built from checked identifiers only
-            __init__ = namespace["__init__"]
+            _zero = _zeroing(numbers)  # (the names are checked identifiers)
+        else:
+
+            def _zero(self: AttackContext) -> None:
+                for name in numbers:
+                    setattr(self, name, 0)
+
         cls = type(
             f"Untraced{traced.__name__}",
             (AttackContext,),
             {
                 "__slots__": numbers,
                 "_NUMBERS": numbers,
-                "_ZEROS": (),
-                "__init__": __init__,
+                "_zero": _zero,
                 "__qualname__": f"Untraced{traced.__name__}",
                 # No step of such a resolution keeps a trace: a plain attribute, not a property.
                 "tracing": False,

@@ -694,16 +694,16 @@ class Resolution:
         if self._hands is not None:
             return self._advance_by_hand(self._hands)
         if self._gen is None:
-            self._gen = self._resolve(self.plan, self.ctx)
-        try:
-            if self._send is None:
-                self.pending = next(self._gen)
-            else:
-                sent, self._send = self._send, None
+            self._gen = self._top(self.plan, self.ctx)
+        if self._send is None:
+            # ``None`` once the run is over (``_top`` kept its record): nothing is raised to end it.
+            self.pending = next(self._gen, None)
+        else:
+            sent, self._send = self._send, None
+            try:
                 self.pending = self._gen.send(sent)
-        except StopIteration as stop:
-            self.pending = None
-            self.result = stop.value
+            except StopIteration:
+                self.pending = None
         return self.pending
 
     def _advance_by_hand(self, hands: _Hands) -> Decision | None:
@@ -714,7 +714,7 @@ class Resolution:
                 (answer, how), self._send = self._send, None
                 self._again(hands, self.pending, answer, how)
             if self._gen is None:
-                self._gen = self._resolve(self.plan, self.ctx)
+                self._gen = self._top(self.plan, self.ctx)
             try:
                 if self._send is None:
                     pending = next(self._gen)
@@ -724,9 +724,8 @@ class Resolution:
                     pending = self._gen.send(sent)
                 while pending is not None and hands.replay:
                     pending = self._gen.send(hands.replay.pop(0))
-            except StopIteration as stop:
+            except StopIteration:  # the run is over: ``_top`` kept its record
                 self.pending = None
-                self.result = stop.value
                 return None
             except FacesNeeded as need:
                 self._gen = None
@@ -818,6 +817,11 @@ class Resolution:
         setup = plan.ruleset.setup
         if setup is not None:
             self._guard(setup, ctx, plan.setup_name, "setup")
+
+    def _top(self, plan: _Plan, ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], None]:
+        """The top-level run: its record is kept as :attr:`result`, so the generator ends returning
+        nothing (``advance``'s ``next`` then needs no ``StopIteration`` to catch)."""
+        self.result = yield from self._resolve(plan, ctx)
 
     def _resolve(self, plan: _Plan, ctx: AttackContext) -> Generator[Decision, tuple[Answer, str], Record]:
         self._setup(plan, ctx)
