@@ -12,7 +12,13 @@ its own way:
 - one message per batch (the :class:`~.tables.Outbox` sends whatever an
   attack queued together: its steps, result and token updates), published
   without waiting on the store's pipelined :class:`~vtt_bridge.state.redis_link.Link`,
-  so the publish shares a write with the commit before it;
+  so the publish shares a write with the commit before it; the batch goes
+  as its broadcasts' socket.io packets, encoded by the publisher but for
+  their ``broadcast_seq`` (each packet's last field, its value unknown until
+  the store numbers the batch): two lines per broadcast, its room and its
+  packet cut before the seq's value. A process receiving another's batch
+  neither parses nor encodes it: it appends each seq and hands the packets
+  to its sockets (:meth:`.broadcast.Broadcaster.forward`);
 - one channel per table (``<prefix>socketio:table:{<id>}``), which a process
   subscribes to when a client of that table first connects to it: a process
   receives only the tables its clients sit at (under Redis Cluster it is a

@@ -656,6 +656,9 @@ class Subscriber:
     """
 
     _RETRY = (0.05, 1.0)
+    # Seconds without a message before the plain channels' connection is pinged; as long again
+    # without its answer, it is lost (a peer gone without closing it): reconnected.
+    IDLE = 5.0
 
     def __init__(self, link: Link) -> None:
         self.link = link
@@ -754,7 +757,7 @@ class Subscriber:
                     delay = self._RETRY[0]
                     self._message(message)
 
-                await _read(pubsub, handle, _IDLE)
+                await _read(pubsub, handle, self.IDLE)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - reconnect whatever broke
@@ -960,9 +963,6 @@ class _Shard:
 # A pub/sub connection's settings: no time bound on its reads (a message may be minutes away;
 # :func:`_read` finds a dead connection by pinging it when it has been quiet).
 _READER: dict[str, Any] = {"socket_timeout": None}
-# Seconds a plain pub/sub connection may stay quiet before it is pinged; as long again without
-# its answer, it is lost.
-_IDLE = 5.0
 
 
 async def _read(
