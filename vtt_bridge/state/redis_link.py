@@ -26,7 +26,9 @@ under load many tables' commands share a write and a read. (A commit with
 ``WAIT`` goes on a pipeline of its own: it may take up to its timeout.)
 
 Nothing waits forever: connecting has ``connect_timeout``, every command
-``command_timeout``. When Redis cannot be reached, a call raises
+``command_timeout``; a pub/sub connection's reads have no bound of their own
+(no timer per message) but a quiet one is pinged, and lost when the ``PONG``
+does not come (:attr:`Subscriber.IDLE`). When Redis cannot be reached, a call raises
 :class:`~vtt_bridge.errors.StoreUnavailable` (retryable, with
 ``retry_after``); the first such failure logs one line, and the first success
 after it another (how long it lasted). At start-up (:meth:`Link.open`) a
