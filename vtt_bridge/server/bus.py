@@ -246,6 +246,9 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         delivered = self._delivered.get(table_id)
         if delivered is None:  # no client here sits at that table
             return
+        if batch is None and body.startswith("["):
+            # A batch logged by an earlier version as JSON (a log kept across an upgrade).
+            batch = [tuple(item) for item in orjson.loads(body)]  # type: ignore[misc]
         if batch is None:
             lines = body.split("\n")
             items = list(zip(lines[::2], lines[1::2], strict=True))
