@@ -150,3 +150,21 @@ async def test_locks_are_refused_to_a_holder_that_lost_the_lease(two):
             await one.lock_tokens("t1", lease, "atk-1", ["a"])
         await one.link.call("DEL", f"{one.prefix}t:{{t1}}:lease")
     await _edit(other, "a", 1)
+
+
+async def test_locks_taken_after_another_process_s_edits_bring_the_tokens_it_changed(two):
+    # The lease often comes from the other process, whose attacks moved the table on: the same
+    # round trip that locks the attack's tokens reads the tokens changed since this process's copy.
+    one, other = two
+    known = await one.revision("t1")
+    await _edit(other, "b", 4)
+    async with one.lease("t1") as lease:
+        locks = await one.lock_tokens("t1", lease, "atk-1", ["a"], known=known)
+        assert locks.revision == known + 1 and locks.known == known
+        assert locks.changed is not None
+        rev, changed = locks.changed
+        assert rev == known + 1 and list(changed) == ["b"] and changed["b"].system == {"hp": 4}
+        # The same answer as asking apart; without ``known`` nothing is read.
+        assert await one.changed_since("t1", known) == locks.changed
+        plain = await one.lock_tokens("t1", lease, "atk-1", ["a"])
+        assert plain.changed is None and plain.known is None

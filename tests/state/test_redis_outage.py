@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import time
 
 import pytest
 
 from vtt_bridge.errors import StoreUnavailable
 from vtt_bridge.state import RedisStore, TableInfo
+from vtt_bridge.state.redis_link import Subscriber
 
 from .redis_server import redis_process
 
@@ -84,5 +86,40 @@ async def test_a_store_restarted_with_its_data_is_healthy_again():
                 await store.ping()
             redis.start()
             await _until(store.ping, 5)
+        finally:
+            await store.close()
+
+
+async def test_a_redis_that_stops_answering_without_closing_is_noticed_by_pub_sub(caplog, monkeypatch):
+    # A host gone without a goodbye (a network cut, a frozen machine): the connection stays open
+    # and silent. A quiet pub/sub connection is pinged; no answer in time means lost: one log
+    # line, and once Redis answers again the channels are subscribed again (the bus then
+    # catches up from the tables' logs).
+    monkeypatch.setattr(Subscriber, "IDLE", 0.3)
+    caplog.set_level(logging.INFO, logger="vtt_bridge.state")
+    with redis_process() as redis:
+        store = RedisStore(redis.url, prefix="silent:")
+        await store.open()
+        try:
+            heard, resubscribed = [], []
+            store.subscriber.on_resubscribed.append(lambda: resubscribed.append(1))
+            await store.subscriber.subscribe("silent:news", heard.append)
+            assert redis.proc is not None
+            redis.proc.send_signal(signal.SIGSTOP)
+            try:
+                deadline = time.monotonic() + 5
+                while time.monotonic() < deadline and not any(
+                    "Redis unavailable (pub/sub)" in r.getMessage() for r in caplog.records
+                ):
+                    await asyncio.sleep(0.05)
+                assert any("Redis unavailable (pub/sub)" in r.getMessage() for r in caplog.records)
+            finally:
+                redis.proc.send_signal(signal.SIGCONT)
+            deadline = time.monotonic() + 10
+            while not (heard and resubscribed) and time.monotonic() < deadline:
+                await store.link.call("PUBLISH", "silent:news", "hello")
+                await asyncio.sleep(0.1)
+            assert resubscribed and heard and heard[-1] == "hello"
+            assert not any(r.exc_info for r in caplog.records)
         finally:
             await store.close()

@@ -153,6 +153,8 @@ def build(config: ServerConfig, host: Host, store: Store) -> tuple[web.Applicati
     )
     if isinstance(manager, RedisBus):
         manager.deliver = bridge.broadcast.local
+        manager.encode = bridge.broadcast.encoded
+        manager.forward = bridge.broadcast.forward
         manager.resync = bridge.broadcast.resync
     bridge.attacks.prompter.reconnect_grace = config.reconnect_grace
     bridge.attacks.odds_runner = OddsRunner(

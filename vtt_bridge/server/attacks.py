@@ -338,11 +338,13 @@ class Attacks:
             # through another process is refused as one through this process is (``busy``);
             # the same step reads the revision the attack starts from and whether the
             # request_id was resolved through another process meanwhile.
+            shared = bridge.store.shared
             locks = await bridge.store.lock_tokens(
-                runtime.id, lease, attack_id, involved, request_id=request_id if bridge.store.shared else None
+                runtime.id, lease, attack_id, involved, request_id=request_id if shared else None,
+                known=runtime.rev if shared else None,
             )
             rev = locks.revision if locks.revision is not None else getattr(lease, "revision", None)
-            await bridge.fresh(runtime, rev=rev)
+            await bridge.fresh(runtime, rev=rev, locks=locks)
             if locks.landed is not None:
                 raise _Already(locks.landed)
             seed, dice = request.get("seed"), request.get("dice")

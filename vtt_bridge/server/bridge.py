@@ -24,7 +24,7 @@ from ..plugins import Host
 from ..state import RedisStore, messages
 from ..state.keys import GM_USER, digest, match_key, new_id, new_key
 from ..state.records import AuditDraft, AuditEntry, KeyInfo, TableInfo, TokenChange
-from ..state.store import StaleVersion, Store, locked
+from ..state.store import Locks, StaleVersion, Store, locked
 from .attacks import Attacks
 from .broadcast import Broadcaster
 from .bus import RedisBus
@@ -155,21 +155,26 @@ class Bridge:
         self._loading.pop(table_id, None)
         return runtime
 
-    async def fresh(self, runtime: TableRuntime, *, rev: int | None = None) -> TableRuntime:
+    async def fresh(self, runtime: TableRuntime, *, rev: int | None = None, locks: Locks | None = None) -> TableRuntime:
         """The table as the store has it, when other processes may have written to it.
 
         One read of the table's revision (none when ``rev`` was just read,
         as taking the attack lease does); the tokens and settings are re-read
         only when it moved since this process last read or wrote them — only
         the tokens changed since, when the store can tell (another process's
-        attacks), else the whole table.
+        attacks), else the whole table. ``locks``: an attack's token locks,
+        taken with what changed since the revision this process knew then
+        (not read again while that is still the one it knows).
         """
         store = self.store
         if store.shared:
             if rev is None:
                 rev = await store.revision(runtime.id)
             if rev != runtime.rev and runtime.rev is not None:
-                changed = await store.changed_since(runtime.id, runtime.rev)
+                if locks is not None and locks.known is not None and locks.known == runtime.rev:
+                    changed = locks.changed
+                else:
+                    changed = await store.changed_since(runtime.id, runtime.rev)
                 if changed is not None:
                     rev, tokens = changed
                     for token_id, token in tokens.items():

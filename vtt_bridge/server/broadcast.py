@@ -135,14 +135,52 @@ class Broadcaster:
             if items:
                 await self._send(room, "batch", items)
 
+    def encoded(self, batch: list[tuple[str, Any, str]]) -> list[tuple[str, str]]:
+        """Each ``(event, data, room)`` of ``batch`` as its room and its socket.io packet's text
+        cut before the value of its ``broadcast_seq`` (the packet's last field): ``prefix + str(seq)
+        + "}]"`` is the broadcast numbered ``seq`` (:meth:`forward`), with no encoding left to do."""
+        packet_class, namespace = self.sio.packet_class, self.namespace
+        out = []
+        for event, data, room in batch:
+            last = dict(data)
+            last.pop("broadcast_seq", None)
+            last["broadcast_seq"] = 0
+            text = packet_class(socketio.packet.EVENT, namespace=namespace, data=[event, last]).encode()
+            if not text.endswith(_SEQ_LAST) or "\n" in text:  # (orjson writes no raw line break)
+                raise ValueError(f"a {event} broadcast did not encode on one line with broadcast_seq last")
+            out.append((room, text[: -len(_SEQ_CUT)]))
+        return out
+
+    async def forward(self, items: list[tuple[str, str]], first: int, skip: int = 0) -> None:
+        """Send broadcasts :meth:`encoded` (by this or another process), numbered ``first``…, to
+        this process's listeners of their rooms, in order (the first ``skip`` left out)."""
+        for n, (room, prefix) in enumerate(items):
+            if n >= skip:
+                listeners = self._listeners(room)
+                if listeners:
+                    await self._to(listeners, f"{prefix}{first + n}}}]")
+
     async def _send(self, room: str, event: str, data: Any) -> None:
         """``event`` to every listener of ``room`` in this process, encoded once."""
-        sio = self.sio
-        listeners = [eio_sid for _sid, eio_sid in sio.manager.get_participants(self.namespace, room)]
+        listeners = self._listeners(room)
         if listeners:
-            encoded = sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data]).encode()
-            # One engine.io packet for every listener, as python-socketio's own manager sends a room's.
-            message = engineio.packet.Packet(engineio.packet.MESSAGE, data=encoded)
-            send = sio.eio.send_packet
-            for eio_sid in listeners:
-                await send(eio_sid, message)
+            packet = self.sio.packet_class(socketio.packet.EVENT, namespace=self.namespace, data=[event, data])
+            await self._to(listeners, packet.encode())
+
+    def _listeners(self, room: str) -> list[str]:
+        """The engine.io sessions of ``room``'s listeners in this process."""
+        return [eio_sid for _sid, eio_sid in self.sio.manager.get_participants(self.namespace, room)]
+
+    async def _to(self, listeners: list[str], encoded: str) -> None:
+        """An encoded socket.io packet to each of ``listeners``."""
+        # One engine.io packet for every listener, as python-socketio's own manager sends a room's.
+        message = engineio.packet.Packet(engineio.packet.MESSAGE, data=encoded)
+        send = self.sio.eio.send_packet
+        for eio_sid in listeners:
+            await send(eio_sid, message)
+
+
+# How a broadcast's packet ends once :meth:`Broadcaster.encoded` put ``broadcast_seq`` last (as 0),
+# and the part of that cut off (the seq's value goes there instead).
+_SEQ_LAST = '"broadcast_seq":0}]'
+_SEQ_CUT = "0}]"

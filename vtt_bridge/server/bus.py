@@ -12,7 +12,13 @@ its own way:
 - one message per batch (the :class:`~.tables.Outbox` sends whatever an
   attack queued together: its steps, result and token updates), published
   without waiting on the store's pipelined :class:`~vtt_bridge.state.redis_link.Link`,
-  so the publish shares a write with the commit before it;
+  so the publish shares a write with the commit before it; the batch goes
+  as its broadcasts' socket.io packets, encoded by the publisher but for
+  their ``broadcast_seq`` (each packet's last field, its value unknown until
+  the store numbers the batch): two lines per broadcast, its room and its
+  packet cut before the seq's value. A process receiving another's batch
+  neither parses nor encodes it: it appends each seq and hands the packets
+  to its sockets (:meth:`.broadcast.Broadcaster.forward`);
 - one channel per table (``<prefix>socketio:table:{<id>}``), which a process
   subscribes to when a client of that table first connects to it: a process
   receives only the tables its clients sit at (under Redis Cluster it is a
@@ -82,6 +88,10 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self.store = store
         # This process's own delivery of a batch (Broadcaster.local); set by the app.
         self.deliver: Callable[[Batch], Awaitable[None]] | None = None
+        # A batch's broadcasts as their rooms and encoded packets but for their seqs (Broadcaster.encoded),
+        # and this process's delivery of such (Broadcaster.forward); set by the app.
+        self.encode: Callable[[Batch], list[tuple[str, str]]] | None = None
+        self.forward: Callable[[list[tuple[str, str]], int, int], Awaitable[None]] | None = None
         # What to do with a command another process sends a table (:meth:`command`), by name.
         self.commands: dict[str, Callable[[Any], None]] = {}
         # This process's delivery of ``table.resync`` to a table's connections (Broadcaster.resync).
@@ -124,7 +134,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         first = await self.store.broadcast(
             table_id,
             self._table_channel(f"table:{table_id}"),
-            orjson.dumps(batch),
+            self._body(batch),
             len(batch),
             sender=self.host_id,
             ident=ident,
@@ -135,8 +145,16 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         """A batch for a commit to publish (:class:`~vtt_bridge.state.Published`): ``batch``'s JSON
         holds ``mark`` once, where the commit's audit seq goes (:meth:`published_batch` then
         delivers it here)."""
-        head, tail = orjson.dumps(batch).split(mark)
+        head, tail = self._body(batch).split(mark)
         return Published(self._table_channel(f"table:{table_id}"), self.host_id, len(batch), head, tail)
+
+    def _body(self, batch: Batch) -> bytes:
+        """How a batch goes to the other processes and the table's log: for each broadcast its room
+        and its socket.io packet but for the seq (:meth:`Broadcaster.encoded
+        <.broadcast.Broadcaster.encoded>`), one line each: a process delivers it without parsing it
+        or encoding it again."""
+        assert self.encode is not None
+        return "\n".join(f"{room}\n{prefix}" for room, prefix in self.encode(batch)).encode()
 
     def expect_batch(self, table_id: str, batch: Batch, first: int) -> None:
         """This process's own batch, numbered ``first``… by its commit: kept in hand (not parsed)
@@ -222,13 +240,22 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     async def _numbered(
         self, table_id: str, first: int, batch: Batch | None, body: str, *, catching_up: bool = False
     ) -> None:
-        """Deliver the batch numbered ``first``… unless delivered already; a gap is caught up first."""
-        if batch is None:
-            batch = [tuple(item) for item in orjson.loads(body)]  # type: ignore[misc]
+        """Deliver the batch numbered ``first``… unless delivered already; a gap is caught up first.
+
+        ``batch``: this process's own, in hand; else ``body`` (:meth:`_body`) is sent as it is."""
         delivered = self._delivered.get(table_id)
         if delivered is None:  # no client here sits at that table
             return
-        last = first + len(batch) - 1
+        if batch is None and body.startswith("["):
+            # A batch logged by an earlier version as JSON (a log kept across an upgrade).
+            batch = [tuple(item) for item in orjson.loads(body)]  # type: ignore[misc]
+        if batch is None:
+            lines = body.split("\n")
+            items = list(zip(lines[::2], lines[1::2], strict=True))
+            count = len(items)
+        else:
+            count = len(batch)
+        last = first + count - 1
         if first == 1 and delivered > 0:
             delivered = 0  # the store was wiped: numbering starts again (clients see it go back and resync)
         if last <= delivered:
@@ -237,9 +264,14 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
             delivered = await self._catch_up(table_id, delivered, first - 1)
             if last <= delivered:
                 return
-        assert self.deliver is not None
+        skip = max(0, delivered + 1 - first)
         async with self._delivering:
-            await self.deliver(numbered(batch, first, skip=max(0, delivered + 1 - first)))
+            if batch is not None:
+                assert self.deliver is not None
+                await self.deliver(numbered(batch, first, skip=skip))
+            else:
+                assert self.forward is not None
+                await self.forward(items, first, skip)
         self._delivered[table_id] = last
 
     async def _catch_up(self, table_id: str, delivered: int, upto: int | None) -> int:

@@ -275,24 +275,6 @@ if not want or want == ARGV[1] then redis.call('SET', KEYS[3], ARGV[1], 'PX', AR
 return -1
 """
 
-# KEYS: locked, lease, rev, requests; ARGV: holder, attack id, request_id or "", token ids...
-# An attack's token locks, taken by its lease holder: the ``locked`` hash says who holds them
-# (field "") and maps each token to the attack. Answers {the table's revision, the seq the
-# request_id landed as or false}, read in the same step; {-1}: the lease is not the holder's.
-_LOCK = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {-1} end
-redis.call('DEL', KEYS[1])
-local fields = {'', ARGV[1]}
-for i = 4, #ARGV do
-    fields[#fields + 1] = ARGV[i]
-    fields[#fields + 1] = ARGV[2]
-end
-redis.call('HSET', KEYS[1], unpack(fields))
-local landed = false
-if ARGV[3] ~= '' then landed = redis.call('HGET', KEYS[4], ARGV[3]) end
-return {tonumber(redis.call('GET', KEYS[3]) or '0'), landed}
-"""
-
 # KEYS: lease; ARGV: holder, ttl ms. Renews only the holder's lease.
 _RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -381,31 +363,60 @@ return seq
 # deleted) of every token changed since, in pairs} when the changes list holds every
 # revision since; {the revision now, false}: it does not (a settings change, or too far
 # behind): read the table whole.
-_CHANGED = """
-local rev = tonumber(redis.call('GET', KEYS[3]) or '0')
-local known = tonumber(ARGV[1])
-if rev == known then return {rev} end
-if rev < known then return {rev, false} end
-local have, ids, seen = 0, {}, {}
-for _, entry in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-    local fields = {}
-    for field in string.gmatch(entry, '[^\t]+') do table.insert(fields, field) end
-    local at = tonumber(fields[1])
-    if at > known and at <= rev then
-        have = have + 1
-        for i = 2, #fields do
-            if not seen[fields[i]] then
-                seen[fields[i]] = true
-                table.insert(ids, fields[i])
+_CHANGED_SINCE = """
+local function changed_since(tokens, changes, rev, known)
+    if rev == known then return {rev} end
+    if rev < known then return {rev, false} end
+    local have, ids, seen = 0, {}, {}
+    for _, entry in ipairs(redis.call('LRANGE', changes, 0, -1)) do
+        local fields = {}
+        for field in string.gmatch(entry, '[^\t]+') do table.insert(fields, field) end
+        local at = tonumber(fields[1])
+        if at > known and at <= rev then
+            have = have + 1
+            for i = 2, #fields do
+                if not seen[fields[i]] then
+                    seen[fields[i]] = true
+                    table.insert(ids, fields[i])
+                end
             end
         end
     end
+    if have ~= rev - known then return {rev, false} end
+    local out = {rev}
+    for _, id in ipairs(ids) do
+        table.insert(out, id)
+        table.insert(out, redis.call('HGET', tokens, id) or '')
+    end
+    return out
 end
-if have ~= rev - known then return {rev, false} end
-local out = {rev}
-for _, id in ipairs(ids) do
-    table.insert(out, id)
-    table.insert(out, redis.call('HGET', KEYS[1], id) or '')
+"""
+_CHANGED = _CHANGED_SINCE + """
+return changed_since(KEYS[1], KEYS[2], tonumber(redis.call('GET', KEYS[3]) or '0'), tonumber(ARGV[1]))
+"""
+
+# KEYS: locked, lease, rev, requests, tokens, changes; ARGV: holder, attack id, request_id or "",
+# the revision the process knows or "", token ids...
+# An attack's token locks, taken by its lease holder: the ``locked`` hash says who holds them
+# (field "") and maps each token to the attack. Answers {the table's revision, the seq the
+# request_id landed as or false}, read in the same step, followed — when the process says which
+# revision it knows — by what _CHANGED answers for it (the lease often comes from another
+# process, whose attacks moved the table on); {-1}: the lease is not the holder's.
+_LOCK = _CHANGED_SINCE + """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {-1} end
+redis.call('DEL', KEYS[1])
+local fields = {'', ARGV[1]}
+for i = 5, #ARGV do
+    fields[#fields + 1] = ARGV[i]
+    fields[#fields + 1] = ARGV[2]
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+local landed = false
+if ARGV[3] ~= '' then landed = redis.call('HGET', KEYS[4], ARGV[3]) end
+local rev = tonumber(redis.call('GET', KEYS[3]) or '0')
+local out = {rev, landed}
+if ARGV[4] ~= '' then
+    for _, item in ipairs(changed_since(KEYS[5], KEYS[6], rev, tonumber(ARGV[4]))) do out[#out + 1] = item end
 end
 return out
 """
@@ -907,7 +918,11 @@ class RedisStore(Store):
 
     async def changed_since(self, table_id: str, rev: int) -> tuple[int, dict[str, Token | None]] | None:
         keys = [self._key(table_id, "tokens"), self._key(table_id, "changes"), self._key(table_id, "rev")]
-        now, *found = await self.link.evalsha(self._changed, keys, [rev])
+        return self._changed_rows(table_id, await self.link.evalsha(self._changed, keys, [rev]))
+
+    def _changed_rows(self, table_id: str, reply: list[Any]) -> tuple[int, dict[str, Token | None]] | None:
+        """_CHANGED's answer as :meth:`changed_since` returns it."""
+        now, *found = reply
         if found and found[0] is None:
             return None
         out: dict[str, Token | None] = {}
@@ -929,15 +944,25 @@ class RedisStore(Store):
         return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"), queued)
 
     async def lock_tokens(
-        self, table_id: str, lease: Any, attack: str, token_ids: list[str], *, request_id: str | None = None
+        self,
+        table_id: str,
+        lease: Any,
+        attack: str,
+        token_ids: list[str],
+        *,
+        request_id: str | None = None,
+        known: int | None = None,
     ) -> Locks:
         """Lock ``token_ids`` for ``attack`` in the store (``t:{table}:locked``), one round trip
         that also reads the table's revision (and, unless commits wait for replicas, whether
-        ``request_id`` landed). Every commit checks them in its script (``_LOCKS_GUARD``); the
+        ``request_id`` landed; and with ``known``, the tokens changed since that revision, as
+        :meth:`changed_since`). Every commit checks them in its script (``_LOCKS_GUARD``); the
         attack's own commit ends them; they lapse with the lease that took them."""
-        keys = [self._key(table_id, w) for w in ("locked", "lease", "rev", "requests")]
+        keys = [self._key(table_id, w) for w in ("locked", "lease", "rev", "requests", "tokens", "changes")]
         asked = request_id if request_id is not None and self.wait is None else ""
-        rev, *landed = await self.link.evalsha(self._lock, keys, [lease.holder, attack, asked, *token_ids])
+        since = "" if known is None else known
+        rev, *rest = await self.link.evalsha(self._lock, keys, [lease.holder, attack, asked, since, *token_ids])
+        landed = rest[:1]
         if int(rev) < 0:
             raise StoreUnavailable(
                 "this process lost the table's attack lease (it stalled, or Redis lost the lease); "
@@ -950,7 +975,8 @@ class RedisStore(Store):
             entry = found[0] if found else None
         elif request_id is not None and self.wait is not None:
             entry = await self.by_request(table_id, request_id)  # answered once replicas have it
-        return Locks(int(rev), entry)
+        changed = self._changed_rows(table_id, rest[1:]) if known is not None else None
+        return Locks(int(rev), entry, changed, known)
 
     async def join(self, table_id: str, sid: str, user: str, node: str) -> None:
         await self.link.call("HSET", self._key(table_id, "sessions"), sid, f"{node}\t{user}")

@@ -26,7 +26,9 @@ under load many tables' commands share a write and a read. (A commit with
 ``WAIT`` goes on a pipeline of its own: it may take up to its timeout.)
 
 Nothing waits forever: connecting has ``connect_timeout``, every command
-``command_timeout``. When Redis cannot be reached, a call raises
+``command_timeout``; a pub/sub connection's reads have no bound of their own
+(no timer per message) but a quiet one is pinged, and lost when the ``PONG``
+does not come (:attr:`Subscriber.IDLE`). When Redis cannot be reached, a call raises
 :class:`~vtt_bridge.errors.StoreUnavailable` (retryable, with
 ``retry_after``); the first such failure logs one line, and the first success
 after it another (how long it lasted). At start-up (:meth:`Link.open`) a
@@ -656,6 +658,9 @@ class Subscriber:
     """
 
     _RETRY = (0.05, 1.0)
+    # Seconds without a message before the plain channels' connection is pinged; as long again
+    # without its answer, it is lost (a peer gone without closing it): reconnected.
+    IDLE = 5.0
 
     def __init__(self, link: Link) -> None:
         self.link = link
@@ -725,8 +730,8 @@ class Subscriber:
             hosts = self._nodes()
             host, port = hosts[self._node % len(hosts)]
             self._node += 1
-            return aioredis.Redis(host=host, port=port, **_client_kwargs(link.where, link.options))
-        return link.make_client()
+            return aioredis.Redis(host=host, port=port, **{**_client_kwargs(link.where, link.options), **_READER})
+        return link.make_client(**_READER)
 
     async def _keep(self) -> None:
         delay = self._RETRY[0]
@@ -747,12 +752,14 @@ class Subscriber:
                     for callback in self.on_resubscribed:
                         callback()
                 reconnected = True
-                while not self._closed:
-                    message = await pubsub.get_message(timeout=5.0)
-                    if message is not None:
-                        self.outage.ok()
-                        delay = self._RETRY[0]
-                        self._message(message)
+
+                def handle(message: dict[str, Any]) -> None:
+                    nonlocal delay
+                    self.outage.ok()
+                    delay = self._RETRY[0]
+                    self._message(message)
+
+                await _read(pubsub, handle, self.IDLE)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - reconnect whatever broke
@@ -918,7 +925,7 @@ class _Shard:
         host, port = self.address
         # No health check inside redis-py: on a connection subscribed by SSUBSCRIBE alone it would
         # read a pushed message as its PING's reply. An idle connection is pinged here instead.
-        kwargs = {**_client_kwargs(link.where, link.options), "health_check_interval": 0}
+        kwargs = {**_client_kwargs(link.where, link.options), **_READER, "health_check_interval": 0}
         client = aioredis.Redis(host=host, port=port, **kwargs)
         pubsub = client.pubsub()
         try:
@@ -928,29 +935,7 @@ class _Shard:
                 await pubsub.execute_command("SSUBSCRIBE", channel)
                 sent.add(channel)
             self.pubsub = pubsub
-            pinged = False
-            while self.channels:
-                try:
-                    message = await pubsub.get_message(timeout=self.IDLE)
-                except rexc.AskError as moved:  # MOVED too: the slot is served elsewhere
-                    subscriber._moved(self, moved.slot_id, (moved.host, int(moved.port)))
-                    continue
-                if message is None:
-                    if pinged:
-                        raise rexc.ConnectionError(f"no answer to PING in {self.IDLE} s")
-                    await pubsub.ping()
-                    pinged = True
-                    continue
-                pinged = False
-                subscriber.outage.ok()
-                if message.get("type") == "sunsubscribe" and message.get("channel") in self.channels:
-                    # Not asked for: this node no longer serves the channel's slot.
-                    channel = message["channel"]
-                    self.channels.discard(channel)
-                    subscriber._unconfirm(channel)
-                    subscriber._later(subscriber._replace([channel], None))
-                    continue
-                subscriber._message(message)
+            await _read(pubsub, self._handle, self.IDLE, moved=self._moved, until=lambda: not self.channels)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - whatever broke, the channels find another node
@@ -959,6 +944,83 @@ class _Shard:
             self.pubsub = None
             await _close_pubsub(pubsub, client)
         subscriber._lost(self)
+
+
+    def _handle(self, message: dict[str, Any]) -> None:
+        subscriber = self.subscriber
+        subscriber.outage.ok()
+        if message.get("type") == "sunsubscribe" and message.get("channel") in self.channels:
+            # Not asked for: this node no longer serves the channel's slot.
+            channel = message["channel"]
+            self.channels.discard(channel)
+            subscriber._unconfirm(channel)
+            subscriber._later(subscriber._replace([channel], None))
+            return
+        subscriber._message(message)
+
+    def _moved(self, moved: rexc.AskError) -> None:
+        self.subscriber._moved(self, moved.slot_id, (moved.host, int(moved.port)))
+
+
+# A pub/sub connection's settings: no time bound on its reads (a message may be minutes away;
+# :func:`_read` finds a dead connection by pinging it when it has been quiet).
+_READER: dict[str, Any] = {"socket_timeout": None}
+
+
+async def _read(
+    pubsub: Any,
+    handle: Callable[[dict[str, Any]], None],
+    idle: float,
+    *,
+    moved: Callable[[rexc.AskError], None] | None = None,
+    until: Callable[[], bool] = lambda: False,
+) -> None:
+    """Hand every message ``pubsub`` reads to ``handle`` until its connection fails (raised).
+
+    The reads wait without a time bound: no timer per message (redis-py's
+    ``get_message`` with a timeout sets one for each). Instead, every ``idle``
+    seconds without a message the connection is sent a ``PING``, whose
+    ``pong`` is a message too; when ``idle`` passes again without one, the
+    connection is lost (a peer gone without closing it). ``moved``: called with
+    a ``MOVED``/``ASK`` error reply (a sharded channel's slot served elsewhere);
+    ``until``: checked after each message, ``True`` ends the reading.
+    """
+    count = 0
+
+    async def reader() -> None:
+        nonlocal count
+        while not until():
+            try:
+                message = await pubsub.get_message(timeout=None)
+            except rexc.AskError as exc:  # MOVED too
+                if moved is None:
+                    raise
+                moved(exc)
+                continue
+            count += 1
+            if message is not None:
+                handle(message)
+
+    task = asyncio.get_running_loop().create_task(reader())
+    try:
+        seen, pinged = count, False
+        while True:
+            done, _pending = await asyncio.wait((task,), timeout=idle)
+            if done:
+                task.result()  # the connection's failure, if any
+                return
+            if count != seen:
+                seen, pinged = count, False
+            elif pinged:
+                raise rexc.ConnectionError(f"no answer to PING in {idle:g} s")
+            else:
+                await pubsub.ping()
+                pinged = True
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
 
 
 async def _close_pubsub(pubsub: Any, client: Any) -> None:

@@ -68,6 +68,9 @@ class Locks(NamedTuple):
 
     revision: int | None  # the table's revision once they were taken (None: not a shared store)
     landed: AuditEntry | None  # the entry the attack's request_id already landed as, if it did
+    # With ``known`` (a shared store): what :meth:`Store.changed_since` answers for that revision.
+    changed: tuple[int, dict[str, Token | None]] | None = None
+    known: int | None = None
 
 
 class Store(ABC):
@@ -233,7 +236,14 @@ class Store(ABC):
         return contextlib.nullcontext()
 
     async def lock_tokens(
-        self, table_id: str, lease: Any, attack: str, token_ids: list[str], *, request_id: str | None = None
+        self,
+        table_id: str,
+        lease: Any,
+        attack: str,
+        token_ids: list[str],
+        *,
+        request_id: str | None = None,
+        known: int | None = None,
     ) -> Locks:
         """Lock ``token_ids`` for ``attack``, whose process holds the table's ``lease``.
 
@@ -241,8 +251,11 @@ class Store(ABC):
         with a process that died), a commit of any other change to one of those
         tokens, through any process, raises ``Conflict`` naming the attack
         (:func:`locked`). ``request_id``: also look up whether it landed
-        already, in the same step. A store that only one process uses needs
-        none of it (the server's own ``busy`` map refuses those edits).
+        already, in the same step; ``known``: the revision this process's copy
+        of the table is at, to read in the same step what changed since
+        (``Locks.changed``, as :meth:`changed_since` answers). A store that only
+        one process uses needs none of it (the server's own ``busy`` map refuses
+        those edits).
         """
         return Locks(None, None)
 
