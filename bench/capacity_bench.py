@@ -658,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ack-timeout", type=float, default=120.0, help="seconds an attack's ack may take, thinking included")
     parser.add_argument("--connecting", type=int, default=25, help="tables connecting at once, per load process")
     parser.add_argument("--serve-arg", action="append", default=[], help="one more argument for serve (repeatable)")
-    parser.add_argument("--db", type=Path, help="a store seated by an earlier run with the same --tables (reused)")
+    parser.add_argument("--db", type=Path, help="a store seated by an earlier run with the same --tables (reused, its tokens as that run"
+                        " left them: compare two versions on fresh stores)")
     parser.add_argument(
         "--source", type=Path, default=ROOT, help="run the server from this checkout (its vtt_bridge/), to compare two versions"
     )
@@ -681,7 +682,10 @@ def main(argv: list[str] | None = None) -> int:
         t = time.monotonic()
         if args.db and seats_file.exists() and len(json.loads(seats_file.read_text())) == args.tables:
             seats = json.loads(seats_file.read_text())
-            print(f"reusing {len(seats):,} tables seated in {db}")
+            # Its tokens carry the damage of the runs before: attacks then take other paths
+            # (fewer steps once a defender is down), so compare runs on fresh stores only.
+            print(f"reusing {len(seats):,} tables seated in {db} (tokens as earlier runs left them:"
+                  " not comparable with a run on a fresh store)")
         else:
             seats = asyncio.run(prepare(db, args.tables))
             seats_file.write_text(json.dumps(seats))
