@@ -122,7 +122,8 @@ def redis_process(*extra: str, tls: bool = False) -> Iterator[RedisProcess]:
     """One redis-server with extra arguments (``--requirepass x``; with ``tls``, its port is a TLS
     port and the arguments give the certificates); skips without redis-server."""
     _binary("redis-server")
-    port = free_port()
+    # A Cluster node also listens on its port + 10000 (the cluster bus): a port above 55535 fails.
+    port = _cluster_port() if "--cluster-enabled" in extra else free_port()
     args = _server_args(0, "--tls-port", str(port), *extra) if tls else _server_args(port, *extra)
     with tempfile.TemporaryDirectory(prefix="vtt-redis-") as workdir:
         process = RedisProcess(args, port, Path(workdir), tcp_only=tls)

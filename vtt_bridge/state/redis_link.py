@@ -59,7 +59,7 @@ import hashlib
 import logging
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
@@ -442,20 +442,7 @@ class Link:
             if self._direct is not None:
                 batch = list(self._queue)
                 self._queue.clear()
-                try:
-                    replies = await self._send([args for args, _future in batch])
-                except _UNAVAILABLE as exc:
-                    error = self._unavailable(exc)
-                    for _args, future in batch:
-                        if future is not None and not future.done():
-                            future.set_exception(error)
-                    continue
-                except Exception as exc:  # noqa: BLE001 - a sender must not die
-                    replies = [exc] * len(batch)
-                else:
-                    self.outage.ok()
-                for (args, future), reply in zip(batch, replies, strict=True):
-                    self._settle(args, future, reply)
+                await self._deliver(batch, self._send([args for args, _future in batch]))
                 continue
             if len(self._queue) == 1:  # the usual case, a publish: no pipeline object needed
                 args, future = self._queue[0]
@@ -473,20 +460,25 @@ class Link:
             pipe = client.pipeline(transaction=False)
             for args, _future in batch:
                 pipe.execute_command(*args)
-            try:
-                replies = await pipe.execute(raise_on_error=False)
-            except _UNAVAILABLE as exc:
-                error = self._unavailable(exc)
-                for _args, future in batch:
-                    if future is not None and not future.done():
-                        future.set_exception(error)
-                continue
-            except Exception as exc:  # noqa: BLE001 - a sender must not die
-                replies = [exc] * len(batch)
-            else:
-                self.outage.ok()
-            for (args, future), reply in zip(batch, replies, strict=True):
-                self._settle(args, future, reply)
+            await self._deliver(batch, pipe.execute(raise_on_error=False))
+
+    async def _deliver(self, batch: list[tuple[tuple[Any, ...], Any]], replies: Awaitable[list[Any]]) -> None:
+        """Settle each queued command of ``batch`` with its reply, once ``replies`` (sent together) come;
+        an outage fails them all as unavailable, any other failure each with it."""
+        try:
+            answers = await replies
+        except _UNAVAILABLE as exc:
+            error = self._unavailable(exc)
+            for _args, future in batch:
+                if future is not None and not future.done():
+                    future.set_exception(error)
+            return
+        except Exception as exc:  # noqa: BLE001 - a sender must not die
+            answers = [exc] * len(batch)
+        else:
+            self.outage.ok()
+        for (args, future), reply in zip(batch, answers, strict=True):
+            self._settle(args, future, reply)
 
     async def _send(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Commands written together on the link's own connection, their replies read in order,
