@@ -428,7 +428,7 @@ class Attacks:
                     # Over Redis the attack's broadcasts go out with its commit (its own script):
                     # one round trip less. Their JSON holds _SEQ where the entry's seq goes.
                     publish = runtime.outbox.publishing(
-                        self._announced(codec.with_raw_field(encoded, "seq", _SEQ), changes), _SEQ
+                        lambda: self._announced(codec.with_raw_field(encoded, "seq", _SEQ), changes), _SEQ
                     )
                     entry = await bridge.commit(runtime, draft, lease=lease, publish=publish)
             except BaseException as exc:

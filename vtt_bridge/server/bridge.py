@@ -395,11 +395,7 @@ class Bridge:
         """Commit ``draft`` and bring the table's token mirror up to date (``lease``: see ``Store.commit``;
         ``publish``: broadcasts the Redis store publishes with the commit, see ``RedisStore.commit``)."""
         try:
-            if publish is not None:
-                commit: Any = self.store.commit  # RedisStore.commit: it takes ``publish``
-                entry = await commit(runtime.id, draft, lease=lease, publish=publish)
-            else:
-                entry = await self.store.commit(runtime.id, draft, lease=lease)
+            entry = await self.store.commit(runtime.id, draft, lease=lease, publish=publish)
         except StaleVersion:
             # Another process (a second server, or a CLI import) wrote first:
             # re-read, so the next try sees its change.

@@ -103,11 +103,15 @@ class Broadcaster:
             return
         await self.local(batch, batch_rooms)
 
-    def prepare(self, table_id: str, batch: list[tuple[str, Any, str]], mark: bytes) -> Published | None:
+    @property
+    def publishes(self) -> bool:
+        """Whether a commit can publish its broadcasts with itself (the manager is the Redis bus)."""
+        return hasattr(self.sio.manager, "prepare_batch")
+
+    def prepare(self, table_id: str, batch: list[tuple[str, Any, str]], mark: bytes) -> Published:
         """``batch`` for a commit to publish with itself (``mark``: where the commit's seq goes in
-        its JSON), when the manager can (the Redis bus); else ``None``: sent after, as usual."""
-        prepare = getattr(self.sio.manager, "prepare_batch", None)
-        return prepare(table_id, batch, mark) if prepare is not None else None
+        its JSON); only where :attr:`publishes`."""
+        return self.sio.manager.prepare_batch(table_id, batch, mark)
 
     def expect(self, batch: list[tuple[str, Any, str]], first: int) -> None:
         """A batch its commit published, numbered ``first``…, is on its way here (see :meth:`published`)."""

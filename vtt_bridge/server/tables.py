@@ -89,15 +89,17 @@ class Outbox:
         self._unsent += 1
         self._queue.put_nowait((event, data))
 
-    def publishing(self, events: list[tuple[str, Any]], mark: bytes) -> Any:
-        """``events``, ``(event, data)``, as a commit publishes them with itself
+    def publishing(self, events: Callable[[], list[tuple[str, Any]]], mark: bytes) -> Any:
+        """The events ``events()`` makes, ``(event, data)``, as a commit publishes them with itself
         (:class:`~vtt_bridge.state.Published`), where the emitter can (the Redis bus) and
-        nothing put before is still to go out (they would overtake it); else ``None``.
-        ``mark`` stands once in their JSON, where the commit's audit seq goes."""
-        prepare = getattr(self._emit, "prepare", None)
-        if prepare is None or self._unsent:
+        nothing put before is still to go out (they would overtake it); else ``None`` (and
+        ``events`` is not called). ``mark`` stands once in their JSON, where the commit's
+        audit seq goes."""
+        if self._unsent or not getattr(self._emit, "publishes", False):
             return None
-        return prepare(self.room.removeprefix("table:"), [(e, d, self.rooms[e]) for e, d in events], mark)
+        return self._emit.prepare(  # type: ignore[attr-defined]
+            self.room.removeprefix("table:"), [(e, d, self.rooms[e]) for e, d in events()], mark
+        )
 
     def put_published(self, events: list[tuple[str, Any]], first: int) -> None:
         """Queue ``events`` that a commit published numbered ``first``… (see :meth:`publishing`)."""

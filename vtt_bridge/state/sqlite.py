@@ -321,7 +321,7 @@ class SQLiteStore(Store):
             out[token_id] = cached
         return out
 
-    async def commit(self, table_id: str, draft: AuditDraft, *, lease: Any = None) -> AuditEntry:
+    async def commit(self, table_id: str, draft: AuditDraft, *, lease: Any = None, publish: Any = None) -> AuditEntry:
         """Commit ``draft`` (see :meth:`Store.commit`), in one transaction with the others that arrive together.
 
         Commits requested during one turn of the event loop (several tables'

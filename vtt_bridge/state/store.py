@@ -125,11 +125,13 @@ class Store(ABC):
     async def tokens(self, table_id: str) -> dict[str, Token]: ...
 
     @abstractmethod
-    async def commit(self, table_id: str, draft: AuditDraft, *, lease: Any = None) -> AuditEntry:
+    async def commit(self, table_id: str, draft: AuditDraft, *, lease: Any = None, publish: Any = None) -> AuditEntry:
         """Apply ``draft.changes`` and append ``draft`` — all of it, or nothing.
 
         ``lease``: the table's attack lease held by the caller; a shared store may
-        release it in the same round trip as a successful commit.
+        release it in the same round trip as a successful commit. ``publish``:
+        broadcasts to publish with the commit (only the Redis store is given
+        any: ``RedisStore.commit``; others get ``None``).
 
         :raises Conflict: a token is not at the version a change expects, or
             ``draft.request_id`` was already used on this table.
