@@ -446,6 +446,8 @@ class Table:
                 self.mark = 0.0
             else:
                 done = time.perf_counter()
+                if ack.get("ok") and self.mark != sent:
+                    out["finals"].append((done - self.mark) * 1000)
                 self.mark = 0.0
                 if ack.get("ok"):
                     latency = (done - sent - self.think_total) * 1000
@@ -475,6 +477,7 @@ async def load_main(
         "index": index,
         "attacks": [],
         "questions": [],
+        "finals": [],
         "failed": {},
         "lost": 0,
         "lost_why": {},
@@ -561,6 +564,7 @@ def report(
     attacks = [a for o in outs for a in o["attacks"]]
     latencies = [lat for _, lat in attacks]
     questions = [q for o in outs for q in o["questions"]]
+    finals = [q for o in outs for q in o.get("finals", [])]
     failed: dict[str, int] = {}
     lost_why: dict[str, int] = {}
     for o in outs:
@@ -585,6 +589,8 @@ def report(
         f" per committed attack ({broadcasts / max(1, len(attacks)):.1f} of them broadcasts)"
     )
     print(f"  question reaching its player: p50 {percentile(questions, 50):.1f} ms, p99 {percentile(questions, 99):.1f} ms")
+    if finals:
+        print(f"  last answer to the acknowledgement: p50 {percentile(finals, 50):.1f} ms, p99 {percentile(finals, 99):.1f} ms")
     trend = []
     for w in range(int(args.seconds // WINDOW) + 1):
         inside = [lat for at, lat in attacks if w * WINDOW <= at < (w + 1) * WINDOW]

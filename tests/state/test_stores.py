@@ -218,6 +218,32 @@ async def test_sqlite_continues_the_numbering_after_a_restart(tmp_path):
         await again.close()
 
 
+async def test_sqlite_keeps_a_counter_that_moved_before_a_refused_commit(tmp_path):
+    """A commit refused (stale version) writes nothing, the table's broadcast counter included;
+    the next commit that lands, on any table, writes it, so a crash after it keeps the numbering."""
+    from vtt_bridge.state import SQLiteStore
+
+    store = SQLiteStore(tmp_path / "seq.sqlite")
+    await store.open()
+    try:
+        one, two = await table(store, "one"), await table(store, "two")
+        await store.commit(one, draft(a=TokenChange(before=None, after=token("a", 3))))
+        assert await store.broadcast(one, "", b"", 4) == 1
+        with pytest.raises(Conflict):
+            await store.commit(one, draft(a=TokenChange(before=token("a", 3, version=9), after=token("a", 1, 10))))
+        await store.commit(two, draft(b=TokenChange(before=None, after=token("b", 3))))
+        # Read by another connection without closing this store (as after kill -9).
+        reader = SQLiteStore(tmp_path / "seq.sqlite")
+        await reader.open()
+        try:
+            assert await reader.stored_broadcast_seq(one) == 4
+            assert await reader.stored_broadcast_seq(two) == 0
+        finally:
+            await reader.close()
+    finally:
+        await store.close()
+
+
 async def test_redis_keeps_a_log_of_batches_and_says_when_it_was_trimmed(redis_url):
     from vtt_bridge.state import RedisStore
 

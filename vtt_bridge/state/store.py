@@ -188,6 +188,8 @@ class Store(ABC):
             counters[table_id] = await self.stored_broadcast_seq(table_id)
         first = counters[table_id] + 1
         counters[table_id] += n
+        # The tables whose counter moved since a store that persists them last wrote them.
+        self.__dict__.setdefault("_broadcast_seqs_moved", set()).add(table_id)
         return first
 
     async def stored_broadcast_seq(self, table_id: str) -> int:
