@@ -25,20 +25,22 @@ async def test_a_batch_client_gets_the_same_broadcasts_in_the_same_order_in_fewe
     plain = await seat.join("carol")
     batched = await seat.join("carol", batch=True)
     await seat.join("bob", ignore)
-    # bob is asked (and ignores it): the steps before the question go out with decision.asked,
-    # the result and the token update together.
+    # bob is asked (and ignores it): the steps before the question go out with decision.asked;
+    # the attack's last phase, its decision.settled, result and token update, together (though
+    # the attack's commit is awaited between the first and the others): two messages in all.
     ack = await gm.ok("attack", {"ruleset": "duel", "attacker": "a", "targets": ["b"], "dice": [5, 6]})
     await plain.wait_for("token.updated")
-    await batched.wait_for("batch", 3)
+    await batched.wait_for("batch", 2)
     assert unbatched(batched) == plain.events
     assert {name for name, _ in batched.events} == {"batch"}
     assert len(batched.events) < len(plain.events)
     first = [event for event, _ in batched.events[0][1]]
     assert first[-1] == "decision.asked" and set(first[:-1]) == {"attack.step"}, first
+    assert len(batched.events) == 2
     last = batched.events[-1][1]
-    assert [event for event, _ in last] == ["attack.resolved", "token.updated"]
-    assert last[0][1] == {"attack": ack["attack"]}
-    assert last[1][1]["token"]["id"] == "b" and last[1][1]["token"]["system"]["hp"] == 9
+    assert [event for event, _ in last] == ["decision.settled", "attack.resolved", "token.updated"]
+    assert last[1][1] == {"attack": ack["attack"]}
+    assert last[2][1]["token"]["id"] == "b" and last[2][1]["token"]["system"]["hp"] == 9
     # Every broadcast is numbered, consecutively, the same for both connections.
     assert plain.seqs == list(range(plain.seqs[0], plain.seqs[0] + len(plain.events)))
     assert batched.seqs == plain.seqs

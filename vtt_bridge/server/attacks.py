@@ -319,6 +319,7 @@ class Attacks:
             task.uncancel()  # the requester gets an answer: server_stopping
             raise stopped from None
         finally:
+            runtime.outbox.release(task)  # the hold on its last phase's broadcasts (_locked)
             self.running.discard(task)
 
     async def _locked(
@@ -400,6 +401,10 @@ class Attacks:
                     questions += 1
                     answer, how, asked = await self.prompter.ask(runtime, decision, about, ident)
                     reply = await resolvers.settle(job, answer, how)
+                    if not isinstance(reply, Asked):
+                        # The last phase: its decision.settled, steps and result (after the
+                        # commit) go out together; _run releases the hold, whatever happens.
+                        runtime.outbox.hold(asyncio.current_task())
                     await self.prompter.closed(runtime, asked, about, decision, how if isinstance(reply, Failed) else reply.how)
                 if isinstance(reply, Failed):
                     self._steps(runtime, about, job.sent, reply.steps)

@@ -82,6 +82,9 @@ class Outbox:
         self._queue: asyncio.Queue[tuple[str | None, Any]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._unsent = 0  # broadcasts put and not yet handed on
+        self._holds: set[object] = set()  # see hold()
+        self._open = asyncio.Event()
+        self._open.set()
 
     def put(self, event: str, data: Any) -> None:
         if self._task is None:
@@ -110,6 +113,20 @@ class Outbox:
         self._emit.expect(batch, first)  # type: ignore[attr-defined]  # the feed may bring it first
         self._queue.put_nowait((None, (batch, first)))
 
+    def hold(self, key: object) -> None:
+        """Keep what is put from going out until :meth:`release` of ``key``: an attack's last
+        steps, its ``decision.settled`` and its result then reach each connection as one
+        message, though its commit is awaited between them (one message per connection
+        fewer per attack). Never held while a question is out (``drain`` would wait)."""
+        self._holds.add(key)
+        self._open.clear()
+
+    def release(self, key: object) -> None:
+        """End ``hold(key)`` (again: nothing); what was put meanwhile goes out together."""
+        self._holds.discard(key)
+        if not self._holds:
+            self._open.set()
+
     async def drain(self) -> None:
         """Wait until everything queued so far has been handed to the sockets."""
         if self._task is not None:
@@ -130,6 +147,8 @@ class Outbox:
             # Whatever is queued goes out as one batch: an attack's steps,
             # result and token updates reach each socket's writer together.
             items = [await queue.get()]
+            if self._holds:
+                await self._open.wait()
             while not queue.empty():
                 items.append(queue.get_nowait())
             try:
