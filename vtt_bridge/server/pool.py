@@ -106,8 +106,12 @@ _BRIEF = 0.005
 # once it has had no job for this many seconds, while more than ``size`` are running.
 SPARE_IDLE = 30.0
 # The tables whose tokens a resolver (or odds process) keeps between jobs: the least
-# recently used beyond this many are forgotten (sent again in full if used again).
-TABLES_HELD = 64
+# recently used beyond this many are forgotten (sent again in full if used again). A table
+# forgotten costs its next attack all its tokens pickled, sent and rebuilt (with 64, at
+# 2,000 tables taking turns, every attack did: ~15% of the server's CPU); each table held
+# costs the resolver holding it ~7 KB per token, and a table's jobs stay on one resolver
+# while it keeps up (_pick), so each table is held about once.
+TABLES_HELD = 4096
 # How often the event loop's heartbeat runs (see :class:`Lateness`).
 BEAT = 0.05
 
@@ -355,7 +359,7 @@ class Pool:
 
     async def begin(self, job: Job) -> Reply:
         """Start ``job``; returns the resolver's first reply (``decision``, ``done`` or ``error``)."""
-        return await self._dispatch(job, await self._pick(), fresh=True)
+        return await self._dispatch(job, await self._pick(job.table), fresh=True)
 
     async def settle(self, job: Job, answer: Any, how: str) -> Reply:
         """Give the parked ``job`` its decision's outcome; returns the next reply."""
@@ -363,7 +367,7 @@ class Pool:
         proc = job.worker
         if proc is None or proc.dead:
             # Its resolver is gone: replay it (with every answer so far) on another.
-            return await self._dispatch(job, await self._pick(), fresh=True)
+            return await self._dispatch(job, await self._pick(job.table), fresh=True)
         proc.parked.discard(job)
         return await self._dispatch(job, proc, fresh=False, message=Settle("settle", job.id, answer, how))
 
@@ -383,8 +387,9 @@ class Pool:
         message = Odds("odds", job.id, job.table, refs, new, request, job.budget)
         return await self._dispatch(job, proc, fresh=False, message=message)
 
-    async def _pick(self) -> _Proc:
-        """A resolver for a new job: one not held up by a slow hook, forking a spare if need be.
+    async def _pick(self, table: str | None = None) -> _Proc:
+        """A resolver for a new job on ``table``: one not held up by a slow hook, forking a
+        spare if need be; the one that holds the table's tokens when it keeps up.
 
         Spares are bounded (as many again as ``size``), so hooks that hang
         everywhere cost a bounded number of processes, each retired at its budget.
@@ -393,6 +398,11 @@ class Pool:
         live = [p for p in self.procs if not p.dead]
         free = [p for p in live if not p.queue or self._ran(p, now) < _SLOW]
         if free:
+            for proc in free:
+                if table in proc.known.tables:
+                    if not proc.queue or (len(proc.queue) < _KEEPS_UP and self._ran(proc, now) < _BRIEF):
+                        return proc
+                    break
             # The first resolver that keeps up takes the job (a short queue, its job in hand
             # begun moments ago): one that works through jobs in a row runs them with its
             # caches warm, while one woken for each job runs it about twice as slow
