@@ -61,6 +61,10 @@ async def test_a_plugin_fault_applies_nothing_and_names_the_plugin(broken):
     assert failed["id"] == carol.named("attack.step")[0]["attack"]
     assert carol.named("attack.resolved") == [] and carol.named("token.updated") == []
     assert (await gm.call("echo", 1))["ok"] is True
+    # The table's broadcasts go on (the failed attack's hold on its last phase is over).
+    await gm.ok("token.update", {"id": "a", "name": "Alice again"})
+    [updated] = await carol.wait_for("token.updated")
+    assert updated["token"]["name"] == "Alice again"
 
 
 @pytest.mark.parametrize("broken", [Vandal], indirect=True)
