@@ -456,6 +456,7 @@ class Table:
                     code = ack.get("error", {}).get("code", "?")
                     out["failed"][code] = out["failed"].get(code, 0) + 1
             out["questions"].extend(self.question_waits)
+            out["legs"].append(list(self.question_waits))
             self.question_waits.clear()
             at += self.rng.uniform(8, 12)
 
@@ -478,6 +479,7 @@ async def load_main(
         "attacks": [],
         "questions": [],
         "finals": [],
+        "legs": [],
         "failed": {},
         "lost": 0,
         "lost_why": {},
@@ -531,8 +533,16 @@ async def load_main(
 
 
 def load_process(seats, url, args, ready, gates, results, index) -> None:
+    """One load process. Its clients run on uvloop when it is installed, as the server does:
+    on asyncio's own loop they took about half a core more of the two the server needs."""
     raise_file_limit()
-    asyncio.run(load_main(seats, url, args, ready, gates, results, index))
+    main = load_main(seats, url, args, ready, gates, results, index)
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
 
 
 def raise_file_limit() -> int:
@@ -565,6 +575,7 @@ def report(
     latencies = [lat for _, lat in attacks]
     questions = [q for o in outs for q in o["questions"]]
     finals = [q for o in outs for q in o.get("finals", [])]
+    legs = [leg for o in outs for leg in o.get("legs", [])]
     failed: dict[str, int] = {}
     lost_why: dict[str, int] = {}
     for o in outs:
@@ -589,6 +600,9 @@ def report(
         f" per committed attack ({broadcasts / max(1, len(attacks)):.1f} of them broadcasts)"
     )
     print(f"  question reaching its player: p50 {percentile(questions, 50):.1f} ms, p99 {percentile(questions, 99):.1f} ms")
+    for n in range(max((len(leg) for leg in legs), default=0)):
+        nth = [leg[n] for leg in legs if len(leg) > n]
+        print(f"    question {n + 1} ({len(nth):,} asked): p50 {percentile(nth, 50):.1f} ms, p99 {percentile(nth, 99):.1f} ms")
     if finals:
         print(f"  last answer to the acknowledgement: p50 {percentile(finals, 50):.1f} ms, p99 {percentile(finals, 99):.1f} ms")
     trend = []
