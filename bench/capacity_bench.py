@@ -268,6 +268,15 @@ def memory_of(pid: int) -> tuple[float, float]:
     return rss / 1024, pss / 1024
 
 
+def loop_lateness(url: str) -> dict[str, float] | None:
+    """``loop_late_ms`` of the server's ``/healthz`` (None from a server without it)."""
+    import urllib.request
+
+    with contextlib.suppress(Exception), urllib.request.urlopen(url + "/healthz", timeout=10) as response:
+        return json.loads(response.read()).get("loop_late_ms")
+    return None
+
+
 class Sampler:
     """The server's processes, CPU and memory, read once a second from /proc."""
 
@@ -727,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(procs)
         ]
         outs: list[dict[str, Any]] = []
+        late = None
         try:
             for w in workers:
                 w.start()
@@ -749,6 +759,7 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(min(1.0, max(0.0, stop - time.monotonic())))
                 sampler.take()
             end = sampler.rows[-1]["at"]
+            late = loop_lateness(url)
             deadline = time.monotonic() + args.ack_timeout + 60
             played = 0
             while played < procs and time.monotonic() < deadline:
@@ -782,6 +793,11 @@ def main(argv: list[str] | None = None) -> int:
         collections = [c for c in collections if begun <= c[0] <= begun + args.seconds and c[1] >= 0]
         collections += [[c[0], "full", *c[2:], -c[1]] for c in fulls]
     ok = report(args, outs, sampler, (begin, end), collections)
+    if late:
+        print(
+            f"  the server's event loop ran late (its 50 ms heartbeat over the last minute of play, /healthz):"
+            f" p50 {late['p50']:.1f} ms, p99 {late['p99']:.1f} ms, max {late['max']:.1f} ms"
+        )
     print(f"  load generator, whole run: {sum(o['cpu'] for o in outs):.1f} CPU s")
     print(f"load average after: {loadavg()}")
     print("all targets met" if ok else "some target missed (see above)")

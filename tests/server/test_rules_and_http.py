@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import aiohttp
 
@@ -62,6 +63,12 @@ async def test_healthz_reports_the_server_and_its_store(server, seat):
     # Two tables in the store, one with people at it, two connections, nothing being resolved.
     assert (body["tables"], body["tables_open"], body["connections"], body["attacks_in_progress"]) == (2, 1, 2, 0)
     assert body["uptime"] >= 0
+    # How late the event loop ran over the last minute: a 300 ms stall of it shows.
+    assert set(body["loop_late_ms"]) == {"p50", "p99", "max"}
+    time.sleep(0.3)  # the server runs on this test's event loop: this stops it
+    await asyncio.sleep(0.1)
+    late = (await _health(server))["loop_late_ms"]
+    assert 250 <= late["max"] < 2000 and late["p50"] < 250, late
     await alice.close()
     await gm.close()
     async with asyncio.timeout(5):

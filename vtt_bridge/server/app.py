@@ -211,6 +211,8 @@ async def healthz(request: web.Request) -> web.Response:
     ``tables_open``, ``connections`` and ``attacks_in_progress`` are this
     process's: tables with someone connected, signed-in connections, attacks
     being resolved. Behind a load balancer, sum them over the processes.
+    ``loop_late_ms``: how late this process's event loop ran its 50 ms heartbeat
+    over the last minute (median, 99th percentile, worst; see ``pool.Lateness``).
     """
     bridge = request.app[BRIDGE_KEY]
     body: dict[str, Any] = {
@@ -221,6 +223,7 @@ async def healthz(request: web.Request) -> web.Response:
         "tables_open": sum(1 for runtime in bridge.tables.values() if runtime.sessions),
         "connections": len(bridge.callers),
         "attacks_in_progress": len(bridge.attacks.running),
+        "loop_late_ms": bridge.resolvers.lateness.last_minute(),
         "uptime": round(time.monotonic() - request.app[STARTED_KEY], 1),
     }
     try:

@@ -128,6 +128,7 @@ class Lateness:
         self.recent = 0.0  # how late its last beat ran
         self.timer: asyncio.TimerHandle | None = None
         self.due = 0.0
+        self.minute: deque[float] = deque(maxlen=int(60 / BEAT))  # the last minute's beats (/healthz)
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -139,8 +140,16 @@ class Lateness:
         now = loop.time()
         self.recent = max(0.0, now - self.due)
         self.total += self.recent
+        self.minute.append(self.recent)
         self.due = now + BEAT
         self.timer = loop.call_at(self.due, self.beat)
+
+    def last_minute(self) -> dict[str, float]:
+        """How late the heartbeat ran over the last minute, in ms: its median, 99th percentile
+        and worst beat (a loop late by more than its share of a core keeps its clients waiting)."""
+        beats = sorted(self.minute) or [0.0]
+        ms = {"p50": beats[len(beats) // 2], "p99": beats[min(len(beats) - 1, len(beats) * 99 // 100)], "max": beats[-1]}
+        return {name: round(late * 1000, 1) for name, late in ms.items()}
 
     def since(self, mark: float, now: float) -> float:
         """Lateness summed since ``mark`` (an earlier ``total``), the beat due now included."""
