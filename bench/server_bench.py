@@ -962,7 +962,7 @@ async def workers(args, rulesets: list[Ruleset]) -> None:
         side_seats = (await prepare(SQLiteStore(db), args.tables, [duel]))[duel.name]
         side, side_url = start_server("--db", str(db), "--resolvers", str(args.resolvers))
         try:
-            for count in (1, 2):
+            for count in args.workers:
                 await _workers(args, rulesets, count, (side, side_url, side_seats))
         finally:
             stop_server(side)
@@ -1068,6 +1068,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--rulesets", nargs="+", default=["duel", "exalted2e", "warmachine_mk3"], choices=["duel", *EXAMPLES]
     )
     parser.add_argument("--no-workers", action="store_true", help="skip the Redis runs with 1 and 2 workers")
+    parser.add_argument(
+        "--workers", type=int, nargs="+", default=[1, 2], choices=[1, 2, 3, 4],
+        help="section 4: the serve --workers counts run (default 1 2)",
+    )
     parser.add_argument("--quick", action="store_true", help="a short run: 200 round trips, 1 s of load per run")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats go to FILE")
     parser.add_argument(

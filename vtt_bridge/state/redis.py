@@ -366,23 +366,24 @@ return seq
 _CHANGED_SINCE = """
 local function changed_since(tokens, changes, rev, known)
     if rev == known then return {rev} end
-    if rev < known then return {rev, false} end
-    local have, ids, seen = 0, {}, {}
-    for _, entry in ipairs(redis.call('LRANGE', changes, 0, -1)) do
-        local fields = {}
-        for field in string.gmatch(entry, '[^\t]+') do table.insert(fields, field) end
-        local at = tonumber(fields[1])
-        if at > known and at <= rev then
-            have = have + 1
-            for i = 2, #fields do
-                if not seen[fields[i]] then
-                    seen[fields[i]] = true
-                    table.insert(ids, fields[i])
+    local behind = rev - known
+    if behind < 0 or behind > CHANGES_KEEP then return {rev, false} end
+    -- the newest ``behind`` entries, which must be those of revisions known + 1 .. rev
+    local entries = redis.call('LRANGE', changes, -behind, -1)
+    if #entries ~= behind then return {rev, false} end
+    local ids, seen = {}, {}
+    for i, entry in ipairs(entries) do
+        local tab = string.find(entry, '\t', 1, true)
+        if tonumber(string.sub(entry, 1, (tab or 0) - 1)) ~= known + i then return {rev, false} end
+        if tab then
+            for id in string.gmatch(string.sub(entry, tab + 1), '[^\t]+') do
+                if not seen[id] then
+                    seen[id] = true
+                    table.insert(ids, id)
                 end
             end
         end
     end
-    if have ~= rev - known then return {rev, false} end
     local out = {rev}
     for _, id in ipairs(ids) do
         table.insert(out, id)
@@ -546,16 +547,17 @@ class RedisStore(Store):
         # the table's hash tag, so the script's node serves it); elsewhere, plain PUBLISH.
         # (The lease channel, which carries no hash tag, stays plain PUBLISH everywhere.)
         publish = "'SPUBLISH'" if link.cluster else "'PUBLISH'"
+        keep = str(CHANGES_KEEP)
         scripts = (
-            _COMMIT.replace("CHANGES_KEEP", str(CHANGES_KEEP)).replace("TABLE_PUBLISH", publish),
+            _COMMIT.replace("CHANGES_KEEP", keep).replace("TABLE_PUBLISH", publish),
             _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST,
-            _BROADCAST.replace("TABLE_PUBLISH", publish), _CHANGED,
+            _BROADCAST.replace("TABLE_PUBLISH", publish), _CHANGED.replace("CHANGES_KEEP", keep),
         )
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
          self._slice, self._pick, self._announce, self._request, self._broadcast, self._changed) = (
             link.script(source) for source in scripts
         )
-        self._lock = link.script(_LOCK)  # an attack's token locks (lock_tokens)
+        self._lock = link.script(_LOCK.replace("CHANGES_KEEP", keep))  # an attack's token locks (lock_tokens)
         await link.open()
         self._link = link
         try:
