@@ -471,6 +471,8 @@ class Published:
     head: bytes
     tail: bytes
     first: int | None = None  # set once the commit landed: the batch's first broadcast_seq
+    seq: int | None = None  # set once the commit landed: its audit entry's seq
+    kept: Any = None  # whatever the publisher keeps beside it (the bus: the batch's packets)
 
 
 class RedisStore(Store):
@@ -801,7 +803,7 @@ class RedisStore(Store):
             )
         self._revs[table_id] = int(second)
         if publish is not None and len(kept) > 1 and kept[1]:
-            publish.first = int(kept[1])
+            publish.first, publish.seq = int(kept[1]), int(first)
         if lease is not None:
             if kept and kept[0]:
                 # Handed to this process's next attack on the table, which starts from this revision.

@@ -73,6 +73,11 @@ from redis.backoff import ExponentialBackoff, NoBackoff
 
 from ..errors import StoreUnavailable
 
+try:  # hiredis (the ``redis`` extra) encodes commands in C: see _packed
+    from hiredis import pack_command as _pack_command
+except ImportError:  # pragma: no cover - redis-py without hiredis
+    _pack_command = None
+
 __all__ = ["Link", "RedisOptions", "RedisReplyError", "RedisUnavailable", "Subscriber", "parse_url"]
 
 log = logging.getLogger("vtt_bridge.state")
@@ -590,7 +595,10 @@ class Link:
 
 def _packed(commands: list[tuple[Any, ...]]) -> bytes:
     """Commands in Redis's wire protocol (RESP: an array of bulk strings each), one buffer for
-    them all. Arguments are bytes, str (UTF-8) or numbers."""
+    them all. Arguments are bytes, str (UTF-8) or numbers. With hiredis installed (the ``redis``
+    extra), its public ``pack_command`` encodes each command, in C."""
+    if _pack_command is not None:
+        return b"".join([_pack_command(args) for args in commands])
     out = bytearray()
     for args in commands:
         out += b"*%d\r\n" % len(args)
