@@ -989,9 +989,16 @@ async def _read(
 
     async def reader() -> None:
         nonlocal count
+        # Read from the subscribed connection itself (its public ``read_response``): a message
+        # costs one parse, not get_message's layers (retry wrapper, metrics hooks, handler lookup)
+        # — the feed carries every broadcast batch of the followed tables.
+        connection = pubsub.connection
         while not until():
             try:
-                message = await pubsub.get_message(timeout=None)
+                if connection is None:  # (nothing subscribed yet)
+                    message = await pubsub.get_message(timeout=None)
+                else:
+                    message = _pushed(await connection.read_response())
             except rexc.AskError as exc:  # MOVED too
                 if moved is None:
                     raise
@@ -1021,6 +1028,20 @@ async def _read(
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
+
+
+def _pushed(reply: Any) -> dict[str, Any] | None:
+    """A reply read on a subscribed connection as redis-py's ``get_message`` gives it: ``type``,
+    ``channel``, ``data`` (``["message", channel, data]``, ``["subscribe", channel, count]``,
+    ``["pong", ""]`` …)."""
+    if isinstance(reply, (bytes, str)):  # a PING's reply outside subscribed mode
+        return {"type": "pong", "channel": None, "data": reply}
+    if not isinstance(reply, (list, tuple)) or not reply:
+        return None
+    kind = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
+    if kind == "pong":
+        return {"type": kind, "channel": None, "data": reply[1] if len(reply) > 1 else ""}
+    return {"type": kind, "channel": reply[1] if len(reply) > 1 else None, "data": reply[2] if len(reply) > 2 else None}
 
 
 async def _close_pubsub(pubsub: Any, client: Any) -> None:
