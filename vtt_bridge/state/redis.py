@@ -488,6 +488,17 @@ return lock(KEYS[5], KEYS[6], KEYS[7], KEYS[8], tonumber(redis.call('GET', KEYS[
             ARGV[5], ARGV[6], ids)
 """
 
+# The keys of a table each script is given, in order (RedisStore._keys).
+_COMMIT_KEYS = (
+    "tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep", "bseq", "log",
+    "changes", "locked", "lease:next",
+)
+_LOCK_KEYS = ("locked", "lease", "rev", "requests", "tokens", "changes")
+_TAKE_KEYS = ("lease", "rev", "lease:want", "lease:next", "locked", "requests", "tokens", "changes")
+_RELEASE_KEYS = ("lease", "lease:want", "rev", "lease:next", "locked", "requests", "tokens", "changes")
+# How many such lists a store keeps made (then it starts again).
+_KEY_LISTS = 20_000
+
 # Revisions whose changed tokens a table's changes list keeps.
 CHANGES_KEEP = 64
 
@@ -601,6 +612,7 @@ class RedisStore(Store):
         # created again by another process starts at version 1 again.
         self._snapshots: dict[tuple[str, str], tuple[str, Token]] = {}
         self._revs: dict[str, int] = {}
+        self._key_lists: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
     @property
     def link(self) -> Link:
@@ -710,6 +722,16 @@ class RedisStore(Store):
 
     def _key(self, table_id: str, what: str) -> str:
         return f"{self.prefix}t:{{{table_id}}}:{what}"
+
+    def _keys(self, table_id: str, whats: tuple[str, ...]) -> list[str]:
+        """``[self._key(table_id, what) for what in whats]``, made once per table (an attack's
+        scripts name some twenty keys)."""
+        found = self._key_lists.get((table_id, whats))
+        if found is None:
+            if len(self._key_lists) >= _KEY_LISTS:
+                self._key_lists.clear()
+            found = self._key_lists[(table_id, whats)] = tuple(self._key(table_id, what) for what in whats)
+        return list(found)
 
     def table_key(self, table_id: str, what: str) -> str:
         """The Redis key of one of a table's structures (``audit``, ``tokens`` … see the module docstring)."""
@@ -847,15 +869,9 @@ class RedisStore(Store):
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
         # A successful commit gives the table's attack lease back in the same round trip.
         args += [lease.holder if lease is not None else "", self._channel]
-        keys = [
-            self._key(table_id, w)
-            for w in (
-                "tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep",
-                "bseq", "log", "changes",
-            )
-        ]
-        keys.append(self._key(table_id, "locked"))  # the attack's token locks (_LOCKS_GUARD)
-        keys.append(self._key(table_id, "lease:next"))  # a waiter's locks, taken if the lease goes to it
+        # (locked: the attack's token locks, see _LOCKS_GUARD; lease:next: a waiter's locks, taken
+        # if the lease goes to it)
+        keys = self._keys(table_id, _COMMIT_KEYS)
         keep = lease is not None and lease.queued is not None and lease.queued()
         args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
         if publish is not None:
@@ -1036,7 +1052,7 @@ class RedisStore(Store):
         ``request_id`` landed; and with ``known``, the tokens changed since that revision, as
         :meth:`changed_since`). Every commit checks them in its script (``_LOCKS_GUARD``); the
         attack's own commit ends them; they lapse with the lease that took them."""
-        keys = [self._key(table_id, w) for w in ("locked", "lease", "rev", "requests", "tokens", "changes")]
+        keys = self._keys(table_id, _LOCK_KEYS)
         asked = request_id if request_id is not None and self.wait is None else ""
         since = "" if known is None else known
         if getattr(lease, "pending", False):
@@ -1311,13 +1327,12 @@ class _Lease:
         (the holder's step takes the locks, see _HAND_OVER), two when a hand-over came without them."""
         store = self.store
         ttl_ms = max(1, int(store.lease_ttl * 1000))
-        keys = [self.key, self.rev_key, self.key + ":want", self.key + ":next"]
-        keys += [store._key(self.table_id, w) for w in ("locked", "requests", "tokens", "changes")]
+        keys = store._keys(self.table_id, _TAKE_KEYS)
         args = [self.holder, ttl_ms, self._WANT_MS, attack, asked, known, *token_ids]
         rev, locks = await self._wait(lambda: store.link.evalsha(store._take, keys, args), lambda reply: int(reply[0]))
         self.pending = False
         if locks is None and isinstance(rev, int):  # handed over without the locks: taken now
-            keys = [store._key(self.table_id, w) for w in ("locked", "lease", "rev", "requests", "tokens", "changes")]
+            keys = store._keys(self.table_id, _LOCK_KEYS)
             locks = await store.link.evalsha(store._lock, keys, [self.holder, attack, asked, known, *token_ids])
         elif locks is None:
             locks = rev  # taken by the try itself: its reply
@@ -1386,6 +1401,5 @@ class _Lease:
     async def _give_back(self) -> None:
         store = self.store
         ttl_ms = max(1, int(store.lease_ttl * 1000))
-        keys = [self.key, self.key + ":want", self.rev_key, self.key + ":next"]
-        keys += [store._key(self.table_id, w) for w in ("locked", "requests", "tokens", "changes")]
+        keys = store._keys(self.table_id, _RELEASE_KEYS)
         await store.link.evalsha(store._release, keys, [self.holder, store._channel, ttl_ms])
