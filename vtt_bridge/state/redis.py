@@ -600,8 +600,8 @@ class RedisStore(Store):
         self._waiting: dict[str, set[asyncio.Event]] = {}
         # The attack leases this process holds (key → holder), renewed by one task.
         self._held: dict[str, str] = {}
-        # This process's waiters for a lease (holder → the revision, once handed over to it).
-        # (the revision, and the token locks taken with it when the waiter tried with them: _TAKE)
+        # This process's waiters for a lease: holder → (the revision, the token locks taken with it
+        # when the waiter tried with them, see _TAKE, or None), once handed over to it.
         self._claims: dict[str, tuple[int, list[Any] | None] | None] = {}
         # Leases a commit kept for the table's next attack here: key → (holder, revision, the keep).
         self._kept: dict[str, tuple[str, int, object]] = {}
@@ -634,8 +634,8 @@ class RedisStore(Store):
             return script.replace("CHANGES_KEEP", str(CHANGES_KEEP)).replace("TABLE_PUBLISH", publish)
 
         scripts = (
-            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST, _BROADCAST, _CHANGED,
-            _LOCK, _TAKE,
+            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST,
+            _BROADCAST, _CHANGED, _LOCK, _TAKE,
         )
         (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart, self._slice,
          self._pick, self._announce, self._request, self._broadcast, self._changed, self._lock, self._take) = (
@@ -1283,6 +1283,11 @@ class _Lease:
     lease: that attack then starts without a round trip, from the revision
     the commit left — exact, since it was sent after the commit. A kept lease
     nobody picks up within ``_UNCLAIMED`` seconds is given back.
+
+    Entered ``with_locks`` (an attack's), a lease not kept for it is only
+    *pending*: :meth:`RedisStore.lock_tokens` takes it (:meth:`take`), in one
+    script with the attack's token locks, and a waiter's claim carries its
+    locks' arguments, so the holder's hand-over takes them for it.
     """
 
     _RETRY = 0.1
