@@ -43,7 +43,7 @@ server's. Measured:
    by side with each duel run (alternated ``--rounds`` times), the same duel
    load on one process over SQLite: the CPU per committed attack over Redis
    (every server process and redis-server) against one process's over SQLite
-   (``--only redis`` runs just this section);
+   (``--only redis`` runs just this section, ``--workers 2`` only that count);
 3. the server's resident memory once 100 tables of 50 tokens each are loaded.
 
 Every figure is printed beside its target. Every loop is bounded by a count
