@@ -43,7 +43,7 @@ server's. Measured:
    by side with each duel run (alternated ``--rounds`` times), the same duel
    load on one process over SQLite: the CPU per committed attack over Redis
    (every server process and redis-server) against one process's over SQLite
-   (``--only redis`` runs just this section);
+   (``--only redis`` runs just this section, ``--workers 2`` only that count);
 3. the server's resident memory once 100 tables of 50 tokens each are loaded.
 
 Every figure is printed beside its target. Every loop is bounded by a count
@@ -962,7 +962,7 @@ async def workers(args, rulesets: list[Ruleset]) -> None:
         side_seats = (await prepare(SQLiteStore(db), args.tables, [duel]))[duel.name]
         side, side_url = start_server("--db", str(db), "--resolvers", str(args.resolvers))
         try:
-            for count in (1, 2):
+            for count in args.workers:
                 await _workers(args, rulesets, count, (side, side_url, side_seats))
         finally:
             stop_server(side)
@@ -1068,6 +1068,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--rulesets", nargs="+", default=["duel", "exalted2e", "warmachine_mk3"], choices=["duel", *EXAMPLES]
     )
     parser.add_argument("--no-workers", action="store_true", help="skip the Redis runs with 1 and 2 workers")
+    parser.add_argument(
+        "--workers", type=int, nargs="+", default=[1, 2], choices=[1, 2, 3, 4],
+        help="section 4: the serve --workers counts run (default 1 2)",
+    )
     parser.add_argument("--quick", action="store_true", help="a short run: 200 round trips, 1 s of load per run")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile; its stats go to FILE")
     parser.add_argument(

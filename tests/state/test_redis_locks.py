@@ -168,3 +168,71 @@ async def test_locks_taken_after_another_process_s_edits_bring_the_tokens_it_cha
         assert await one.changed_since("t1", known) == locks.changed
         plain = await one.lock_tokens("t1", lease, "atk-1", ["a"])
         assert plain.changed is None and plain.known is None
+
+
+async def test_a_waiter_that_tried_with_its_locks_is_handed_the_lease_with_them_taken(two, monkeypatch):
+    # An attack's lease taken with its locks (lease(..., with_locks=True)): while another process
+    # holds the lease, the holder's commit hands it over with the waiter's locks taken and what
+    # changed since the waiter's copy: the waiting attack starts without a round trip of its own.
+    one, other = two
+    known = await other.revision("t1")
+    sent = []
+    evalsha = other.link.evalsha
+
+    async def counted(sha, keys, args, **kwargs):
+        sent.append(sha)
+        return await evalsha(sha, keys, args, **kwargs)
+
+    monkeypatch.setattr(other.link, "evalsha", counted)
+    # A waiter's fallback retry made slow: only the hand-over can bring the lease in time.
+    monkeypatch.setattr(type(one.lease("t1")), "_RETRY", 5.0)
+    async with one.lease("t1") as held:
+        await one.lock_tokens("t1", held, "atk-1", ["c"])
+        async with other.lease("t1", with_locks=True) as lease:
+            waiting = asyncio.ensure_future(
+                other.lock_tokens("t1", lease, "atk-2", ["b"], request_id="r2", known=known)
+            )
+            await asyncio.sleep(0.05)  # it tried once, and waits as the first waiter
+            assert not waiting.done() and sent == [other._take]
+            token = (await one.tokens("t1"))["c"]
+            after = Token("c", "c", "duel", {"hp": 3}, version=token.version + 1)
+            await one.commit("t1", _draft("c", token, after, ref="atk-1"), lease=held)
+            async with asyncio.timeout(1):
+                locks = await waiting
+            assert sent == [other._take]  # handed over with its locks: no second round trip
+            assert locks.revision == known + 1 and locks.landed is None and locks.known == known
+            rev, changed = locks.changed
+            assert rev == known + 1 and list(changed) == ["c"] and changed["c"].system == {"hp": 3}
+            # Taken: an edit of b through the other process is refused while atk-2 resolves.
+            with pytest.raises(Conflict, match="attack being resolved") as refused:
+                await _edit(one, "b", 1)
+            assert refused.value.details["attack"] == "atk-2"
+            token = (await other.tokens("t1"))["b"]
+            after = Token("b", "b", "duel", {"hp": 8}, version=token.version + 1)
+            await other.commit("t1", _draft("b", token, after, ref="atk-2"), lease=lease)
+    await _edit(one, "b", 2)  # atk-2's commit ended its locks
+
+
+async def test_a_free_lease_is_taken_with_the_locks_in_one_round_trip_and_given_up_leaves_none(two):
+    one, other = two
+    async with other.lease("t1", with_locks=True) as lease:
+        locks = await other.lock_tokens("t1", lease, "atk-3", ["a"], known=await other.revision("t1"))
+        assert locks.revision == await other.revision("t1") and locks.changed[1] == {}
+        assert await one.link.call("GET", f"{one.prefix}t:{{t1}}:lease") == lease.holder
+        with pytest.raises(Conflict, match="attack being resolved"):
+            await _edit(one, "a", 1)
+    # Given back without a commit (the attack failed): its locks lapse with it.
+    await _edit(one, "a", 1)
+    # A waiter that gives up before the lease is handed to it leaves neither lease nor locks.
+    async with one.lease("t1") as held:
+        async with other.lease("t1", with_locks=True) as lease:
+            waiting = asyncio.ensure_future(other.lock_tokens("t1", lease, "atk-4", ["a"]))
+            await asyncio.sleep(0.05)
+            waiting.cancel()
+            await asyncio.gather(waiting, return_exceptions=True)
+        del held
+    await asyncio.sleep(0.1)
+    await _edit(one, "a", 5)
+    async with asyncio.timeout(1):
+        async with one.lease("t1"):
+            pass

@@ -194,7 +194,8 @@ async def test_a_lease_handed_over_while_the_waiter_s_next_try_is_on_its_way_is_
     # w's retry, sent before it heard of the handover, finds the lease already its own.
     assert await other.link.evalsha(other._acquire, keys, ["w", 5000, 500]) >= 0
     assert await other.link.call("GET", want) is None  # no stale claim of its own left behind
-    await other.link.evalsha(other._release, [key, want, keys[1]], ["w", other._channel, 5000])
+    table_keys = [f"{one.prefix}t:{{t1}}:{w}" for w in ("lease:next", "locked", "requests", "tokens", "changes")]
+    await other.link.evalsha(other._release, [key, want, keys[1], *table_keys], ["w", other._channel, 5000])
     assert await other.link.call("GET", key) is None
 
 

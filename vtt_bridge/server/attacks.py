@@ -329,7 +329,7 @@ class Attacks:
         # One attack at a time per table: in this process, and across processes (the lease,
         # which a commit keeps for the table's next attack when one waits here: see RedisStore).
         lock = runtime.attack_lock
-        async with lock, bridge.store.lease(runtime.id, queued=lambda: lock.waiting > 0) as lease:
+        async with lock, bridge.store.lease(runtime.id, queued=lambda: lock.waiting > 0, with_locks=True) as lease:
             started = time.perf_counter()
             await runtime.outbox.drain()
             attack_id = new_id("atk")

@@ -49,6 +49,7 @@ the table before the question does).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -101,6 +102,10 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         self._delivered: dict[str, int] = {}
         # Batches this process published, by (table, first seq), until its feed brings them back.
         self._own: dict[tuple[str, int], tuple[Batch, asyncio.Future[None]]] = {}
+        # Per table, the batch its attack here prepared for its commit to publish (prepare_batch); once
+        # it landed, by (table, first seq), its packets as published, for delivery here (expect_batch).
+        self._prepared: dict[str, Published] = {}
+        self._encoded: dict[tuple[str, int], list[tuple[str, str]]] = {}
         # Held while a batch is handed to this process's sockets: one batch at a time, in order.
         self._delivering = asyncio.Lock()
         # Batches delivered from a table's log rather than the feed, and table.resyncs sent (for /metrics-minded tests).
@@ -144,9 +149,15 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     def prepare_batch(self, table_id: str, batch: Batch, mark: bytes) -> Published:
         """A batch for a commit to publish (:class:`~vtt_bridge.state.Published`): ``batch``'s JSON
         holds ``mark`` once, where the commit's audit seq goes (:meth:`published_batch` then
-        delivers it here)."""
-        head, tail = self._body(batch).split(mark)
-        return Published(self._table_channel(f"table:{table_id}"), self.host_id, len(batch), head, tail)
+        delivers it here, with the packets encoded for the others: :meth:`expect_batch`)."""
+        assert self.encode is not None
+        items = self.encode(batch)
+        head, tail = self._joined(items).split(mark)
+        published = Published(self._table_channel(f"table:{table_id}"), self.host_id, len(batch), head, tail)
+        published.kept = (items, mark.decode())
+        # The table's attack here that publishes next (one at a time: its commit, then expect_batch).
+        self._prepared[table_id] = published
+        return published
 
     def _body(self, batch: Batch) -> bytes:
         """How a batch goes to the other processes and the table's log: for each broadcast its room
@@ -154,11 +165,22 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         <.broadcast.Broadcaster.encoded>`), one line each: a process delivers it without parsing it
         or encoding it again."""
         assert self.encode is not None
-        return "\n".join(f"{room}\n{prefix}" for room, prefix in self.encode(batch)).encode()
+        return self._joined(self.encode(batch))
+
+    @staticmethod
+    def _joined(items: list[tuple[str, str]]) -> bytes:
+        return "\n".join(f"{room}\n{prefix}" for room, prefix in items).encode()
 
     def expect_batch(self, table_id: str, batch: Batch, first: int) -> None:
         """This process's own batch, numbered ``first``… by its commit: kept in hand (not parsed)
-        should the feed bring it before :meth:`published_batch` is called for it."""
+        should the feed bring it before :meth:`published_batch` is called for it. When its commit
+        published it, the packets encoded for the other processes are delivered here too (with the
+        commit's audit seq where the mark stood): the batch is not encoded twice."""
+        prepared = self._prepared.pop(table_id, None)
+        if prepared is not None and prepared.first == first and prepared.seq is not None:
+            items, mark = prepared.kept
+            seq = str(prepared.seq)
+            self._encoded[(table_id, first)] = [(room, prefix.replace(mark, seq)) for room, prefix in items]
         delivered = self._delivered.get(table_id)
         if delivered is not None and delivered < first and (table_id, first) not in self._own:
             self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
@@ -166,26 +188,39 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
     async def published_batch(self, table_id: str, batch: Batch, first: int) -> None:
         """Deliver this process's own batch, numbered ``first``…, in the table's order here
         (see :meth:`publish_batch`)."""
-        if self._delivered.get(table_id) == first - 1:
-            # Next in order: delivered now (its copy on the feed is then skipped as delivered).
-            self._delivered[table_id] = first + len(batch) - 1
-            own = self._own.pop((table_id, first), None)
-            try:
-                async with self._delivering:
-                    assert self.deliver is not None
-                    await self.deliver(numbered(batch, first))
-            finally:
-                if own and not own[1].done():
-                    own[1].set_result(None)
-            return
-        if table_id in self._delivered and self._delivered[table_id] < first:
-            own = self._own.get((table_id, first))
-            if own is None:
-                own = self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
-            try:
-                await asyncio.wait_for(asyncio.shield(own[1]), self.OWN_WAIT)
-            except TimeoutError:
-                pass  # the feed is away: the bus delivers it from the log when it is back
+        try:
+            if self._delivered.get(table_id) == first - 1:
+                # Next in order: delivered now (its copy on the feed is then skipped as delivered).
+                self._delivered[table_id] = first + len(batch) - 1
+                own = self._own.pop((table_id, first), None)
+                try:
+                    async with self._delivering:
+                        await self._in_hand(table_id, batch, first)
+                finally:
+                    if own and not own[1].done():
+                        own[1].set_result(None)
+                return
+            if table_id in self._delivered and self._delivered[table_id] < first:
+                own = self._own.get((table_id, first))
+                if own is None:
+                    own = self._own[(table_id, first)] = (batch, asyncio.get_running_loop().create_future())
+                try:
+                    await asyncio.wait_for(asyncio.shield(own[1]), self.OWN_WAIT)
+                except TimeoutError:
+                    pass  # the feed is away: the bus delivers it from the log when it is back
+        finally:
+            self._encoded.pop((table_id, first), None)
+
+    async def _in_hand(self, table_id: str, batch: Batch, first: int, skip: int = 0) -> None:
+        """Deliver this process's own batch numbered ``first``… here (the first ``skip`` left out):
+        as the packets its commit published, when kept (:meth:`expect_batch`); else encoded now."""
+        items = self._encoded.get((table_id, first))
+        if items is not None:
+            assert self.forward is not None
+            await self.forward(items, first, skip)
+        else:
+            assert self.deliver is not None
+            await self.deliver(numbered(batch, first, skip=skip))
 
     def command(self, room: str, name: str, data: Any) -> None:
         """Send ``name`` with ``data`` to the other processes following the table of ``room``.
@@ -207,12 +242,24 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
                 # numbered batches up to the table's newest seq then are in what it reads.
                 table_id = table.removeprefix("table:")
                 await self.store.subscriber.subscribe(
-                    self._table_channel(table), lambda message: self._inbox.put_nowait(("table", table_id, message)),
-                    sharded=True,
+                    self._table_channel(table), functools.partial(self._arrived, table_id), sharded=True
                 )
                 self._following.add(table)
                 self._delivered[table_id] = await self.store.broadcast_seq(table_id)
         return await super().enter_room(sid, namespace, room, eio_sid=eio_sid)
+
+    def _arrived(self, table_id: str, message: str) -> None:
+        """A message on a table's channel, queued for :meth:`_table` in turn; but a batch delivered
+        here already (this process's own, mostly) is dropped at once, as :meth:`_table` would."""
+        cut = message.find("\n") + 1
+        if cut and not message.startswith("{", cut):
+            end = message.find("\n", cut)
+            delivered = self._delivered.get(table_id)
+            if end > cut and delivered is not None and message[cut:end].isdigit():
+                first = int(message[cut:end])
+                if first != 1 and first <= delivered:
+                    return
+        self._inbox.put_nowait(("table", table_id, message))
 
     async def _table(self, table_id: str, message: str) -> None:
         """A message on a table's channel: a numbered batch, or a command from another process."""
@@ -267,8 +314,7 @@ class RedisBus(AnswerLimit, AsyncPubSubManager):
         skip = max(0, delivered + 1 - first)
         async with self._delivering:
             if batch is not None:
-                assert self.deliver is not None
-                await self.deliver(numbered(batch, first, skip=skip))
+                await self._in_hand(table_id, batch, first, skip)
             else:
                 assert self.forward is not None
                 await self.forward(items, first, skip)

@@ -19,6 +19,8 @@ keys share one slot and its Lua scripts run on one node::
     t:{<table>}:rev         int   bumped by every commit and settings change
     t:{<table>}:lease       str   the attack lease: who holds it (expires)
     t:{<table>}:lease:want  str   the first waiter for the lease, whom it goes to next (expires)
+    t:{<table>}:lease:next  str   that waiter's attack's token locks, taken for it as the lease
+                                  goes to it (JSON, expires with its claim; see _TAKE)
     t:{<table>}:locked      hash  the attack in progress's token locks: "" → the lease holder
                                   that took them, token id → attack id (held while that holder
                                   holds the lease; ended by its commit)
@@ -50,7 +52,10 @@ waiters) only when someone waits.
 
 An attack's attacker and targets are locked in the store for as long as it
 resolves (:meth:`RedisStore.lock_tokens`, one script that also reads the
-revision the attack starts from): a commit of any other change to them,
+revision the attack starts from; an attack's lease is taken by that same
+script when it is free, and when it is handed over from another process the
+holder's commit takes the waiter's locks for it, so an attack costs two
+round trips, its locks and its commit, whichever process held the table): a commit of any other change to them,
 through any process, is refused by the commit script itself, so an edit can
 never slip in between an attack's read and its commit. The locks are tied to
 the lease that took them — a process killed mid-attack frees them with its
@@ -93,6 +98,9 @@ def _wait_of(url: str) -> tuple[int, int] | None:
     if replicas <= 0:
         return None
     return replicas, int(query.get("wait_ms", ["500"])[0] or 500)
+
+# Where a script that may hand the lease over gets _HAND_OVER (and the functions it uses), at open.
+_WITH_HAND_OVER = "-- (hand_over)\n"
 
 # The attack's token locks, checked first by every commit (prepended to _COMMIT, whose
 # KEYS[6] is the lease and ARGV[5 + n * 3] the committing lease holder, or ""; the table's
@@ -139,7 +147,8 @@ local function numbered(bseq, log, channel, n, sender, batch, keep)
 end
 """
 
-# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep, bseq, log, changes, locked
+# KEYS: tokens, audit, requests, refs, rev, lease, lease:want, trimmed, meta, keep, bseq, log, changes, locked,
+# lease:next
 # ARGV: n, (id, expected version or "", token JSON or "") * n, request_id or "", ref or "",
 # entry JSON, the lease holder or "", the channel a release is published on, "1" when this
 # process has the table's next attack waiting (else ""), the lease's time to live in ms,
@@ -150,7 +159,7 @@ end
 # the batch, with the entry's seq, is numbered, logged and published as _BROADCAST does.
 # The lease then goes, in this order: to the first waiter if there is one (handed over: see
 # _HAND_OVER); kept for this process's next attack (answered with 'kept'); else freed.
-_COMMIT = _NUMBERED + _LOCKS_GUARD + """
+_COMMIT = _NUMBERED + _LOCKS_GUARD + _WITH_HAND_OVER + """
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
     local id, expected = ARGV[2 + i * 3], ARGV[3 + i * 3]
@@ -236,9 +245,7 @@ if holder ~= '' and redis.call('GET', KEYS[6]) == holder then
         want = false
     end
     if want then
-        redis.call('SET', KEYS[6], want, 'PX', ttl)
-        redis.call('DEL', KEYS[7])
-        redis.call('PUBLISH', ARGV[6 + n * 3], KEYS[6] .. '\\n' .. want .. '\\n' .. rev)
+        hand_over(KEYS[6], KEYS[7], KEYS[15], KEYS[14], KEYS[3], KEYS[1], KEYS[13], want, rev, ARGV[6 + n * 3], ttl)
     elseif keep ~= '' then
         redis.call('PEXPIRE', KEYS[6], ttl)
         return {'ok', tostring(seq), tostring(rev), 'kept', bfirst}
@@ -252,7 +259,29 @@ return {'ok', tostring(seq), tostring(rev), '', bfirst}
 # How a lease is handed over: the holder's commit or release sets the lease to the first
 # waiter's holder id (the ``want`` key) and publishes "<lease key>\n<its holder>\n<revision>"
 # on the leases channel; the waiter then holds it without another round trip, starting from
-# that revision.
+# that revision (and the other waiters, woken, try again at once). A waiter that tried with its attack's token locks
+# (_TAKE: they wait in ``lease:next``) has them taken for it by the same step, and the message
+# carries what _LOCK would have answered it (JSON, a fourth line): its attack starts without a
+# round trip of its own.
+_HAND_OVER = """
+local function hand_over(lease, wantkey, nextkey, locked, requests, tokens, changes, want, rev, channel, ttl)
+    redis.call('SET', lease, want, 'PX', ttl)
+    redis.call('DEL', wantkey)
+    local message = lease .. '\\n' .. want .. '\\n' .. rev
+    local spec = redis.call('GET', nextkey)
+    if spec then
+        redis.call('DEL', nextkey)
+        spec = cjson.decode(spec)
+        if spec[1] == want then
+            local ids = {}
+            for i = 5, #spec do ids[#ids + 1] = spec[i] end
+            local found = lock(locked, requests, tokens, changes, tonumber(rev), want, spec[2], spec[3], spec[4], ids)
+            message = message .. '\\n' .. cjson.encode(found)
+        end
+    end
+    redis.call('PUBLISH', channel, message)
+end
+"""
 
 # KEYS: lease, rev, lease:want; ARGV: holder, ttl ms, want ms. Takes a free lease and answers
 # the table's revision in the same round trip; -1: someone else holds it, or it is promised
@@ -281,16 +310,16 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 """
 
-# KEYS: lease, lease:want, rev; ARGV: holder, channel, ttl ms. Gives the holder's lease back
-# (handed over to the first waiter, if any) and drops a claim the holder made as a waiter.
-_RELEASE = """
+# KEYS: lease, lease:want, rev, lease:next, locked, requests, tokens, changes; ARGV: holder,
+# channel, ttl ms. Gives the holder's lease back (handed over to the first
+# waiter, if any: _HAND_OVER) and drops a claim the holder made as a waiter.
+_RELEASE = _WITH_HAND_OVER + """
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end  -- its own claim
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local want = redis.call('GET', KEYS[2])
 if want then
-    redis.call('SET', KEYS[1], want, 'PX', ARGV[3])
-    redis.call('DEL', KEYS[2])
-    redis.call('PUBLISH', ARGV[2], KEYS[1] .. '\\n' .. want .. '\\n' .. (redis.call('GET', KEYS[3]) or '0'))
+    hand_over(KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], want,
+              redis.call('GET', KEYS[3]) or '0', ARGV[2], ARGV[3])
 else
     redis.call('DEL', KEYS[1])
 end
@@ -366,23 +395,24 @@ return seq
 _CHANGED_SINCE = """
 local function changed_since(tokens, changes, rev, known)
     if rev == known then return {rev} end
-    if rev < known then return {rev, false} end
-    local have, ids, seen = 0, {}, {}
-    for _, entry in ipairs(redis.call('LRANGE', changes, 0, -1)) do
-        local fields = {}
-        for field in string.gmatch(entry, '[^\t]+') do table.insert(fields, field) end
-        local at = tonumber(fields[1])
-        if at > known and at <= rev then
-            have = have + 1
-            for i = 2, #fields do
-                if not seen[fields[i]] then
-                    seen[fields[i]] = true
-                    table.insert(ids, fields[i])
+    local behind = rev - known
+    if behind < 0 or behind > CHANGES_KEEP then return {rev, false} end
+    -- the newest ``behind`` entries, which must be those of revisions known + 1 .. rev
+    local entries = redis.call('LRANGE', changes, -behind, -1)
+    if #entries ~= behind then return {rev, false} end
+    local ids, seen = {}, {}
+    for i, entry in ipairs(entries) do
+        local tab = string.find(entry, '\t', 1, true)
+        if tonumber(string.sub(entry, 1, (tab or 0) - 1)) ~= known + i then return {rev, false} end
+        if tab then
+            for id in string.gmatch(string.sub(entry, tab + 1), '[^\t]+') do
+                if not seen[id] then
+                    seen[id] = true
+                    table.insert(ids, id)
                 end
             end
         end
     end
-    if have ~= rev - known then return {rev, false} end
     local out = {rev}
     for _, id in ipairs(ids) do
         table.insert(out, id)
@@ -395,31 +425,79 @@ _CHANGED = _CHANGED_SINCE + """
 return changed_since(KEYS[1], KEYS[2], tonumber(redis.call('GET', KEYS[3]) or '0'), tonumber(ARGV[1]))
 """
 
-# KEYS: locked, lease, rev, requests, tokens, changes; ARGV: holder, attack id, request_id or "",
-# the revision the process knows or "", token ids...
-# An attack's token locks, taken by its lease holder: the ``locked`` hash says who holds them
+# An attack's token locks, taken for its lease holder: the ``locked`` hash says who holds them
 # (field "") and maps each token to the attack. Answers {the table's revision, the seq the
 # request_id landed as or false}, read in the same step, followed — when the process says which
 # revision it knows — by what _CHANGED answers for it (the lease often comes from another
-# process, whose attacks moved the table on); {-1}: the lease is not the holder's.
-_LOCK = _CHANGED_SINCE + """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {-1} end
-redis.call('DEL', KEYS[1])
-local fields = {'', ARGV[1]}
-for i = 5, #ARGV do
-    fields[#fields + 1] = ARGV[i]
-    fields[#fields + 1] = ARGV[2]
+# process, whose attacks moved the table on).
+_LOCK_TOKENS = _CHANGED_SINCE + """
+local function lock(locked, requests, tokens, changes, rev, holder, attack, asked, known, ids)
+    redis.call('DEL', locked)
+    local fields = {'', holder}
+    for _, id in ipairs(ids) do
+        fields[#fields + 1] = id
+        fields[#fields + 1] = attack
+    end
+    redis.call('HSET', locked, unpack(fields))
+    local landed = false
+    if asked ~= '' then landed = redis.call('HGET', requests, asked) end
+    local out = {rev, landed}
+    if known ~= '' then
+        for _, item in ipairs(changed_since(tokens, changes, rev, tonumber(known))) do out[#out + 1] = item end
+    end
+    return out
 end
-redis.call('HSET', KEYS[1], unpack(fields))
-local landed = false
-if ARGV[3] ~= '' then landed = redis.call('HGET', KEYS[4], ARGV[3]) end
-local rev = tonumber(redis.call('GET', KEYS[3]) or '0')
-local out = {rev, landed}
-if ARGV[4] ~= '' then
-    for _, item in ipairs(changed_since(KEYS[5], KEYS[6], rev, tonumber(ARGV[4]))) do out[#out + 1] = item end
-end
-return out
 """
+
+# KEYS: locked, lease, rev, requests, tokens, changes; ARGV: holder, attack id, request_id or "",
+# the revision the process knows or "", token ids... The locks of an attack whose process holds
+# the lease already; {-1}: the lease is not the holder's.
+_LOCK = _LOCK_TOKENS + """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {-1} end
+local ids = {}
+for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
+return lock(KEYS[1], KEYS[4], KEYS[5], KEYS[6], tonumber(redis.call('GET', KEYS[3]) or '0'), ARGV[1], ARGV[2],
+            ARGV[3], ARGV[4], ids)
+"""
+
+# KEYS: lease, rev, lease:want, lease:next, locked, requests, tokens, changes; ARGV: holder, ttl ms,
+# want ms, attack id, request_id or "", the revision the process knows or "", token ids...
+# _ACQUIRE and _LOCK in one step: a free lease is taken with the attack's token locks, answered
+# as _LOCK answers. Else {-1}, and the first waiter's claim (``want``) comes with its locks'
+# arguments (``lease:next``, JSON), so the holder's hand-over takes them for it (_HAND_OVER).
+_TAKE = _LOCK_TOKENS + """
+local want = redis.call('GET', KEYS[3])
+local holder = ARGV[1]
+if redis.call('GET', KEYS[1]) == holder then
+    -- handed over to this waiter while this try was on its way (its locks taken again: the same)
+    if want == holder then redis.call('DEL', KEYS[3]) end
+elseif (not want or want == holder) and redis.call('SET', KEYS[1], holder, 'NX', 'PX', ARGV[2]) then
+    if want then redis.call('DEL', KEYS[3]) end
+else
+    if not want or want == holder then
+        redis.call('SET', KEYS[3], holder, 'PX', ARGV[3])
+        local spec = {holder, ARGV[4], ARGV[5], ARGV[6]}
+        for i = 7, #ARGV do spec[#spec + 1] = ARGV[i] end
+        redis.call('SET', KEYS[4], cjson.encode(spec), 'PX', ARGV[3])
+    end
+    return {-1}
+end
+local ids = {}
+for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
+return lock(KEYS[5], KEYS[6], KEYS[7], KEYS[8], tonumber(redis.call('GET', KEYS[2]) or '0'), holder, ARGV[4],
+            ARGV[5], ARGV[6], ids)
+"""
+
+# The keys of a table each script is given, in order (RedisStore._keys).
+_COMMIT_KEYS = (
+    "tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep", "bseq", "log",
+    "changes", "locked", "lease:next",
+)
+_LOCK_KEYS = ("locked", "lease", "rev", "requests", "tokens", "changes")
+_TAKE_KEYS = ("lease", "rev", "lease:want", "lease:next", "locked", "requests", "tokens", "changes")
+_RELEASE_KEYS = ("lease", "lease:want", "rev", "lease:next", "locked", "requests", "tokens", "changes")
+# How many such lists a store keeps made (then it starts again).
+_KEY_LISTS = 20_000
 
 # Revisions whose changed tokens a table's changes list keeps.
 CHANGES_KEEP = 64
@@ -470,6 +548,8 @@ class Published:
     head: bytes
     tail: bytes
     first: int | None = None  # set once the commit landed: the batch's first broadcast_seq
+    seq: int | None = None  # set once the commit landed: its audit entry's seq
+    kept: Any = None  # whatever the publisher keeps beside it (the bus: the batch's packets)
 
 
 class RedisStore(Store):
@@ -520,8 +600,9 @@ class RedisStore(Store):
         self._waiting: dict[str, set[asyncio.Event]] = {}
         # The attack leases this process holds (key → holder), renewed by one task.
         self._held: dict[str, str] = {}
-        # This process's waiters for a lease (holder → the revision, once handed over to it).
-        self._claims: dict[str, int | None] = {}
+        # This process's waiters for a lease: holder → (the revision, the token locks taken with it
+        # when the waiter tried with them, see _TAKE, or None), once handed over to it.
+        self._claims: dict[str, tuple[int, list[Any] | None] | None] = {}
         # Leases a commit kept for the table's next attack here: key → (holder, revision, the keep).
         self._kept: dict[str, tuple[str, int, object]] = {}
         self._renewer: asyncio.Task[None] | None = None
@@ -531,6 +612,7 @@ class RedisStore(Store):
         # created again by another process starts at version 1 again.
         self._snapshots: dict[tuple[str, str], tuple[str, Token]] = {}
         self._revs: dict[str, int] = {}
+        self._key_lists: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
     @property
     def link(self) -> Link:
@@ -546,16 +628,19 @@ class RedisStore(Store):
         # the table's hash tag, so the script's node serves it); elsewhere, plain PUBLISH.
         # (The lease channel, which carries no hash tag, stays plain PUBLISH everywhere.)
         publish = "'SPUBLISH'" if link.cluster else "'PUBLISH'"
+
+        def source(script: str) -> str:
+            script = script.replace(_WITH_HAND_OVER, _LOCK_TOKENS + _HAND_OVER)  # (defined further down)
+            return script.replace("CHANGES_KEEP", str(CHANGES_KEEP)).replace("TABLE_PUBLISH", publish)
+
         scripts = (
-            _COMMIT.replace("CHANGES_KEEP", str(CHANGES_KEEP)).replace("TABLE_PUBLISH", publish),
-            _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST,
-            _BROADCAST.replace("TABLE_PUBLISH", publish), _CHANGED,
+            _COMMIT, _ACQUIRE, _RENEW, _RELEASE, _SETTINGS, _DEPART, _SLICE, _PICK, _ANNOUNCE, _REQUEST,
+            _BROADCAST, _CHANGED, _LOCK, _TAKE,
         )
-        (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart,
-         self._slice, self._pick, self._announce, self._request, self._broadcast, self._changed) = (
-            link.script(source) for source in scripts
+        (self._commit, self._acquire, self._renew, self._release, self._settings, self._depart, self._slice,
+         self._pick, self._announce, self._request, self._broadcast, self._changed, self._lock, self._take) = (
+            link.script(source(script)) for script in scripts
         )
-        self._lock = link.script(_LOCK)  # an attack's token locks (lock_tokens)
         await link.open()
         self._link = link
         try:
@@ -637,6 +722,16 @@ class RedisStore(Store):
 
     def _key(self, table_id: str, what: str) -> str:
         return f"{self.prefix}t:{{{table_id}}}:{what}"
+
+    def _keys(self, table_id: str, whats: tuple[str, ...]) -> list[str]:
+        """``[self._key(table_id, what) for what in whats]``, made once per table (an attack's
+        scripts name some twenty keys)."""
+        found = self._key_lists.get((table_id, whats))
+        if found is None:
+            if len(self._key_lists) >= _KEY_LISTS:
+                self._key_lists.clear()
+            found = self._key_lists[(table_id, whats)] = tuple(self._key(table_id, what) for what in whats)
+        return list(found)
 
     def table_key(self, table_id: str, what: str) -> str:
         """The Redis key of one of a table's structures (``audit``, ``tokens`` … see the module docstring)."""
@@ -774,14 +869,9 @@ class RedisStore(Store):
         args += [draft.request_id or "", draft.ref or "", dumps(entry)]
         # A successful commit gives the table's attack lease back in the same round trip.
         args += [lease.holder if lease is not None else "", self._channel]
-        keys = [
-            self._key(table_id, w)
-            for w in (
-                "tokens", "audit", "requests", "refs", "rev", "lease", "lease:want", "trimmed", "meta", "keep",
-                "bseq", "log", "changes",
-            )
-        ]
-        keys.append(self._key(table_id, "locked"))  # the attack's token locks (_LOCKS_GUARD)
+        # (locked: the attack's token locks, see _LOCKS_GUARD; lease:next: a waiter's locks, taken
+        # if the lease goes to it)
+        keys = self._keys(table_id, _COMMIT_KEYS)
         keep = lease is not None and lease.queued is not None and lease.queued()
         args += ["1" if keep else "", max(1, int(self.lease_ttl * 1000)), self.audit_keep]
         if publish is not None:
@@ -799,7 +889,7 @@ class RedisStore(Store):
             )
         self._revs[table_id] = int(second)
         if publish is not None and len(kept) > 1 and kept[1]:
-            publish.first = int(kept[1])
+            publish.first, publish.seq = int(kept[1]), int(first)
         if lease is not None:
             if kept and kept[0]:
                 # Handed to this process's next attack on the table, which starts from this revision.
@@ -938,10 +1028,14 @@ class RedisStore(Store):
             out[token_id] = cached[1]
         return int(now), out
 
-    def lease(self, table_id: str, *, queued: Callable[[], bool] | None = None) -> _Lease:
+    def lease(
+        self, table_id: str, *, queued: Callable[[], bool] | None = None, with_locks: bool = False
+    ) -> _Lease:
         """The table's attack lease; ``queued()`` says whether this process has another attack
-        waiting for it (then a commit keeps the lease for that one, unless another process waits)."""
-        return _Lease(self, self._key(table_id, "lease"), self._key(table_id, "rev"), queued)
+        waiting for it (then a commit keeps the lease for that one, unless another process waits).
+        ``with_locks``: the holder's first step is :meth:`lock_tokens`, which then takes the lease
+        with the locks in one round trip (entering waits for nothing: see :class:`_Lease`)."""
+        return _Lease(self, table_id, queued, with_locks=with_locks)
 
     async def lock_tokens(
         self,
@@ -958,10 +1052,14 @@ class RedisStore(Store):
         ``request_id`` landed; and with ``known``, the tokens changed since that revision, as
         :meth:`changed_since`). Every commit checks them in its script (``_LOCKS_GUARD``); the
         attack's own commit ends them; they lapse with the lease that took them."""
-        keys = [self._key(table_id, w) for w in ("locked", "lease", "rev", "requests", "tokens", "changes")]
+        keys = self._keys(table_id, _LOCK_KEYS)
         asked = request_id if request_id is not None and self.wait is None else ""
         since = "" if known is None else known
-        rev, *rest = await self.link.evalsha(self._lock, keys, [lease.holder, attack, asked, since, *token_ids])
+        if getattr(lease, "pending", False):
+            # Not held yet (lease(..., with_locks=True)): taken now, with the locks.
+            rev, *rest = await lease.take(attack, asked, since, token_ids)
+        else:
+            rev, *rest = await self.link.evalsha(self._lock, keys, [lease.holder, attack, asked, since, *token_ids])
         landed = rest[:1]
         if int(rev) < 0:
             raise StoreUnavailable(
@@ -1037,9 +1135,11 @@ class RedisStore(Store):
         return f"{self.prefix}leases"
 
     def _released(self, message: str) -> None:
-        key, *handed = message.split("\n")
-        if len(handed) == 2 and handed[0] in self._claims:
-            self._claims[handed[0]] = int(handed[1])  # handed to a waiter of this process
+        key, *handed = message.split("\n", 3)
+        if len(handed) >= 2 and handed[0] in self._claims:
+            # Handed to a waiter of this process (with its token locks, when it tried with them).
+            found = [None if item is False else item for item in json.loads(handed[2])] if len(handed) > 2 else None
+            self._claims[handed[0]] = (int(handed[1]), found)
         for event in self._waiting.get(key, ()):
             event.set()
 
@@ -1183,30 +1283,71 @@ class _Lease:
     lease: that attack then starts without a round trip, from the revision
     the commit left — exact, since it was sent after the commit. A kept lease
     nobody picks up within ``_UNCLAIMED`` seconds is given back.
+
+    Entered ``with_locks`` (an attack's), a lease not kept for it is only
+    *pending*: :meth:`RedisStore.lock_tokens` takes it (:meth:`take`), in one
+    script with the attack's token locks, and a waiter's claim carries its
+    locks' arguments, so the holder's hand-over takes them for it.
     """
 
     _RETRY = 0.1
     _UNCLAIMED = 0.05
     _WANT_MS = 500  # a waiter's claim lapses this long after its last try
 
-    def __init__(self, store: RedisStore, key: str, rev_key: str, queued: Callable[[], bool] | None) -> None:
+    def __init__(
+        self, store: RedisStore, table_id: str, queued: Callable[[], bool] | None, *, with_locks: bool = False
+    ) -> None:
         self.store = store
-        self.key = key
-        self.rev_key = rev_key
+        self.table_id = table_id
+        self.key = store._key(table_id, "lease")
+        self.rev_key = store._key(table_id, "rev")
         self.queued = queued
+        self.with_locks = with_locks
         self.holder = secrets.token_hex(12)
         self.revision: int | None = None
         self.released = False
         self.kept: int | None = None
+        # Entered with_locks and not taken yet: lock_tokens takes it (take).
+        self.pending = False
 
     async def __aenter__(self) -> _Lease:
-        store, ttl_ms = self.store, max(1, int(self.store.lease_ttl * 1000))
+        store = self.store
         handed = store._kept.pop(self.key, None)
         if handed is not None:
             self.holder, self.revision, _keep = handed
             return self
-        link = store.link
+        if self.with_locks:
+            self.pending = True
+            return self
+        ttl_ms = max(1, int(store.lease_ttl * 1000))
         keys = [self.key, self.rev_key, self.key + ":want"]
+        args = [self.holder, ttl_ms, self._WANT_MS]
+        rev, _locks = await self._wait(lambda: store.link.evalsha(store._acquire, keys, args), lambda rev: rev)
+        self.revision = rev
+        return self
+
+    async def take(self, attack: str, asked: str, known: Any, token_ids: list[str]) -> list[Any]:
+        """Take the lease entered ``with_locks`` and the attack's token locks: :meth:`RedisStore.lock_tokens`'s
+        reply (_LOCK's), from one round trip when the lease is free, none when it is handed over
+        (the holder's step takes the locks, see _HAND_OVER), two when a hand-over came without them."""
+        store = self.store
+        ttl_ms = max(1, int(store.lease_ttl * 1000))
+        keys = store._keys(self.table_id, _TAKE_KEYS)
+        args = [self.holder, ttl_ms, self._WANT_MS, attack, asked, known, *token_ids]
+        rev, locks = await self._wait(lambda: store.link.evalsha(store._take, keys, args), lambda reply: int(reply[0]))
+        self.pending = False
+        if locks is None and isinstance(rev, int):  # handed over without the locks: taken now
+            keys = store._keys(self.table_id, _LOCK_KEYS)
+            locks = await store.link.evalsha(store._lock, keys, [self.holder, attack, asked, known, *token_ids])
+        elif locks is None:
+            locks = rev  # taken by the try itself: its reply
+        self.revision = int(locks[0])
+        return locks
+
+    async def _wait(self, attempt: Callable[[], Any], revision: Callable[[Any], int]) -> tuple[Any, Any]:
+        """Try ``attempt()`` until the lease is this holder's: (its reply, None) when a try took it
+        (``revision(reply)`` ≥ 0), else (the revision, the locks or None) it was handed over with."""
+        store = self.store
         claims = store._claims
         claims[self.holder] = None
         try:
@@ -1214,15 +1355,19 @@ class _Lease:
                 # Listen before trying, so a release in between is not missed.
                 released = store._await_release(self.key)
                 try:
-                    rev = await link.evalsha(store._acquire, keys, [self.holder, ttl_ms, self._WANT_MS])
-                    if rev < 0 and claims[self.holder] is None:
+                    reply = await attempt()
+                    if revision(reply) < 0 and claims[self.holder] is None:
                         with contextlib.suppress(TimeoutError):
                             async with asyncio.timeout(self._RETRY):
                                 await released.wait()
                 finally:
                     store._forget(self.key, released)
-                if rev >= 0 or claims[self.holder] is not None:  # taken, or handed over
-                    self.revision = int(rev) if rev >= 0 else claims[self.holder]
+                if revision(reply) >= 0:  # taken
+                    outcome: tuple[Any, Any] = (reply, None)
+                    break
+                handed = claims[self.holder]
+                if handed is not None:  # handed over
+                    outcome = handed
                     break
         except BaseException:
             # Given up (cancelled): drop the claim, and the lease if it was handed over meanwhile.
@@ -1231,7 +1376,7 @@ class _Lease:
         finally:
             del claims[self.holder]
         store._hold(self.key, self.holder)  # renewed while held
-        return self
+        return outcome
 
     async def __aexit__(self, *exc: object) -> None:
         store = self.store
@@ -1239,6 +1384,8 @@ class _Lease:
             keep = object()
             store._kept[self.key] = (self.holder, self.kept, keep)
             asyncio.get_running_loop().call_later(self._UNCLAIMED, self._unclaimed, keep)
+            return
+        if self.pending:  # entered with_locks, never taken
             return
         if store._held.get(self.key) == self.holder:
             del store._held[self.key]
@@ -1259,5 +1406,5 @@ class _Lease:
     async def _give_back(self) -> None:
         store = self.store
         ttl_ms = max(1, int(store.lease_ttl * 1000))
-        keys = [self.key, self.key + ":want", self.rev_key]
+        keys = store._keys(self.table_id, _RELEASE_KEYS)
         await store.link.evalsha(store._release, keys, [self.holder, store._channel, ttl_ms])

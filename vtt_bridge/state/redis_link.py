@@ -73,6 +73,11 @@ from redis.backoff import ExponentialBackoff, NoBackoff
 
 from ..errors import StoreUnavailable
 
+try:  # hiredis (the ``redis`` extra) encodes commands in C: see _packed
+    from hiredis import pack_command as _pack_command
+except ImportError:  # pragma: no cover - redis-py without hiredis
+    _pack_command = None
+
 __all__ = ["Link", "RedisOptions", "RedisReplyError", "RedisUnavailable", "Subscriber", "parse_url"]
 
 log = logging.getLogger("vtt_bridge.state")
@@ -590,7 +595,10 @@ class Link:
 
 def _packed(commands: list[tuple[Any, ...]]) -> bytes:
     """Commands in Redis's wire protocol (RESP: an array of bulk strings each), one buffer for
-    them all. Arguments are bytes, str (UTF-8) or numbers."""
+    them all. Arguments are bytes, str (UTF-8) or numbers. With hiredis installed (the ``redis``
+    extra), its public ``pack_command`` encodes each command, in C."""
+    if _pack_command is not None:
+        return b"".join([_pack_command(args) for args in commands])
     out = bytearray()
     for args in commands:
         out += b"*%d\r\n" % len(args)
@@ -981,9 +989,16 @@ async def _read(
 
     async def reader() -> None:
         nonlocal count
+        # Read from the subscribed connection itself (its public ``read_response``): a message
+        # costs one parse, not get_message's layers (retry wrapper, metrics hooks, handler lookup)
+        # — the feed carries every broadcast batch of the followed tables.
+        connection = pubsub.connection
         while not until():
             try:
-                message = await pubsub.get_message(timeout=None)
+                if connection is None:  # (nothing subscribed yet)
+                    message = await pubsub.get_message(timeout=None)
+                else:
+                    message = _pushed(await connection.read_response())
             except rexc.AskError as exc:  # MOVED too
                 if moved is None:
                     raise
@@ -1013,6 +1028,20 @@ async def _read(
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
+
+
+def _pushed(reply: Any) -> dict[str, Any] | None:
+    """A reply read on a subscribed connection as redis-py's ``get_message`` gives it: ``type``,
+    ``channel``, ``data`` (``["message", channel, data]``, ``["subscribe", channel, count]``,
+    ``["pong", ""]`` …)."""
+    if isinstance(reply, (bytes, str)):  # a PING's reply outside subscribed mode
+        return {"type": "pong", "channel": None, "data": reply}
+    if not isinstance(reply, (list, tuple)) or not reply:
+        return None
+    kind = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
+    if kind == "pong":
+        return {"type": kind, "channel": None, "data": reply[1] if len(reply) > 1 else ""}
+    return {"type": kind, "channel": reply[1] if len(reply) > 1 else None, "data": reply[2] if len(reply) > 2 else None}
 
 
 async def _close_pubsub(pubsub: Any, client: Any) -> None:

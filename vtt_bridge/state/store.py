@@ -231,12 +231,14 @@ class Store(ABC):
         return None
 
     def lease(
-        self, table_id: str, *, queued: Callable[[], bool] | None = None
+        self, table_id: str, *, queued: Callable[[], bool] | None = None, with_locks: bool = False
     ) -> contextlib.AbstractAsyncContextManager[Any]:
         """Hold the table's attack lease: one attack at a time per table, across processes.
 
         ``queued()`` says whether this process has the table's next attack waiting
-        (a shared store may then keep the lease for it)."""
+        (a shared store may then keep the lease for it). ``with_locks``: the holder's
+        first step is :meth:`lock_tokens`, and a shared store may take the lease only
+        then, with the locks (nothing read before that step may count on holding it)."""
         return contextlib.nullcontext()
 
     async def lock_tokens(
