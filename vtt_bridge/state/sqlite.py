@@ -225,27 +225,18 @@ class SQLiteStore(Store):
         """Write the broadcast_seq counters of the tables whose counter moved (inside a transaction).
 
         Only those: a look at every table's counter on each commit batch cost 5% of the
-        event loop at 1,500 tables. The set is emptied once the transaction commits
-        (:meth:`_broadcast_seqs_written`); one rolled back leaves it for the next.
+        event loop at 1,500 tables. They count as written once the transaction commits
+        (``broadcast_seqs_stored``); one rolled back leaves them for the next.
         """
-        moved = self.__dict__.get("_broadcast_seqs_moved")
+        moved = self.moved_broadcast_seqs()
         if moved:
-            counters = self.__dict__["_broadcast_seqs"]
-            self.db.executemany(
-                "UPDATE tables SET broadcast_seq = ? WHERE id = ?", [(counters[t], t) for t in moved]
-            )
-
-    def _broadcast_seqs_written(self) -> None:
-        """The transaction that wrote the moved counters committed (called with no await between)."""
-        moved = self.__dict__.get("_broadcast_seqs_moved")
-        if moved:
-            moved.clear()
+            self.db.executemany("UPDATE tables SET broadcast_seq = ? WHERE id = ?", [(q, t) for t, q in moved.items()])
 
     async def close(self) -> None:
         if self._db is not None:
             with self._transaction():
                 self._write_broadcast_seqs()
-            self._broadcast_seqs_written()
+            self.broadcast_seqs_stored()
         if self._checkpoints is not None:
             thread, stop = self._checkpoints
             self._checkpoints = None
@@ -363,7 +354,7 @@ class SQLiteStore(Store):
                     for table_id, draft, future in batch:
                         done.append((future, self._write(table_id, draft)))
                     self._write_broadcast_seqs()
-                self._broadcast_seqs_written()
+                self.broadcast_seqs_stored()
             except Exception as first:  # a write or the COMMIT: either way nothing was written
                 if len(batch) == 1 or len(done) == len(batch):
                     done = [(future, first) for _table, _draft, future in batch]
@@ -381,7 +372,7 @@ class SQLiteStore(Store):
                                 done.append((future, entry))
                             db.execute(f"RELEASE c{n}")
                         self._write_broadcast_seqs()
-                    self._broadcast_seqs_written()
+                    self.broadcast_seqs_stored()
         except Exception as exc:  # the COMMIT itself failed: nothing of the batch was written
             for _table, _draft, future in batch:
                 if not future.done():

@@ -192,6 +192,20 @@ class Store(ABC):
         self.__dict__.setdefault("_broadcast_seqs_moved", set()).add(table_id)
         return first
 
+    def moved_broadcast_seqs(self) -> dict[str, int]:
+        """The tables whose counter moved since :meth:`broadcast_seqs_stored`, with their newest
+        seq: what a store that persists the counters writes (SQLiteStore, with each commit)."""
+        moved = self.__dict__.get("_broadcast_seqs_moved")
+        if not moved:
+            return {}
+        counters = self.__dict__["_broadcast_seqs"]
+        return {table_id: counters[table_id] for table_id in moved}
+
+    def broadcast_seqs_stored(self) -> None:
+        """What :meth:`moved_broadcast_seqs` answered is written (its transaction committed; no
+        await between the two)."""
+        self.__dict__.get("_broadcast_seqs_moved", set()).clear()
+
     async def stored_broadcast_seq(self, table_id: str) -> int:
         """Where a table's numbering continues after a restart (0: from the start)."""
         return 0
