@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -74,8 +75,9 @@ class ReplyEater:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
-async def _listener(url: str, channel: str) -> tuple[aioredis.Redis, list[str], asyncio.Task[None]]:
-    """Every message published on ``channel``, straight from Redis."""
+@contextlib.asynccontextmanager
+async def _listener(url: str, channel: str) -> AsyncIterator[list[str]]:
+    """Every message published on ``channel``, straight from Redis, while the block runs."""
     client = aioredis.Redis.from_url(url, decode_responses=True)
     pubsub = client.pubsub()
     await pubsub.subscribe(channel)
@@ -86,7 +88,13 @@ async def _listener(url: str, channel: str) -> tuple[aioredis.Redis, list[str], 
             if message["type"] == "message":
                 got.append(message["data"])
 
-    return client, got, asyncio.create_task(read())
+    reader = asyncio.create_task(read())
+    try:
+        yield got
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
+        await client.aclose()
 
 
 async def _settled(got: list[str], n: int) -> None:
@@ -104,27 +112,24 @@ async def test_a_batch_whose_reply_was_lost_is_numbered_and_published_once(redis
     prefix = f"lost{next(_prefixes)}:"
     store = RedisStore(proxied, prefix=prefix)
     await store.open()
-    client, got, reader = await _listener(redis_url, prefix + "ch")
     try:
-        tid = await table(store)
-        assert await store.broadcast(tid, prefix + "ch", b'["a"]', 2, sender="p1", ident="1") == 1
-        eater.armed = True
-        with pytest.raises(StoreUnavailable):
-            await store.broadcast(tid, prefix + "ch", b'["b"]', 3, sender="p1", ident="2")
-        assert eater.eaten == 1  # the script ran: its reply was lost
-        # Sent again under the same id (as the server's broadcaster retries): the numbers it was given.
-        assert await store.broadcast(tid, prefix + "ch", b'["b"]', 3, sender="p1", ident="2") == 3
-        assert await store.broadcast_seq(tid) == 5
-        # Another process's batch with the same id is its own; this process's next batch follows.
-        assert await store.broadcast(tid, prefix + "ch", b'["c"]', 1, sender="p2", ident="2") == 6
-        assert await store.broadcast(tid, prefix + "ch", b'["d"]', 1, sender="p1", ident="3") == 7
-        await _settled(got, 4)
-        assert got == ['p1\n1\n["a"]', 'p1\n3\n["b"]', 'p2\n6\n["c"]', 'p1\n7\n["d"]']
-        assert [first for first, _m in await store.broadcasts_since(tid, 0)] == [1, 3, 6, 7]
+        async with _listener(redis_url, prefix + "ch") as got:
+            tid = await table(store)
+            assert await store.broadcast(tid, prefix + "ch", b'["a"]', 2, sender="p1", ident="1") == 1
+            eater.armed = True
+            with pytest.raises(StoreUnavailable):
+                await store.broadcast(tid, prefix + "ch", b'["b"]', 3, sender="p1", ident="2")
+            assert eater.eaten == 1  # the script ran: its reply was lost
+            # Sent again under the same id (as the server's broadcaster retries): the numbers it was given.
+            assert await store.broadcast(tid, prefix + "ch", b'["b"]', 3, sender="p1", ident="2") == 3
+            assert await store.broadcast_seq(tid) == 5
+            # Another process's batch with the same id is its own; this process's next batch follows.
+            assert await store.broadcast(tid, prefix + "ch", b'["c"]', 1, sender="p2", ident="2") == 6
+            assert await store.broadcast(tid, prefix + "ch", b'["d"]', 1, sender="p1", ident="3") == 7
+            await _settled(got, 4)
+            assert got == ['p1\n1\n["a"]', 'p1\n3\n["b"]', 'p2\n6\n["c"]', 'p1\n7\n["d"]']
+            assert [first for first, _m in await store.broadcasts_since(tid, 0)] == [1, 3, 6, 7]
     finally:
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
-        await client.aclose()
         await store.close()
         await eater.close()
 
@@ -133,37 +138,34 @@ async def test_a_commit_publishes_the_attacks_broadcasts_with_its_seq_once(redis
     prefix = f"cpub{next(_prefixes)}:"
     store = RedisStore(redis_url, prefix=prefix)
     await store.open()
-    client, got, reader = await _listener(redis_url, prefix + "ch")
     try:
-        tid = await table(store)
-        await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10))))
-        assert await store.broadcast(tid, prefix + "ch", b'["created"]', 1, sender="p1", ident="1") == 1
+        async with _listener(redis_url, prefix + "ch") as got:
+            tid = await table(store)
+            await store.commit(tid, draft(a=TokenChange(before=None, after=token("a", 10))))
+            assert await store.broadcast(tid, prefix + "ch", b'["created"]', 1, sender="p1", ident="1") == 1
 
-        def hit(request_id: str):
-            return draft("attack", request_id=request_id, ref="atk-1", a=TokenChange(before=token("a", 10), after=token("a", 7, 2)))
+            def hit(request_id: str):
+                return draft("attack", request_id=request_id, ref="atk-1", a=TokenChange(before=token("a", 10), after=token("a", 7, 2)))
 
-        publish = Published(prefix + "ch", "p1", 2, b'[["attack.resolved",{"seq":', b'}],["token.updated",{}]]')
-        entry = await store.commit(tid, hit("r1"), publish=publish)
-        assert entry.seq == 2 and publish.first == 2
-        assert await store.broadcast_seq(tid) == 3
-        # The same request_id again (a client's retry): refused before anything is numbered or published.
-        again = Published(prefix + "ch", "p1", 2, b"[", b"]")
-        with pytest.raises(Conflict):
-            await store.commit(tid, hit("r1"), publish=again)
-        assert again.first is None and await store.broadcast_seq(tid) == 3
-        # A commit refused for a stale token publishes nothing either.
-        stale = Published(prefix + "ch", "p1", 1, b"[", b"]")
-        with pytest.raises(Conflict):
-            await store.commit(tid, hit("r2"), publish=stale)
-        assert stale.first is None and await store.broadcast_seq(tid) == 3
-        await _settled(got, 2)
-        message = 'p1\n2\n[["attack.resolved",{"seq":2}],["token.updated",{}]]'
-        assert got == ['p1\n1\n["created"]', message]
-        assert (await store.broadcasts_since(tid, 1)) == [(2, message)]  # logged as published
+            publish = Published(prefix + "ch", "p1", 2, b'[["attack.resolved",{"seq":', b'}],["token.updated",{}]]')
+            entry = await store.commit(tid, hit("r1"), publish=publish)
+            assert entry.seq == 2 and publish.first == 2
+            assert await store.broadcast_seq(tid) == 3
+            # The same request_id again (a client's retry): refused before anything is numbered or published.
+            again = Published(prefix + "ch", "p1", 2, b"[", b"]")
+            with pytest.raises(Conflict):
+                await store.commit(tid, hit("r1"), publish=again)
+            assert again.first is None and await store.broadcast_seq(tid) == 3
+            # A commit refused for a stale token publishes nothing either.
+            stale = Published(prefix + "ch", "p1", 1, b"[", b"]")
+            with pytest.raises(Conflict):
+                await store.commit(tid, hit("r2"), publish=stale)
+            assert stale.first is None and await store.broadcast_seq(tid) == 3
+            await _settled(got, 2)
+            message = 'p1\n2\n[["attack.resolved",{"seq":2}],["token.updated",{}]]'
+            assert got == ['p1\n1\n["created"]', message]
+            assert (await store.broadcasts_since(tid, 1)) == [(2, message)]  # logged as published
     finally:
-        reader.cancel()
-        await asyncio.gather(reader, return_exceptions=True)
-        await client.aclose()
         await store.close()
 
 
